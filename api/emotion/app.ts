@@ -1,0 +1,111 @@
+// Owns the emotion front-end's Express app: POST /feelings/v3/analysis with bearer auth, CORS and its error shape.
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { deserializeJobError, AppError, ForbiddenError, InvalidRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import type { Metrics } from '../../shared/metrics';
+import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
+import type { JobClient } from '../../shared/queues/job-client';
+import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
+import { errorHandler } from '../http/error-handler';
+import { httpMetrics, mountOpsEndpoints, type Readiness } from '../http/observability';
+import { requestContext } from '../http/request-context';
+import type { Throttle } from '../http/throttle';
+
+/** 10 MB with MB = 2^20 bytes (see README Decisions). */
+export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
+export const ANALYSIS_PATH = '/feelings/v3/analysis';
+
+export interface EmotionAppDeps {
+  log: Logger;
+  metrics: Metrics;
+  tokens: EmotionTokenService;
+  jobs: JobClient;
+  throttle: Throttle;
+  budgetMs: number;
+  readiness: Readiness;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    emotionToken?: EmotionToken;
+  }
+}
+
+function cors(_req: Request, res: Response, next: NextFunction) {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
+  next();
+}
+
+function bearer(tokens: EmotionTokenService) {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const header = req.get('authorization');
+    if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
+    const token = await tokens.authenticate(match[1]!);
+    if (!token) throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+    req.emotionToken = token;
+    next();
+  };
+}
+
+export function createEmotionApp(d: EmotionAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestContext(d.log));
+  app.use(httpMetrics(d.metrics));
+  app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
+  mountOpsEndpoints(app, d.metrics, d.readiness);
+
+  app.options(ANALYSIS_PATH, cors, (_req, res) => {
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type');
+    res.setHeader('Access-Control-Max-Age', '600');
+    res.status(204).end();
+  });
+
+  const audioBody = express.raw({ type: () => true, limit: MAX_AUDIO_BYTES });
+  app.post(
+    ANALYSIS_PATH,
+    cors,
+    bearer(d.tokens),
+    async (req, _res, next) => {
+      await d.throttle.take(`token:${req.emotionToken!._id}`);
+      next();
+    },
+    (req, _res, next) => {
+      const type = (req.get('content-type') ?? '').toLowerCase();
+      if (!type.startsWith('audio/')) throw new InvalidRequestError('Content-Type must be audio/* (the raw audio file bytes)');
+      next();
+    },
+    audioBody,
+    async (req, res) => {
+      const body = req.body as unknown;
+      if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
+      await d.jobs.assertCapacity();
+      const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: req.emotionToken!._id };
+      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, budgetMs: d.budgetMs });
+      if (!outcome.ok) throw deserializeJobError(outcome.error);
+      const { stages: _stages, ...result } = outcome.value;
+      res.status(200).json(result);
+    },
+  );
+  app.all(ANALYSIS_PATH, cors, () => {
+    throw new MethodNotAllowedError(['POST', 'OPTIONS']);
+  });
+
+  app.use(cors, (req: Request) => {
+    const hint = /^\/feelings?\/v3\/analy/.test(req.path) ? ` (the endpoint is ${ANALYSIS_PATH})` : '';
+    throw new NotFoundError(`No such endpoint${hint}`);
+  });
+  app.use(
+    errorHandler(
+      (err) => ({ error: { code: err.code, message: err.message } }),
+      () => new PayloadTooLargeError('The audio file exceeds 10 MB (10,485,760 bytes)', 'payload_too_large'),
+    ),
+  );
+  return app;
+}

@@ -1,0 +1,107 @@
+// Owns the liveness front-end's Express app: /v1 routes, health, ops endpoints and the error mapping.
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import type { Metrics } from '../../shared/metrics';
+import type { AccountService } from '../../shared/accounts/account-service';
+import type { CreditLedger } from '../../shared/billing/credit-ledger';
+import type { Clock } from '../../shared/billing/month';
+import { pingMongo } from '../../shared/db/mongo';
+import type { JobClient } from '../../shared/queues/job-client';
+import { errorHandler } from '../http/error-handler';
+import { httpMetrics, mountOpsEndpoints, type Readiness } from '../http/observability';
+import { requestContext } from '../http/request-context';
+import type { Throttle } from '../http/throttle';
+import { quotaOnError, requireApiKey } from './auth';
+import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
+import { renderError, sendSuccess } from './envelope';
+import type { IdempotencyStore } from './idempotency';
+
+export interface LivenessAppDeps {
+  log: Logger;
+  metrics: Metrics;
+  redis: Redis;
+  mongo: Connection;
+  accounts: AccountService;
+  ledger: CreditLedger;
+  jobs: JobClient;
+  throttle: Throttle;
+  idempotency: IdempotencyStore;
+  clock: Clock;
+  budgetMs: number;
+  readiness: Readiness;
+  /** Extra routers mounted before the 404 handler (the console lives on this front-end). */
+  mount?: (app: Express) => void;
+}
+
+/** JSON envelope overhead allowed on top of the Base64 image. */
+const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
+
+function methodNotAllowed(allowed: string[]) {
+  return () => {
+    throw new MethodNotAllowedError(allowed);
+  };
+}
+
+export function createLivenessApp(d: LivenessAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.use(requestContext(d.log));
+  app.use(httpMetrics(d.metrics));
+  app.use(helmet());
+  mountOpsEndpoints(app, d.metrics, d.readiness);
+
+  // Health: the spec's own body, no envelope. Redis down also answers 503 (see README Decisions).
+  app.get('/v1/health', async (_req, res) => {
+    if (!(await pingMongo(d.mongo))) {
+      res.status(503).json({ status: 'error', message: 'database unavailable' });
+      return;
+    }
+    if (d.redis.status !== 'ready') {
+      res.status(503).json({ status: 'error', message: 'queue unavailable' });
+      return;
+    }
+    res.status(200).json({ status: 'ok' });
+  });
+  app.all('/v1/health', methodNotAllowed(['GET']));
+
+  const auth = requireApiKey(d.accounts);
+  const throttle = async (req: Request, _res: Response, next: NextFunction) => {
+    await d.throttle.take(`key:${req.auth!.keyId}`);
+    next();
+  };
+  const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
+
+  app.post('/v1/check/liveness', auth, throttle, json, checkLivenessHandler(d));
+  app.all('/v1/check/liveness', methodNotAllowed(['POST']));
+
+  app.get('/v1/usage', auth, throttle, async (req, res) => {
+    const plan = d.accounts.planView(req.auth!.account);
+    const usage = await d.ledger.snapshot(req.auth!.account._id, plan);
+    res.locals.quota = { customerId: req.auth!.account._id, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
+    sendSuccess(res, d.clock, {
+      year_month: usage.month,
+      total_calls: usage.used,
+      monthly_limit: usage.monthlyLimit,
+      remaining_calls: usage.remaining,
+      over_limit_calls: usage.overage,
+      plan: plan.plan,
+      hard_cap_enabled: plan.hardCap,
+    });
+  });
+  app.all('/v1/usage', methodNotAllowed(['GET']));
+
+  d.mount?.(app);
+
+  app.use(() => {
+    throw new NotFoundError('No such endpoint');
+  });
+  app.use(quotaOnError(d.accounts, d.ledger));
+  app.use(errorHandler(renderError(d.clock), () => new PayloadTooLargeError('The request body exceeds the 10 MB image limit')));
+  return app;
+}

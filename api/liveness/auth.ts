@@ -1,0 +1,39 @@
+// Owns X-API-Key authentication for /v1: resolves the key to an account (401/403 otherwise).
+import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+import { UnauthenticatedError } from '../../shared/errors';
+import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
+import type { CreditLedger } from '../../shared/billing/credit-ledger';
+import type { QuotaView } from './envelope';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    auth?: AuthenticatedKey;
+  }
+}
+
+export function requireApiKey(accounts: AccountService) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const auth = await accounts.authenticate(req.get('x-api-key'));
+    if (!auth) throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
+    req.auth = auth;
+    const quota: QuotaView = { customerId: auth.account._id, remaining: null, overLimit: null };
+    res.locals.quota = quota;
+    next();
+  };
+}
+
+/** Fills in the caller's remaining credits on an error response (best effort: null if the database is down). */
+export function quotaOnError(accounts: AccountService, ledger: CreditLedger): ErrorRequestHandler {
+  return async (err, req, res, next) => {
+    const quota = res.locals.quota as QuotaView | undefined;
+    if (req.auth && quota && quota.remaining === null) {
+      try {
+        const usage = await ledger.snapshot(req.auth.account._id, accounts.planView(req.auth.account));
+        res.locals.quota = { ...quota, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
+      } catch {
+        // the error being reported is what matters; the numbers stay null
+      }
+    }
+    next(err);
+  };
+}

@@ -1,0 +1,140 @@
+// `npm start`: the local supervisor. Starts the embedded engines when REDIS_URL / MONGODB_URI are unset,
+// then the liveness API, the emotion API and their workers as separate OS processes (counts from config),
+// restarts a process that dies, and on SIGINT/SIGTERM stops front-ends, then workers, then engines.
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../shared/config';
+import { createLogger } from '../shared/logger';
+import { entryPoint } from '../shared/paths';
+import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
+import { clearLocalState, writeLocalState } from './engines/local-state';
+
+const config = loadConfig();
+const log = createLogger('supervisor', config.LOG_LEVEL);
+
+interface Managed {
+  name: string;
+  script: string;
+  env: Record<string, string>;
+  proc: ChildProcess | null;
+  restarts: number;
+  tier: 'front' | 'worker';
+}
+
+let stopping = false;
+const engines: Engine[] = [];
+const children: Managed[] = [];
+
+function launch(m: Managed): void {
+  const proc = spawn(process.execPath, [...process.execArgv, m.script], {
+    env: { ...process.env, ...m.env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  m.proc = proc;
+  proc.on('exit', (code, signal) => {
+    m.proc = null;
+    if (stopping) return;
+    m.restarts++;
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(m.restarts, 6));
+    log.error({ child: m.name, code, signal, restartInMs: delay }, 'process exited; restarting');
+    setTimeout(() => !stopping && launch(m), delay);
+  });
+}
+
+function stopTier(tier: Managed['tier'], graceMs: number): Promise<void> {
+  const running = children.filter((c) => c.tier === tier && c.proc);
+  return Promise.all(
+    running.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          const proc = c.proc!;
+          const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+          proc.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          proc.kill('SIGTERM');
+        }),
+    ),
+  ).then(() => undefined);
+}
+
+async function shutdown(signal: string, exitCode = 0): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'stopping: front-ends drain, workers finish their job, engines go last');
+  await stopTier('front', Math.max(config.LIVENESS_BUDGET_MS, config.EMOTION_BUDGET_MS) + 3000);
+  await stopTier('worker', 30_000);
+  for (const e of engines.reverse()) await e.stop();
+  clearLocalState(config.VAR_DIR);
+  log.info('stopped');
+  process.exit(exitCode);
+}
+
+/** A stable local secret for console sessions and registration links, kept under var/. */
+function localSecret(): string {
+  const file = path.join(config.VAR_DIR, 'app-secret');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(config.VAR_DIR, { recursive: true });
+    fs.writeFileSync(file, crypto.randomBytes(32).toString('base64url'), { mode: 0o600 });
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
+async function main(): Promise<void> {
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  let redisUrl = config.REDIS_URL;
+  let mongoUri = config.MONGODB_URI;
+  if (!redisUrl) {
+    const redis = await startRedis({ dir: path.join(config.VAR_DIR, 'redis') });
+    engines.push(redis);
+    redisUrl = redis.url;
+    log.info({ url: redis.url }, 'embedded redis-server started (maxmemory-policy noeviction)');
+  }
+  if (!mongoUri) {
+    const mongo = await startFerretDb({ dataDir: path.join(config.VAR_DIR, 'ferretdb') });
+    engines.push(mongo);
+    mongoUri = `${mongo.url}liveness`;
+    log.info({ url: mongo.url }, 'embedded FerretDB started (SQLite, var/ferretdb)');
+  }
+  const env: Record<string, string> = {
+    REDIS_URL: redisUrl,
+    MONGODB_URI: mongoUri,
+    APP_SECRET: config.APP_SECRET ?? localSecret(),
+    EXPECTED_LIVENESS_WORKERS: String(Math.max(1, config.LIVENESS_WORKERS)),
+    EXPECTED_EMOTION_WORKERS: String(Math.max(1, config.EMOTION_WORKERS)),
+  };
+  const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
+    children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, tier });
+  add('liveness-api', 'api/liveness/main', 'front');
+  add('emotion-api', 'api/emotion/main', 'front');
+  for (let i = 1; i <= config.LIVENESS_WORKERS; i++) add(`liveness-worker-${i}`, 'workers/liveness/main', 'worker');
+  for (let i = 1; i <= config.EMOTION_WORKERS; i++) add(`emotion-worker-${i}`, 'workers/emotion/main', 'worker');
+  for (const c of children) launch(c);
+  writeLocalState(config.VAR_DIR, {
+    redisUrl,
+    mongoUri,
+    livenessPort: config.LIVENESS_PORT,
+    emotionPort: config.EMOTION_PORT,
+    supervisorPid: process.pid,
+  });
+  log.info(
+    {
+      liveness: `http://127.0.0.1:${config.LIVENESS_PORT}/v1/health`,
+      emotion: `http://127.0.0.1:${config.EMOTION_PORT}${'/feelings/v3/analysis'}`,
+      console: `http://127.0.0.1:${config.LIVENESS_PORT}/console/dashboard`,
+      livenessWorkers: config.LIVENESS_WORKERS,
+      emotionWorkers: config.EMOTION_WORKERS,
+    },
+    'supervisor running; Ctrl-C stops everything',
+  );
+}
+
+main().catch((err) => {
+  log.fatal({ err }, 'supervisor failed to start');
+  void shutdown('start-failure', 1);
+});

@@ -1,0 +1,224 @@
+// Owns accounts, their two API keys, plan changes and the hard cap: the operations the API,
+// the console and the admin CLI share. Each write is one single-document atomic update.
+import { randomUUID } from 'node:crypto';
+import { ForbiddenError, InvalidRequestError, NotFoundError } from '../errors';
+import type { AccountDoc, Models } from '../db/models';
+import { isDuplicateKeyError } from '../db/models';
+import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId } from '../billing/plans';
+import { monthAfter, monthOf, type Clock } from '../billing/month';
+import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
+
+export type KeySlot = 'primary' | 'secondary';
+export type Account = AccountDoc & { _id: string };
+
+export interface AuthenticatedKey {
+  account: Account;
+  keyId: string;
+  slot: KeySlot;
+}
+
+export interface CreateAccountInput {
+  email: string;
+  plan: PlanId;
+  company?: string;
+  website?: string;
+  firstName?: string;
+  lastName?: string;
+  hardCap?: boolean;
+  monthlyLimit?: number | null;
+  status?: 'pending' | 'active';
+  marketplace?: { accountId: string; subscriptionId: string } | null;
+}
+
+/** The effective billing view of an account at a moment. */
+export interface PlanView {
+  plan: PlanId;
+  monthlyLimit: number;
+  hardCap: boolean;
+}
+
+export class AccountService {
+  constructor(
+    private readonly models: Models,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(input: CreateAccountInput): Promise<{ account: Account; primaryKey: string | null; secondaryKey: string | null }> {
+    if (!isPlanId(input.plan)) throw new InvalidRequestError(`unknown plan "${input.plan}"`);
+    const id = randomUUID();
+    try {
+      await this.models.Account.create({
+        _id: id,
+        email: input.email,
+        company: input.company ?? '',
+        website: input.website ?? '',
+        firstName: input.firstName ?? '',
+        lastName: input.lastName ?? '',
+        plan: input.plan,
+        monthlyLimit: input.plan === 'enterprise' ? (input.monthlyLimit ?? null) : null,
+        // Paid plans default to hard cap OFF (metered overage); the free plan is always capped.
+        hardCap: input.plan === 'free' ? true : (input.hardCap ?? false),
+        status: input.status ?? 'active',
+        marketplace: input.marketplace ?? null,
+      });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw new InvalidRequestError('an account with this e-mail already exists');
+      throw err;
+    }
+    const account = (await this.get(id))!;
+    if (account.status !== 'active') return { account, primaryKey: null, secondaryKey: null };
+    const { primaryKey, secondaryKey } = await this.issueKeys(id);
+    return { account, primaryKey, secondaryKey };
+  }
+
+  /** Issues both keys (activation). Returns them in full: the only time they are shown. */
+  async issueKeys(customerId: string): Promise<{ primaryKey: string; secondaryKey: string }> {
+    const primaryKey = await this.writeKey(customerId, 'primary');
+    const secondaryKey = await this.writeKey(customerId, 'secondary');
+    return { primaryKey, secondaryKey };
+  }
+
+  /** Replaces one key; the old one stops working at once (there is no cache to go stale). */
+  async regenerate(customerId: string, slot: KeySlot): Promise<string> {
+    const account = await this.get(customerId);
+    if (!account) throw new NotFoundError('customer not found');
+    const key = await this.writeKey(customerId, slot);
+    await this.audit(customerId, 'key.regenerated', { slot });
+    return key;
+  }
+
+  private async writeKey(customerId: string, slot: KeySlot): Promise<string> {
+    const key = generateApiKey();
+    await this.models.ApiKey.findOneAndUpdate(
+      { customerId, slot },
+      {
+        $set: { hash: sha256Hex(key), prefix: displayPrefix(key), rotatedAt: this.clock() },
+        $inc: { generation: 1 },
+        $setOnInsert: { _id: randomUUID(), customerId, slot },
+      },
+      { upsert: true },
+    );
+    return key;
+  }
+
+  async keyPrefixes(customerId: string): Promise<Array<{ slot: KeySlot; prefix: string; rotatedAt: Date | null }>> {
+    const keys = await this.models.ApiKey.find({ customerId }).sort({ slot: 1 }).lean();
+    return keys.map((k) => ({ slot: k.slot as KeySlot, prefix: k.prefix, rotatedAt: k.rotatedAt ?? null }));
+  }
+
+  /**
+   * Resolves an X-API-Key. Null for a missing, malformed, unknown or replaced key (401);
+   * ForbiddenError when the key is valid but the account may not use the API (403).
+   */
+  async authenticate(presented: string | undefined): Promise<AuthenticatedKey | null> {
+    if (!presented || !API_KEY_SHAPE.test(presented)) return null;
+    const digest = sha256Hex(presented);
+    const key = await this.models.ApiKey.findOne({ hash: digest }).lean();
+    if (!key || !sameDigest(key.hash, digest)) return null;
+    const account = await this.current(key.customerId);
+    if (!account) return null;
+    if (account.status === 'suspended') throw new ForbiddenError('This account is suspended; contact support');
+    if (account.status === 'cancelled') throw new ForbiddenError('This subscription has ended');
+    if (account.status !== 'active') throw new ForbiddenError('This account is not activated yet');
+    return { account, keyId: key._id, slot: key.slot as KeySlot };
+  }
+
+  async get(customerId: string): Promise<Account | null> {
+    return (await this.models.Account.findById(customerId).lean()) as Account | null;
+  }
+
+  async getByEmail(email: string): Promise<Account | null> {
+    return (await this.models.Account.findOne({ email: email.toLowerCase().trim() }).lean()) as Account | null;
+  }
+
+  /** The account with any scheduled change that has come due applied (lazily, atomically). */
+  async current(customerId: string): Promise<Account | null> {
+    const account = await this.get(customerId);
+    if (!account?.scheduledChange?.effectiveMonth) return account;
+    const change = account.scheduledChange;
+    if (monthOf(this.clock()) < change.effectiveMonth!) return account;
+    const update = change.cancel
+      ? { $set: { status: 'cancelled', scheduledChange: null } }
+      : { $set: { plan: change.plan, hardCap: change.plan === 'free' ? true : account.hardCap, scheduledChange: null } };
+    const applied = await this.models.Account.findOneAndUpdate(
+      { _id: customerId, 'scheduledChange.effectiveMonth': change.effectiveMonth },
+      update,
+      { new: true },
+    ).lean();
+    return ((applied ?? (await this.get(customerId))) as Account | null);
+  }
+
+  planView(account: Account): PlanView {
+    const plan = account.plan as PlanId;
+    return {
+      plan,
+      monthlyLimit: monthlyLimitOf(plan, account.monthlyLimit),
+      hardCap: effectiveHardCap(plan, account.hardCap),
+    };
+  }
+
+  /** Upgrades apply now; downgrades wait for the month end (the spec's transitions). */
+  async changePlan(customerId: string, plan: PlanId): Promise<{ effective: 'now' | string }> {
+    const account = await this.current(customerId);
+    if (!account) throw new NotFoundError('customer not found');
+    if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan "${plan}"`);
+    const now = this.clock();
+    if (PLANS[plan].rank >= PLANS[account.plan as PlanId].rank) {
+      await this.models.Account.updateOne(
+        { _id: customerId },
+        { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } },
+      );
+      await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan });
+      return { effective: 'now' };
+    }
+    const effectiveMonth = monthAfter(monthOf(now));
+    await this.models.Account.updateOne(
+      { _id: customerId },
+      { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now } } },
+    );
+    await this.audit(customerId, 'plan.downgrade_scheduled', { from: account.plan, to: plan, effectiveMonth });
+    return { effective: effectiveMonth };
+  }
+
+  async scheduleCancellation(customerId: string): Promise<{ effective: string }> {
+    const effectiveMonth = monthAfter(monthOf(this.clock()));
+    const res = await this.models.Account.updateOne(
+      { _id: customerId },
+      { $set: { scheduledChange: { plan: null, cancel: true, effectiveMonth, requestedAt: this.clock() } } },
+    );
+    if (res.matchedCount === 0) throw new NotFoundError('customer not found');
+    await this.audit(customerId, 'plan.cancellation_scheduled', { effectiveMonth });
+    return { effective: effectiveMonth };
+  }
+
+  /** Withdraws a scheduled downgrade or cancellation; 404 when there is none. */
+  async cancelScheduledChange(customerId: string): Promise<void> {
+    const res = await this.models.Account.updateOne(
+      { _id: customerId, scheduledChange: { $ne: null } },
+      { $set: { scheduledChange: null } },
+    );
+    if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
+    await this.audit(customerId, 'plan.scheduled_change_withdrawn', null);
+  }
+
+  async setHardCap(customerId: string, on: boolean): Promise<void> {
+    const account = await this.current(customerId);
+    if (!account) throw new NotFoundError('customer not found');
+    if (account.plan === 'free' && !on) throw new InvalidRequestError('the free plan always has the hard cap on');
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { hardCap: on } });
+    await this.audit(customerId, on ? 'hard_cap.on' : 'hard_cap.off', null);
+  }
+
+  async setMonthlyLimit(customerId: string, limit: number | null): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { monthlyLimit: limit } });
+  }
+
+  async setStatus(customerId: string, status: 'active' | 'suspended' | 'cancelled'): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { status } });
+    await this.audit(customerId, `status.${status}`, null);
+  }
+
+  async audit(customerId: string, action: string, detail: Record<string, unknown> | null): Promise<void> {
+    await this.models.Audit.create({ customerId, action, detail, at: this.clock() });
+  }
+}

@@ -1,0 +1,25 @@
+// Owns the UTC month arithmetic of billing: tallies run from 00:00:00 UTC on the 1st.
+
+/** 'YYYY-MM' of the UTC month containing `at`. */
+export function monthOf(at: Date): string {
+  return at.toISOString().slice(0, 7);
+}
+
+/** Start of the next UTC month: when credits reset. */
+export function nextMonthStart(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+}
+
+/** 'YYYY-MM' of the month after `month`. */
+export function monthAfter(month: string): string {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return monthOf(new Date(Date.UTC(y, m, 1)));
+}
+
+/** 'YYYY-MM-DDTHH' of the UTC hour containing `at` (metering granularity). */
+export function hourOf(at: Date): string {
+  return at.toISOString().slice(0, 13);
+}
+
+export type Clock = () => Date;
+export const systemClock: Clock = () => new Date();

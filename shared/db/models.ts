@@ -1,0 +1,169 @@
+// Owns the MongoDB collections and their indexes. Every write the app makes is a single-document
+// atomic operation (FerretDB 1.x and MongoDB 7 alike); expiring data lives in Redis, not here.
+import { Schema, type Connection, type InferSchemaType, type Model } from 'mongoose';
+import { PLAN_IDS } from '../billing/plans';
+
+const accountSchema = new Schema(
+  {
+    _id: { type: String, required: true }, // the customer UUID
+    email: { type: String, required: true, unique: true, lowercase: true, trim: true },
+    company: { type: String, default: '' },
+    website: { type: String, default: '' },
+    firstName: { type: String, default: '' },
+    lastName: { type: String, default: '' },
+    plan: { type: String, enum: PLAN_IDS, required: true },
+    /** Enterprise contract limit; null = the plan's monthly calls. */
+    monthlyLimit: { type: Number, default: null },
+    hardCap: { type: Boolean, required: true },
+    /** pending: registered, not yet activated; suspended/cancelled accounts get 403 on the API. */
+    status: { type: String, enum: ['pending', 'active', 'suspended', 'cancelled'], required: true },
+    /** A downgrade or cancellation waiting for the month end. */
+    scheduledChange: {
+      type: new Schema({ plan: { type: String, default: null }, cancel: Boolean, effectiveMonth: String, requestedAt: Date }, { _id: false }),
+      default: null,
+    },
+    marketplace: {
+      type: new Schema({ accountId: String, subscriptionId: String }, { _id: false }),
+      default: null,
+    },
+    // Console credentials (see api/console): never returned by any API.
+    passwordHash: { type: String, default: null },
+    totpSecretEnc: { type: String, default: null },
+    totpEnabled: { type: Boolean, default: false },
+    welcomeSentAt: { type: Date, default: null },
+  },
+  { collection: 'accounts', timestamps: true, versionKey: false },
+);
+accountSchema.index({ 'marketplace.subscriptionId': 1 }, { sparse: true });
+
+const apiKeySchema = new Schema(
+  {
+    _id: { type: String, required: true }, // key id: stable per customer slot
+    customerId: { type: String, required: true },
+    slot: { type: String, enum: ['primary', 'secondary'], required: true },
+    /** SHA-256 of the full key, hex. The key itself is never stored. */
+    hash: { type: String, required: true, unique: true },
+    /** 'lc_' and a few characters, for the dashboard. */
+    prefix: { type: String, required: true },
+    generation: { type: Number, default: 1 },
+    rotatedAt: { type: Date, default: null },
+  },
+  { collection: 'api_keys', timestamps: true, versionKey: false },
+);
+apiKeySchema.index({ customerId: 1, slot: 1 }, { unique: true });
+
+const tallySchema = new Schema(
+  {
+    _id: { type: String, required: true }, // `${customerId}:${YYYY-MM}`
+    customerId: { type: String, required: true },
+    month: { type: String, required: true },
+    /** Committed calls plus reservations in flight: the number quota decisions use. */
+    calls: { type: Number, default: 0 },
+    /** Committed (billed) calls. */
+    used: { type: Number, default: 0 },
+    /** Committed calls beyond the monthly limit (hard cap OFF only). */
+    overage: { type: Number, default: 0 },
+    /** Reservations in flight: requestId -> reserved at (ms). Committed or released atomically. */
+    pending: { type: Schema.Types.Mixed, default: {} },
+    /** Committed calls per UTC day ('DD' -> count), for the dashboard's chart. */
+    daily: { type: Schema.Types.Mixed, default: {} },
+  },
+  { collection: 'usage_tallies', versionKey: false, minimize: false },
+);
+tallySchema.index({ customerId: 1, month: 1 });
+
+const usageEventSchema = new Schema(
+  {
+    _id: { type: String, required: true }, // the request id: a replayed job cannot bill twice
+    service: { type: String, enum: ['liveness', 'emotion'], required: true },
+    customerId: { type: String, default: null },
+    keyId: { type: String, default: null },
+    tokenId: { type: String, default: null },
+    plan: { type: String, default: null },
+    month: { type: String, required: true },
+    hour: { type: String, required: true },
+    billable: { type: Boolean, required: true },
+    overage: { type: Boolean, default: false },
+    latencyMs: { type: Number, required: true },
+    verdict: { type: Schema.Types.Mixed, default: null },
+    at: { type: Date, required: true },
+  },
+  { collection: 'usage_events', versionKey: false },
+);
+usageEventSchema.index({ customerId: 1, month: 1 });
+usageEventSchema.index({ overage: 1, hour: 1 });
+
+const meteringRecordSchema = new Schema(
+  {
+    _id: { type: String, required: true }, // `${customerId}:${YYYY-MM-DDTHH}`: one record per customer-hour
+    customerId: { type: String, required: true },
+    subscriptionId: { type: String, default: null },
+    hour: { type: String, required: true },
+    dimension: { type: String, default: 'overage_calls' },
+    quantity: { type: Number, required: true },
+    reportedAt: { type: Date, default: null },
+  },
+  { collection: 'metering_records', versionKey: false },
+);
+
+const emotionTokenSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    name: { type: String, required: true },
+    customerId: { type: String, default: null },
+    hash: { type: String, required: true, unique: true },
+    prefix: { type: String, required: true },
+    revokedAt: { type: Date, default: null },
+  },
+  { collection: 'emotion_tokens', timestamps: true, versionKey: false },
+);
+
+const auditSchema = new Schema(
+  {
+    customerId: { type: String, required: true },
+    action: { type: String, required: true },
+    detail: { type: Schema.Types.Mixed, default: null },
+    at: { type: Date, required: true },
+  },
+  { collection: 'audit_log', versionKey: false },
+);
+auditSchema.index({ customerId: 1, at: -1 });
+
+export type AccountDoc = InferSchemaType<typeof accountSchema>;
+export type ApiKeyDoc = InferSchemaType<typeof apiKeySchema>;
+export type TallyDoc = InferSchemaType<typeof tallySchema>;
+export type UsageEventDoc = InferSchemaType<typeof usageEventSchema>;
+export type MeteringRecordDoc = InferSchemaType<typeof meteringRecordSchema>;
+export type EmotionTokenDoc = InferSchemaType<typeof emotionTokenSchema>;
+export type AuditDoc = InferSchemaType<typeof auditSchema>;
+
+export interface Models {
+  Account: Model<AccountDoc>;
+  ApiKey: Model<ApiKeyDoc>;
+  Tally: Model<TallyDoc>;
+  UsageEvent: Model<UsageEventDoc>;
+  MeteringRecord: Model<MeteringRecordDoc>;
+  EmotionToken: Model<EmotionTokenDoc>;
+  Audit: Model<AuditDoc>;
+}
+
+export function createModels(conn: Connection): Models {
+  return {
+    Account: conn.model('Account', accountSchema),
+    ApiKey: conn.model('ApiKey', apiKeySchema),
+    Tally: conn.model('Tally', tallySchema),
+    UsageEvent: conn.model('UsageEvent', usageEventSchema),
+    MeteringRecord: conn.model('MeteringRecord', meteringRecordSchema),
+    EmotionToken: conn.model('EmotionToken', emotionTokenSchema),
+    Audit: conn.model('Audit', auditSchema),
+  };
+}
+
+/** Builds the indexes once at start-up (autoIndex is off in production paths that call this). */
+export async function ensureIndexes(models: Models): Promise<void> {
+  await Promise.all(Object.values(models).map((m: Model<unknown>) => m.init()));
+}
+
+export function isDuplicateKeyError(err: unknown): boolean {
+  return (err as { code?: number })?.code === 11000;
+}

@@ -1,0 +1,44 @@
+// Owns the MongoDB connection (MongoDB 7 in production, FerretDB 1.24 locally): one per process.
+import mongoose, { type Connection } from 'mongoose';
+
+export async function connectMongo(uri: string, dbName?: string): Promise<Connection> {
+  const conn = mongoose.createConnection(uri, {
+    dbName,
+    serverSelectionTimeoutMS: 3000,
+    heartbeatFrequencyMS: 2000,
+    connectTimeoutMS: 3000,
+    socketTimeoutMS: 10_000,
+    maxPoolSize: 20,
+    // FerretDB and MongoDB share only single-document atomicity; we never rely on more.
+    retryWrites: false,
+    autoIndex: true,
+  });
+  await conn.asPromise();
+  return conn;
+}
+
+/** True when the database answers a ping within the timeout. */
+export async function pingMongo(conn: Connection, timeoutMs = 1500): Promise<boolean> {
+  const db = conn.db;
+  if (!db) return false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const ping = db.admin().command({ ping: 1 }).then(() => true);
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    return await Promise.race([ping, timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True for errors that mean "the database is unreachable", as opposed to a bad query. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const name = (err as { name?: string })?.name ?? '';
+  return /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongooseServerSelectionError|MongoPoolClearedError/.test(
+    name,
+  );
+}

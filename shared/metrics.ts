@@ -1,0 +1,91 @@
+// Owns Prometheus metrics (prom-client): one registry per process, base units, no per-key labels.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Queue } from 'bullmq';
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
+const STAGE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+export const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function createMetrics(service: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  const queues: Queue[] = [];
+  return {
+    registry,
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by method, route template and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    queueJobs: new Gauge({
+      name: 'lc_queue_jobs',
+      help: 'Jobs in each BullMQ queue by state, read at scrape time',
+      labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+      async collect() {
+        for (const q of queues) {
+          try {
+            const counts = await q.getJobCounts(...QUEUE_STATES);
+            for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+          } catch {
+            // Redis down: leave the series stale rather than failing the whole scrape.
+          }
+        }
+      },
+    }),
+    jobWait: new Histogram({
+      name: 'lc_job_wait_seconds',
+      help: 'Time a job waited in the queue before a worker took it',
+      labelNames: ['queue'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    jobProcessing: new Histogram({
+      name: 'lc_job_processing_seconds',
+      help: 'Time a worker spent on a job',
+      labelNames: ['queue', 'outcome'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    jobs: new Counter({
+      name: 'lc_jobs_total',
+      help: 'Jobs finished by a worker, by outcome',
+      labelNames: ['queue', 'outcome'] as const,
+      registers: [registry],
+    }),
+    inferenceStage: new Histogram({
+      name: 'lc_inference_stage_seconds',
+      help: 'Time of each inference stage (decode, detect, spoof; probe, decode, vad, features, mapping)',
+      labelNames: ['queue', 'stage'] as const,
+      buckets: STAGE_BUCKETS,
+      registers: [registry],
+    }),
+    livenessResults: new Counter({
+      name: 'lc_liveness_results_total',
+      help: 'Liveness answers by outcome (live, fake, invalid)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    quotaOutcomes: new Counter({
+      name: 'lc_quota_outcomes_total',
+      help: 'Credit decisions (served within the plan, capped with 429, overage)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    modelInfo: new Gauge({
+      name: 'lc_model_info',
+      help: 'Models loaded by this worker (value 1)',
+      labelNames: ['name', 'sha256'] as const,
+      registers: [registry],
+    }),
+    /** Queues whose depth this process reports at scrape time. */
+    watchQueue(q: Queue) {
+      queues.push(q);
+    },
+  };
+}

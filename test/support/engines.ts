@@ -1,0 +1,20 @@
+// Test access to the engines started by test/setup/engines.ts, isolated per test file.
+import { randomUUID } from 'node:crypto';
+
+export function testRedisUrl(): string {
+  const url = process.env.TEST_REDIS_URL;
+  if (!url) throw new Error('TEST_REDIS_URL unset: run tests through mocha (test/setup/engines.ts)');
+  return url;
+}
+
+export function testMongoUri(): string {
+  const url = process.env.TEST_MONGODB_URI;
+  if (!url) throw new Error('TEST_MONGODB_URI unset: run tests through mocha (test/setup/engines.ts)');
+  return url;
+}
+
+/** A fresh queue prefix (with its hash tag) and database name, so test files never see each other's data. */
+export function isolation(label: string): { prefix: string; dbName: string } {
+  const id = randomUUID().slice(0, 8);
+  return { prefix: `{t-${label}-${id}}`, dbName: `t_${label.replace(/\W/g, '_')}_${id}` };
+}

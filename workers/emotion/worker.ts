@@ -1,0 +1,50 @@
+// Owns the emotion worker definition: the queue it serves, its engine, usage events and metrics.
+import { emotionInputSchema, QUEUE_NAMES, type EmotionInput, type EmotionResult } from '../../shared/queues/contracts';
+import { recordUsageEvent } from '../../shared/billing/usage-events';
+import type { Config } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
+import { EmotionEngine } from './engine';
+
+/** The worker stops analysing this long before the API's deadline, so its clean error arrives in time. */
+const DEADLINE_MARGIN_MS = 250;
+
+export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
+  queueName: QUEUE_NAMES.emotion,
+  parseInput: (raw) => emotionInputSchema.parse(raw),
+  async createHandler({ config, metrics, models, log }) {
+    const engine = await EmotionEngine.load({
+      modelsDir: config.MODELS_DIR,
+      ffmpegPath: config.FFMPEG_PATH,
+      ffprobePath: config.FFPROBE_PATH,
+      intraOpThreads: config.ORT_INTRA_OP_THREADS,
+    });
+    for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
+    log.info({ models: engine.modelInfo.map((m) => m.name) }, 'emotion models loaded');
+    return async ({ envelope, payload }) => {
+      const started = Date.now();
+      const result = await engine.analyze(payload, { deadline: envelope.deadline - DEADLINE_MARGIN_MS });
+      await recordUsageEvent(models, {
+        requestId: envelope.requestId,
+        service: 'emotion',
+        tokenId: envelope.input.tokenId ?? null,
+        billable: false,
+        overage: false,
+        latencyMs: Date.now() - started,
+        verdict: { intervals: result.results.length, duration: result.summary.duration },
+        at: new Date(),
+      }).catch((err) => log.error({ err, requestId: envelope.requestId }, 'usage event not written'));
+      return result;
+    };
+  },
+  observe(metrics, outcome) {
+    if (!outcome.ok) return;
+    for (const [stage, ms] of Object.entries(outcome.value.stages ?? {})) {
+      metrics.inferenceStage.observe({ queue: QUEUE_NAMES.emotion, stage }, ms / 1000);
+    }
+  },
+};
+
+export function startEmotionWorker(o: { config: Config; log: Logger; dbName?: string }): Promise<RunningWorker> {
+  return startWorker(emotionWorker, o);
+}

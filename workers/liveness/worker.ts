@@ -1,0 +1,39 @@
+// Owns the liveness worker definition: the queue it serves, its engine, and its metrics.
+import { livenessInputSchema, QUEUE_NAMES, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
+import { systemClock } from '../../shared/billing/month';
+import type { Config } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
+import { LivenessEngine } from './engine';
+import { createLivenessHandler } from './handler';
+
+export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
+  queueName: QUEUE_NAMES.liveness,
+  parseInput: (raw) => livenessInputSchema.parse(raw),
+  async createHandler({ config, metrics, models, log }) {
+    const engine = await LivenessEngine.load({
+      modelsDir: config.MODELS_DIR,
+      intraOpThreads: config.ORT_INTRA_OP_THREADS,
+      fakeThreshold: config.FAKE_THRESHOLD,
+      extraSpoofModels: config.EXTRA_SPOOF_MODELS,
+    });
+    for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
+    log.info({ models: engine.modelInfo.map((m) => m.name) }, 'liveness models loaded');
+    return createLivenessHandler(engine, models, systemClock);
+  },
+  observe(metrics, outcome) {
+    if (!outcome.ok) {
+      if (outcome.error.code === 'invalid_image') metrics.livenessResults.inc({ outcome: 'invalid' });
+      return;
+    }
+    const r = outcome.value.result;
+    metrics.livenessResults.inc({ outcome: r.isFakeFace ? 'fake' : 'live' });
+    for (const [stage, ms] of Object.entries(r.stages ?? {})) {
+      metrics.inferenceStage.observe({ queue: QUEUE_NAMES.liveness, stage }, ms / 1000);
+    }
+  },
+};
+
+export function startLivenessWorker(o: { config: Config; log: Logger; dbName?: string }): Promise<RunningWorker> {
+  return startWorker(livenessWorker, o);
+}

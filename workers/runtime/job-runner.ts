@@ -1,0 +1,91 @@
+// Owns the worker side of the queue round trip: take the bytes, run the handler before the deadline,
+// store and publish the outcome. One job at a time per process (CPU-bound inference; scale by processes).
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
+import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
+
+export interface JobContext<I> {
+  envelope: JobEnvelope<I>;
+  payload: Buffer;
+  log: Logger;
+}
+
+/** A queue's processor: returns a small JSON result or throws an AppError for bad input. */
+export type JobHandler<I, R> = (ctx: JobContext<I>) => Promise<R>;
+
+export interface JobRunnerOptions<I, R> {
+  queueName: string;
+  prefix: string;
+  /** Worker connection (maxRetriesPerRequest: null). BullMQ duplicates it for blocking reads. */
+  connection: Redis;
+  parseInput: (raw: unknown) => I;
+  handler: JobHandler<I, R>;
+  log: Logger;
+  /** Called after the outcome is published, for metrics. */
+  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>) => void;
+}
+
+export class JobRunner<I, R> {
+  readonly worker: Worker;
+  private readonly keys;
+
+  constructor(private readonly opts: JobRunnerOptions<I, R>) {
+    this.keys = queueKeys(opts.prefix);
+    this.worker = new Worker(opts.queueName, (job) => this.process(job), {
+      connection: opts.connection,
+      prefix: opts.prefix,
+      concurrency: 1,
+      autorun: false,
+      // A killed worker's job is noticed within ~lockDuration; by then its deadline has passed and it is skipped.
+      lockDuration: 30_000,
+      maxStalledCount: 1,
+    });
+    this.worker.on('error', (err) => opts.log.error({ err }, 'worker connection error'));
+  }
+
+  start(): void {
+    void this.worker.run();
+  }
+
+  private async process(job: Job): Promise<void> {
+    const started = Date.now();
+    const parsed = jobEnvelopeSchema.safeParse(job.data);
+    if (!parsed.success) {
+      this.opts.log.error({ jobId: job.id, issues: parsed.error.issues }, 'job with a malformed envelope dropped');
+      return;
+    }
+    const raw = parsed.data;
+    const log = this.opts.log.child({ requestId: raw.requestId, jobId: job.id });
+    const redis = this.opts.connection;
+    let outcome: JobOutcome<R>;
+    let envelope: JobEnvelope<I> | undefined;
+    try {
+      envelope = { ...raw, input: this.opts.parseInput(raw.input) };
+      if (Date.now() > raw.deadline) {
+        // Nobody waits any more; running it would only waste a slot (and could bill a 503'd request).
+        await redis.del(raw.payloadKey);
+        log.warn({ lateByMs: Date.now() - raw.deadline }, 'job skipped: deadline passed');
+        throw new ServiceUnavailableError('deadline passed before a worker was free', 2, 'deadline_exceeded');
+      }
+      const payload = await redis.getdelBuffer(raw.payloadKey);
+      if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
+      const value = await this.opts.handler({ envelope, payload, log });
+      outcome = { ok: true, value, workerMs: Date.now() - started };
+    } catch (err) {
+      if (!(err instanceof AppError)) log.error({ err }, 'job failed');
+      outcome = { ok: false, error: serializeJobError(err), workerMs: Date.now() - started };
+    }
+    const message = JSON.stringify(outcome);
+    await redis.set(this.keys.result(raw.requestId), message, 'PX', RESULT_TTL_MS);
+    await redis.publish(raw.replyTo, JSON.stringify({ jobId: raw.requestId, outcome }));
+    if (envelope) this.opts.onFinished?.(outcome, envelope);
+  }
+
+  /** Finishes the current job, takes no new one. */
+  async close(): Promise<void> {
+    await this.worker.close();
+  }
+}

@@ -1,0 +1,100 @@
+// Owns a worker process's shell: connections, the ops HTTP endpoint (/metrics, /livez, /readyz),
+// the job runner, and a clean stop (finish the current job, take no new one, close connections last).
+import express from 'express';
+import type { Connection } from 'mongoose';
+import type { Config } from '../../shared/config';
+import { requireUrl } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import { createMetrics, type Metrics } from '../../shared/metrics';
+import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
+import { connectMongo, pingMongo } from '../../shared/db/mongo';
+import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
+import type { JobOutcome } from '../../shared/queues/contracts';
+import { listen, type RunningServer } from '../../api/http/server';
+import { mountOpsEndpoints } from '../../api/http/observability';
+import { JobRunner, type JobHandler } from './job-runner';
+
+export interface WorkerServices {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  models: Models;
+  mongo: Connection;
+}
+
+export interface WorkerDefinition<I, R> {
+  queueName: string;
+  parseInput: (raw: unknown) => I;
+  /** Loads models etc. and returns the handler; called once, before any job is taken. */
+  createHandler: (services: WorkerServices) => Promise<JobHandler<I, R>>;
+  /** Per-job metrics beyond the common ones. */
+  observe?: (metrics: Metrics, outcome: JobOutcome<R>) => void;
+}
+
+export interface RunningWorker {
+  metricsPort: number | null;
+  stop(): Promise<void>;
+}
+
+export async function startWorker<I, R>(
+  def: WorkerDefinition<I, R>,
+  o: { config: Config; log: Logger; dbName?: string },
+): Promise<RunningWorker> {
+  const { config, log } = o;
+  const connection = createRedis(requireUrl(config, 'REDIS_URL'), 'worker', `${def.queueName}-worker`);
+  await waitUntilReady(connection, 15_000);
+  await checkEvictionPolicy(connection, log);
+  const mongo = await connectMongo(requireUrl(config, 'MONGODB_URI'), o.dbName);
+  const models = createModels(mongo);
+  await ensureIndexes(models);
+  const metrics = createMetrics(`${def.queueName}-worker`);
+
+  let modelsLoaded = false;
+  let accepting = true;
+  let ops: RunningServer | null = null;
+  if (config.WORKER_METRICS_PORT >= 0) {
+    const app = express();
+    mountOpsEndpoints(app, metrics, {
+      get accepting() {
+        return accepting;
+      },
+      async check() {
+        const detail = { models: modelsLoaded, mongodb: await pingMongo(mongo), redis: connection.status === 'ready' };
+        return { ok: detail.models && detail.mongodb && detail.redis, detail };
+      },
+    });
+    ops = await listen(app, config.WORKER_METRICS_PORT, config.HOST);
+  }
+
+  const handler = await def.createHandler({ config, log, metrics, models, mongo });
+  modelsLoaded = true;
+  const runner = new JobRunner<I, R>({
+    queueName: def.queueName,
+    prefix: config.QUEUE_PREFIX,
+    connection,
+    parseInput: def.parseInput,
+    handler,
+    log,
+    onFinished: (outcome, envelope) => {
+      const outcomeLabel = outcome.ok ? 'ok' : 'error';
+      metrics.jobs.inc({ queue: def.queueName, outcome: outcomeLabel });
+      metrics.jobProcessing.observe({ queue: def.queueName, outcome: outcomeLabel }, outcome.workerMs / 1000);
+      metrics.jobWait.observe({ queue: def.queueName }, Math.max(0, Date.now() - outcome.workerMs - envelope.enqueuedAt) / 1000);
+      def.observe?.(metrics, outcome);
+    },
+  });
+  runner.start();
+  log.info({ queue: def.queueName, metricsPort: ops?.port ?? null }, 'worker ready');
+
+  return {
+    metricsPort: ops?.port ?? null,
+    async stop() {
+      accepting = false;
+      await runner.close();
+      await ops?.close(1000);
+      await closeRedis(connection);
+      await mongo.close();
+      log.info('worker stopped');
+    },
+  };
+}
