@@ -58,6 +58,8 @@ export const configSchema = z.object({
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Liveness Console <no-reply@localhost>'),
   SECURE_COOKIES: bool.default(false),
+  /** Folder of the local mail sink's mailbox (`npm start` sets it when SMTP_URL is unset); enables /console/dev/mailbox outside production. */
+  MAILBOX_DIR: z.string().optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -96,6 +96,8 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
   const reservation = await d.ledger.reserve(customerId, plan, req.requestId);
   if (!reservation.ok) {
     d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
+    // Credits still in flight count as spent: a capped caller has none left to use.
+    res.locals.quota = { customerId, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
     const retryAfter = Math.ceil((nextMonthStart(d.clock()).getTime() - d.clock().getTime()) / 1000);
     throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
   }

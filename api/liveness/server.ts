@@ -71,7 +71,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
   metrics.watchQueue(jobs.queue);
 
   const accounts = new AccountService(models, clock);
-  const ledger = new CreditLedger(models, clock);
+  const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
   const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock };
   const readiness: Readiness = {
     accepting: true,

@@ -1,10 +1,15 @@
 // Owns monthly credits: reserve before enqueuing, commit on success (by the worker), release on failure.
-// One tally document per customer and UTC month; reserve/commit/release are each one atomic update,
-// and commit and release are mutually exclusive because both require the reservation to still exist.
-import type { Models, TallyDoc } from '../db/models';
-import { isDuplicateKeyError } from '../db/models';
+//
+// Why Redis and not a MongoDB counter document: FerretDB 1.24 (our local MongoDB-wire engine) loses
+// concurrent updates to one document — measured here, 100 concurrent `$inc` on one document left 16,
+// on both its SQLite and PostgreSQL handlers. So the hot counters live in one Redis hash per customer
+// and month, changed only by atomic Lua scripts, while MongoDB keeps the durable ledger: one insert-only
+// usage event per billed call (unique request id). A missing hash (Redis restarted, new month) is
+// rebuilt from those events before use. One key per customer-month keeps Redis Cluster happy.
+import type { Redis } from 'ioredis';
+import type { Models } from '../db/models';
 import type { PlanView } from '../accounts/account-service';
-import { monthOf, type Clock } from './month';
+import { monthOf, nextMonthStart, type Clock } from './month';
 
 export interface UsageSnapshot {
   month: string;
@@ -25,99 +30,137 @@ export interface CommitResult {
   snapshot: UsageSnapshot | null;
 }
 
-/** A reservation older than this was orphaned by a crashed API process; sweeping releases it. */
+/** A reservation older than this was orphaned by a crashed API process; it is released when seen. */
 export const STALE_RESERVATION_MS = 120_000;
+/** Credit hashes outlive their month by this much, for late usage questions (events keep the rest). */
+const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 
-const tallyId = (customerId: string, month: string) => `${customerId}:${month}`;
+// Hash fields: calls (committed + in flight), used, overage, d:DD (daily committed), p:<requestId> (in flight, value = ms).
+const RESERVE = `
+local key = KEYS[1]
+local limit, capped, rid, now, stale = tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local calls = tonumber(redis.call('HGET', key, 'calls') or '0')
+if capped and calls >= limit then
+  local fields = redis.call('HGETALL', key)
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, 2) == 'p:' and tonumber(fields[i + 1]) < now - stale then
+      redis.call('HDEL', key, fields[i])
+      calls = tonumber(redis.call('HINCRBY', key, 'calls', -1))
+    end
+  end
+  if calls >= limit then return 0 end
+end
+redis.call('HINCRBY', key, 'calls', 1)
+redis.call('HSET', key, 'p:' .. rid, now)
+return 1
+`;
+
+const COMMIT = `
+local key = KEYS[1]
+local rid, limit, capped, day = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+if redis.call('HDEL', key, 'p:' .. rid) == 0 then return {0, 0} end
+local used = redis.call('HINCRBY', key, 'used', 1)
+redis.call('HINCRBY', key, 'd:' .. day, 1)
+local over = 0
+if (not capped) and used > limit then
+  redis.call('HINCRBY', key, 'overage', 1)
+  over = 1
+end
+return {1, over}
+`;
+
+const RELEASE = `
+if redis.call('HDEL', KEYS[1], 'p:' .. ARGV[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'calls', -1)
+return 1
+`;
+
+// Seeds a missing hash from the durable counts; a no-op when another process got there first.
+const SEED = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'calls', ARGV[1], 'used', ARGV[1], 'overage', ARGV[2])
+for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], 'd:' .. ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+return 1
+`;
 
 export class CreditLedger {
   constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
     private readonly models: Models,
     private readonly clock: Clock,
   ) {}
 
+  private key(customerId: string, month: string): string {
+    return `${this.prefix}:credits:${customerId}:${month}`;
+  }
+
+  /** Rebuilds the month's counters from the usage events when Redis does not have them. */
+  private async ensureSeeded(customerId: string, month: string): Promise<string> {
+    const key = this.key(customerId, month);
+    if ((await this.redis.exists(key)) === 1) return key;
+    const events = await this.models.UsageEvent.find(
+      { service: 'liveness', customerId, month, billable: true },
+      { at: 1, overage: 1 },
+    ).lean();
+    const daily = new Map<string, number>();
+    let overage = 0;
+    for (const e of events) {
+      const day = e.at.toISOString().slice(8, 10);
+      daily.set(day, (daily.get(day) ?? 0) + 1);
+      if (e.overage) overage++;
+    }
+    const [y, m] = month.split('-').map(Number) as [number, number];
+    const expireAt = nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS;
+    const dailyArgs = [...daily].flatMap(([d, n]) => [d, String(n)]);
+    await this.redis.eval(SEED, 1, key, String(events.length), String(overage), String(expireAt), ...dailyArgs);
+    return key;
+  }
+
   /** Takes one credit for `requestId`, atomically refusing past the limit when the hard cap is on. */
   async reserve(customerId: string, plan: PlanView, requestId: string): Promise<ReserveResult> {
     const month = monthOf(this.clock());
-    const _id = tallyId(customerId, month);
-    const filter: Record<string, unknown> = { _id };
-    if (plan.hardCap) filter.calls = { $lt: plan.monthlyLimit };
-    try {
-      const doc = await this.models.Tally.findOneAndUpdate(
-        filter,
-        {
-          $inc: { calls: 1 },
-          $set: { [`pending.${requestId}`]: this.clock().getTime() },
-          $setOnInsert: { customerId, month },
-        },
-        { upsert: true, new: true, projection: { _id: 1 } },
-      ).lean();
-      if (doc) return { ok: true, month };
-    } catch (err) {
-      // The upsert collides with the existing document when the filter's limit test failed.
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-    if (plan.hardCap && (await this.sweepStale(customerId, month)) > 0) return this.reserve(customerId, plan, requestId);
-    return { ok: false, reason: 'quota_exceeded', month };
+    const key = await this.ensureSeeded(customerId, month);
+    const ok = await this.redis.eval(
+      RESERVE, 1, key, String(plan.monthlyLimit), plan.hardCap ? '1' : '0', requestId, String(this.clock().getTime()), String(STALE_RESERVATION_MS),
+    );
+    return ok === 1 ? { ok: true, month } : { ok: false, reason: 'quota_exceeded', month };
   }
 
-  /** Turns a reservation into a billed call. Decides overage from the committed count. */
+  /** Turns a reservation into a billed call; decides overage from the committed count. */
   async commit(customerId: string, month: string, requestId: string, plan: PlanView): Promise<CommitResult> {
     const day = this.clock().toISOString().slice(8, 10);
-    const doc = await this.models.Tally.findOneAndUpdate(
-      { _id: tallyId(customerId, month), [`pending.${requestId}`]: { $exists: true } },
-      { $inc: { used: 1, [`daily.${day}`]: 1 }, $unset: { [`pending.${requestId}`]: '' } },
-      { new: true },
-    ).lean();
-    if (!doc) return { committed: false, overage: false, snapshot: null };
-    const overage = !plan.hardCap && doc.used > plan.monthlyLimit;
-    if (overage) {
-      const updated = await this.models.Tally.findOneAndUpdate(
-        { _id: doc._id },
-        { $inc: { overage: 1 } },
-        { new: true },
-      ).lean();
-      return { committed: true, overage, snapshot: this.toSnapshot(updated ?? doc, plan) };
-    }
-    return { committed: true, overage, snapshot: this.toSnapshot(doc, plan) };
+    const [committed, over] = (await this.redis.eval(
+      COMMIT, 1, this.key(customerId, month), requestId, String(plan.monthlyLimit), plan.hardCap ? '1' : '0', day,
+    )) as [number, number];
+    if (committed !== 1) return { committed: false, overage: false, snapshot: null };
+    return { committed: true, overage: over === 1, snapshot: await this.snapshotOf(customerId, month, plan) };
   }
 
-  /** Returns a reservation's credit; a no-op when the worker already committed it. */
+  /** Returns a reservation's credit; a no-op (false) when the worker already committed it. */
   async release(customerId: string, month: string, requestId: string): Promise<boolean> {
-    const doc = await this.models.Tally.findOneAndUpdate(
-      { _id: tallyId(customerId, month), [`pending.${requestId}`]: { $exists: true } },
-      { $inc: { calls: -1 }, $unset: { [`pending.${requestId}`]: '' } },
-      { projection: { _id: 1 } },
-    ).lean();
-    return doc !== null;
-  }
-
-  /** Releases reservations orphaned by a crashed process. Returns how many were released. */
-  async sweepStale(customerId: string, month: string): Promise<number> {
-    const doc = await this.models.Tally.findById(tallyId(customerId, month), { pending: 1 }).lean();
-    const cutoff = this.clock().getTime() - STALE_RESERVATION_MS;
-    let released = 0;
-    for (const [requestId, at] of Object.entries((doc?.pending ?? {}) as Record<string, number>)) {
-      if (at < cutoff && (await this.release(customerId, month, requestId))) released++;
-    }
-    return released;
+    return (await this.redis.eval(RELEASE, 1, this.key(customerId, month), requestId)) === 1;
   }
 
   async snapshot(customerId: string, plan: PlanView): Promise<UsageSnapshot> {
     const month = monthOf(this.clock());
-    const doc = await this.models.Tally.findById(tallyId(customerId, month)).lean();
-    return this.toSnapshot(doc, plan, month);
+    await this.ensureSeeded(customerId, month);
+    return this.snapshotOf(customerId, month, plan);
   }
 
-  private toSnapshot(doc: (TallyDoc & { _id: string }) | null, plan: PlanView, month?: string): UsageSnapshot {
-    const used = doc?.used ?? 0;
+  private async snapshotOf(customerId: string, month: string, plan: PlanView): Promise<UsageSnapshot> {
+    const h = await this.redis.hgetall(this.key(customerId, month));
+    const used = Number(h.used ?? 0);
+    const daily: Record<string, number> = {};
+    for (const [field, value] of Object.entries(h)) if (field.startsWith('d:')) daily[field.slice(2)] = Number(value);
     return {
-      month: doc?.month ?? month ?? monthOf(this.clock()),
+      month,
       used,
-      overage: plan.hardCap && !doc?.overage ? 0 : (doc?.overage ?? 0),
+      overage: Number(h.overage ?? 0),
       monthlyLimit: plan.monthlyLimit,
       remaining: Math.max(0, plan.monthlyLimit - used),
-      daily: (doc?.daily ?? {}) as Record<string, number>,
+      daily,
     };
   }
 }

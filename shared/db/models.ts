@@ -52,26 +52,6 @@ const apiKeySchema = new Schema(
 );
 apiKeySchema.index({ customerId: 1, slot: 1 }, { unique: true });
 
-const tallySchema = new Schema(
-  {
-    _id: { type: String, required: true }, // `${customerId}:${YYYY-MM}`
-    customerId: { type: String, required: true },
-    month: { type: String, required: true },
-    /** Committed calls plus reservations in flight: the number quota decisions use. */
-    calls: { type: Number, default: 0 },
-    /** Committed (billed) calls. */
-    used: { type: Number, default: 0 },
-    /** Committed calls beyond the monthly limit (hard cap OFF only). */
-    overage: { type: Number, default: 0 },
-    /** Reservations in flight: requestId -> reserved at (ms). Committed or released atomically. */
-    pending: { type: Schema.Types.Mixed, default: {} },
-    /** Committed calls per UTC day ('DD' -> count), for the dashboard's chart. */
-    daily: { type: Schema.Types.Mixed, default: {} },
-  },
-  { collection: 'usage_tallies', versionKey: false, minimize: false },
-);
-tallySchema.index({ customerId: 1, month: 1 });
-
 const usageEventSchema = new Schema(
   {
     _id: { type: String, required: true }, // the request id: a replayed job cannot bill twice
@@ -90,7 +70,7 @@ const usageEventSchema = new Schema(
   },
   { collection: 'usage_events', versionKey: false },
 );
-usageEventSchema.index({ customerId: 1, month: 1 });
+usageEventSchema.index({ service: 1, customerId: 1, month: 1 });
 usageEventSchema.index({ overage: 1, hour: 1 });
 
 const meteringRecordSchema = new Schema(
@@ -131,7 +111,6 @@ auditSchema.index({ customerId: 1, at: -1 });
 
 export type AccountDoc = InferSchemaType<typeof accountSchema>;
 export type ApiKeyDoc = InferSchemaType<typeof apiKeySchema>;
-export type TallyDoc = InferSchemaType<typeof tallySchema>;
 export type UsageEventDoc = InferSchemaType<typeof usageEventSchema>;
 export type MeteringRecordDoc = InferSchemaType<typeof meteringRecordSchema>;
 export type EmotionTokenDoc = InferSchemaType<typeof emotionTokenSchema>;
@@ -140,7 +119,6 @@ export type AuditDoc = InferSchemaType<typeof auditSchema>;
 export interface Models {
   Account: Model<AccountDoc>;
   ApiKey: Model<ApiKeyDoc>;
-  Tally: Model<TallyDoc>;
   UsageEvent: Model<UsageEventDoc>;
   MeteringRecord: Model<MeteringRecordDoc>;
   EmotionToken: Model<EmotionTokenDoc>;
@@ -151,7 +129,6 @@ export function createModels(conn: Connection): Models {
   return {
     Account: conn.model('Account', accountSchema),
     ApiKey: conn.model('ApiKey', apiKeySchema),
-    Tally: conn.model('Tally', tallySchema),
     UsageEvent: conn.model('UsageEvent', usageEventSchema),
     MeteringRecord: conn.model('MeteringRecord', meteringRecordSchema),
     EmotionToken: conn.model('EmotionToken', emotionTokenSchema),

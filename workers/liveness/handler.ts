@@ -14,14 +14,15 @@ export interface LivenessAnalyzer {
 
 const EVENT_RETRIES = 5;
 
-export function createLivenessHandler(engine: LivenessAnalyzer, models: Models, clock: Clock): JobHandler<LivenessInput, LivenessJobValue> {
-  const ledger = new CreditLedger(models, clock);
+export function createLivenessHandler(engine: LivenessAnalyzer, ledger: CreditLedger, models: Models, clock: Clock): JobHandler<LivenessInput, LivenessJobValue> {
   return async ({ envelope, payload, log }) => {
     const { input, requestId } = envelope;
     const result = await engine.analyze(payload, input.imageFormat);
     const billing = input.billing;
     if (!billing) return { result, usage: null };
     const plan = { plan: billing.plan as never, monthlyLimit: billing.monthlyLimit, hardCap: billing.hardCap };
+    // Bill only what can be recorded: with the database down, fail now (503) rather than bill without an event.
+    if (models.UsageEvent.db.readyState !== 1) throw new ServiceUnavailableError('database unavailable', 5);
     const commit = await ledger.commit(billing.customerId, billing.month, requestId, plan);
     if (!commit.committed) {
       // The API released the credit (it gave up waiting) or this is a replay of a committed job.

@@ -1,6 +1,7 @@
 // Owns the liveness worker definition: the queue it serves, its engine, and its metrics.
 import { livenessInputSchema, QUEUE_NAMES, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
 import { systemClock } from '../../shared/billing/month';
+import { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
@@ -10,7 +11,7 @@ import { createLivenessHandler } from './handler';
 export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
   queueName: QUEUE_NAMES.liveness,
   parseInput: (raw) => livenessInputSchema.parse(raw),
-  async createHandler({ config, metrics, models, log }) {
+  async createHandler({ config, metrics, models, log, redis }) {
     const engine = await LivenessEngine.load({
       modelsDir: config.MODELS_DIR,
       intraOpThreads: config.ORT_INTRA_OP_THREADS,
@@ -19,7 +20,7 @@ export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> =
     });
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'liveness models loaded');
-    return createLivenessHandler(engine, models, systemClock);
+    return createLivenessHandler(engine, new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock), models, systemClock);
   },
   observe(metrics, outcome) {
     if (!outcome.ok) {

@@ -13,9 +13,12 @@ import type { JobOutcome } from '../../shared/queues/contracts';
 import { listen, type RunningServer } from '../../api/http/server';
 import { mountOpsEndpoints } from '../../api/http/observability';
 import { JobRunner, type JobHandler } from './job-runner';
+import type { Redis } from 'ioredis';
 
 export interface WorkerServices {
   config: Config;
+  /** For the handler's own commands (credits); fails fast while Redis is down, unlike BullMQ's connection. */
+  redis: Redis;
   log: Logger;
   metrics: Metrics;
   models: Models;
@@ -42,7 +45,9 @@ export async function startWorker<I, R>(
 ): Promise<RunningWorker> {
   const { config, log } = o;
   const connection = createRedis(requireUrl(config, 'REDIS_URL'), 'worker', `${def.queueName}-worker`);
+  const commands = createRedis(requireUrl(config, 'REDIS_URL'), 'producer', `${def.queueName}-worker-commands`);
   await waitUntilReady(connection, 15_000);
+  await waitUntilReady(commands, 15_000);
   await checkEvictionPolicy(connection, log);
   const mongo = await connectMongo(requireUrl(config, 'MONGODB_URI'), o.dbName);
   const models = createModels(mongo);
@@ -66,7 +71,7 @@ export async function startWorker<I, R>(
     ops = await listen(app, config.WORKER_METRICS_PORT, config.HOST);
   }
 
-  const handler = await def.createHandler({ config, log, metrics, models, mongo });
+  const handler = await def.createHandler({ config, log, metrics, models, mongo, redis: commands });
   modelsLoaded = true;
   const runner = new JobRunner<I, R>({
     queueName: def.queueName,
@@ -92,6 +97,7 @@ export async function startWorker<I, R>(
       accepting = false;
       await runner.close();
       await ops?.close(1000);
+      await closeRedis(commands);
       await closeRedis(connection);
       await mongo.close();
       log.info('worker stopped');

@@ -1,0 +1,52 @@
+// `npm run -s admin -- <command> …`: the operator CLI. With --json it prints one JSON object on stdout,
+// a contract other tools rely on. Works against the running service's database (the embedded one too).
+import { AppError } from '../shared/errors';
+import { openContext, parseArgs, UsageError, type Command } from './admin/context';
+import { account } from './admin/commands/account';
+import { key } from './admin/commands/key';
+import { usage } from './admin/commands/usage';
+import { emotionToken } from './admin/commands/emotion-token';
+import { metering } from './admin/commands/metering';
+
+const COMMANDS: Record<string, Command> = {
+  account,
+  key,
+  usage,
+  'emotion-token': emotionToken,
+  metering,
+};
+
+const HELP = `usage: npm run -s admin -- <command> [--json]
+  account create --email E --plan P [--company C] [--hard-cap on|off] [--monthly-limit N]
+  account set --customer ID [--plan P] [--hard-cap on|off] [--monthly-limit N] [--status active|suspended|cancelled]
+  account show --customer ID
+  key regenerate --customer ID --which primary|secondary
+  usage show --customer ID
+  emotion-token create --name N [--customer ID] | emotion-token revoke --id ID
+  metering rollup [--hour YYYY-MM-DDTHH]`;
+
+async function main(): Promise<number> {
+  const [name, ...rest] = process.argv.slice(2);
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
+    process.stderr.write(`${HELP}\n`);
+    return name ? 64 : 0;
+  }
+  const { words, flags } = parseArgs(rest);
+  const json = flags.json === true;
+  let ctx;
+  try {
+    ctx = await openContext(json);
+    await command(ctx, words, flags);
+    return 0;
+  } catch (err) {
+    const message = err instanceof UsageError || err instanceof AppError ? err.message : String((err as Error)?.message ?? err);
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code: err instanceof AppError ? err.code : 'usage', message } })}\n`);
+    process.stderr.write(`admin: ${message}\n`);
+    return err instanceof UsageError ? 64 : 1;
+  } finally {
+    await ctx?.close();
+  }
+}
+
+main().then((code) => process.exit(code));

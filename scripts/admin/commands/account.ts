@@ -1,0 +1,65 @@
+// admin account create | set | show
+import { isPlanId, type PlanId } from '../../../shared/billing/plans';
+import { onOff, optional, output, required, UsageError, type Command } from '../context';
+
+function plan(value: string | undefined): PlanId | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlanId(value)) throw new UsageError(`unknown plan "${value}" (free, starter, standard, professional, business, enterprise)`);
+  return value;
+}
+
+function limit(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError('--monthly-limit takes a positive whole number');
+  return n;
+}
+
+export const account: Command = async (ctx, words, flags) => {
+  const [verb] = words;
+  if (verb === 'create') {
+    const created = await ctx.accounts.create({
+      email: required(flags, 'email'),
+      plan: plan(required(flags, 'plan'))!,
+      company: optional(flags, 'company'),
+      hardCap: onOff(optional(flags, 'hard-cap'), 'hard-cap'),
+      monthlyLimit: limit(optional(flags, 'monthly-limit')),
+    });
+    output(
+      ctx,
+      { customerId: created.account._id, primaryKey: created.primaryKey, secondaryKey: created.secondaryKey },
+      `customer ${created.account._id}\nprimary   ${created.primaryKey}\nsecondary ${created.secondaryKey}\n(the keys are shown only now)`,
+    );
+    return;
+  }
+  if (verb === 'set') {
+    const customerId = required(flags, 'customer');
+    if (!(await ctx.accounts.get(customerId))) throw new UsageError(`no customer ${customerId}`);
+    const newPlan = plan(optional(flags, 'plan'));
+    const cap = onOff(optional(flags, 'hard-cap'), 'hard-cap');
+    const newLimit = limit(optional(flags, 'monthly-limit'));
+    const status = optional(flags, 'status');
+    let planChange: { effective: string } | null = null;
+    if (newPlan) planChange = await ctx.accounts.changePlan(customerId, newPlan);
+    if (cap !== undefined) await ctx.accounts.setHardCap(customerId, cap);
+    if (newLimit !== undefined) await ctx.accounts.setMonthlyLimit(customerId, newLimit);
+    if (status !== undefined) {
+      if (status !== 'active' && status !== 'suspended' && status !== 'cancelled') throw new UsageError('--status takes active, suspended or cancelled');
+      await ctx.accounts.setStatus(customerId, status);
+    }
+    const after = (await ctx.accounts.current(customerId))!;
+    const view = ctx.accounts.planView(after);
+    output(ctx, { customerId, ...view, status: after.status, scheduledChange: after.scheduledChange ?? null, planChange }, `customer ${customerId}: ${view.plan}, limit ${view.monthlyLimit}, hard cap ${view.hardCap ? 'on' : 'off'}, ${after.status}`);
+    return;
+  }
+  if (verb === 'show') {
+    const customerId = required(flags, 'customer');
+    const acc = await ctx.accounts.current(customerId);
+    if (!acc) throw new UsageError(`no customer ${customerId}`);
+    const keys = await ctx.accounts.keyPrefixes(customerId);
+    const view = ctx.accounts.planView(acc);
+    output(ctx, { customerId, email: acc.email, company: acc.company, status: acc.status, ...view, keys }, `${acc.email} (${acc.status}) ${view.plan} limit ${view.monthlyLimit} hard cap ${view.hardCap ? 'on' : 'off'}; keys ${keys.map((k) => `${k.slot}=${k.prefix}…`).join(' ')}`);
+    return;
+  }
+  throw new UsageError('account create | set | show');
+};

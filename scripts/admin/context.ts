@@ -1,0 +1,105 @@
+// Owns what every admin command gets: config, a database connection (the running service's),
+// the shared services, and output helpers. Finds the embedded engines of a running `npm start`.
+import { loadConfig, type Config } from '../../shared/config';
+import { connectMongo } from '../../shared/db/mongo';
+import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
+import { AccountService } from '../../shared/accounts/account-service';
+import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { CreditLedger } from '../../shared/billing/credit-ledger';
+import { systemClock } from '../../shared/billing/month';
+import { readLocalState } from '../engines/local-state';
+import type { Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import { closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
+
+export class UsageError extends Error {}
+
+export interface AdminContext {
+  config: Config;
+  models: Models;
+  accounts: AccountService;
+  ledger: CreditLedger;
+  redis: Redis;
+  emotionTokens: EmotionTokenService;
+  json: boolean;
+  close(): Promise<void>;
+}
+
+/** MONGODB_URI / REDIS_URL when set; otherwise the embedded engines of the `npm start` running from this folder. */
+export function resolveEngines(config: Config): { mongoUri: string; redisUrl: string } {
+  const local = config.MONGODB_URI && config.REDIS_URL ? null : readLocalState(config.VAR_DIR);
+  const mongoUri = config.MONGODB_URI ?? local?.mongoUri;
+  const redisUrl = config.REDIS_URL ?? local?.redisUrl;
+  if (!mongoUri || !redisUrl) {
+    throw new UsageError('MONGODB_URI / REDIS_URL are not set and no local `npm start` is running from this folder');
+  }
+  return { mongoUri, redisUrl };
+}
+
+export async function openContext(json: boolean): Promise<AdminContext> {
+  const config = loadConfig();
+  const engines = resolveEngines(config);
+  const conn: Connection = await connectMongo(engines.mongoUri);
+  const redis = createRedis(engines.redisUrl, 'producer', 'admin');
+  await waitUntilReady(redis, 5000);
+  const models = createModels(conn);
+  await ensureIndexes(models);
+  return {
+    config,
+    models,
+    accounts: new AccountService(models, systemClock),
+    ledger: new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock),
+    emotionTokens: new EmotionTokenService(models),
+    json,
+    redis,
+    close: async () => {
+      await closeRedis(redis);
+      await conn.close();
+    },
+  };
+}
+
+export type Flags = Record<string, string | true>;
+
+/** --name value / --name=value / --flag; positional words are returned in order. */
+export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
+  const words: string[] = [];
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) {
+      words.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
+    else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) flags[a.slice(2)] = argv[++i]!;
+    else flags[a.slice(2)] = true;
+  }
+  return { words, flags };
+}
+
+export function required(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export function optional(flags: Flags, name: string): string | undefined {
+  const v = flags[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function onOff(value: string | undefined, name: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new UsageError(`--${name} takes on or off`);
+}
+
+/** Prints JSON with --json, otherwise a short human line. */
+export function output(ctx: { json: boolean }, value: unknown, human: string): void {
+  process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${human}\n`);
+}
+
+export type Command = (ctx: AdminContext, words: string[], flags: Flags) => Promise<void>;

@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import { portrait } from '../../support/images';
+import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
+
+describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', () => {
+  // A movable clock: the month boundary is crossed by moving it, not by waiting.
+  let now = new Date('2026-01-31T23:59:30.000Z');
+  let stack: LivenessStack;
+  let face: Buffer;
+
+  before(async () => {
+    stack = await startLivenessStack('billing', { clock: () => now });
+    face = await portrait();
+  });
+  after(() => stack.stop());
+
+  it("gives exactly 50 successes and 20 × 429 quota_exceeded to 70 simultaneous calls on a fresh free account, and usage then shows 50/0/0", async () => {
+    const acc = await stack.createAccount('free');
+    const results = await Promise.all(Array.from({ length: 70 }, () => stack.check(acc.primaryKey, face)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).to.have.length(50);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20);
+    for (const r of results.filter((x) => x.status === 429)) {
+      expect(r.body.error.code).to.equal('quota_exceeded');
+      expect(r.body.metadata.remaining_calls).to.equal(0);
+      expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
+    }
+    const usage = (await stack.usage(acc.primaryKey)).body.data;
+    expect(usage).to.include({ total_calls: 50, remaining_calls: 0, over_limit_calls: 0, monthly_limit: 50, plan: 'free', hard_cap_enabled: true });
+    expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId })).to.equal(50);
+  });
+
+  it('keeps serving past the limit with the hard cap OFF and counts the extra calls as overage', async () => {
+    const acc = await stack.createAccount('enterprise', { monthlyLimit: 3, hardCap: false });
+    for (let i = 0; i < 5; i++) expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    const usage = (await stack.usage(acc.primaryKey)).body;
+    expect(usage.data).to.include({ total_calls: 5, monthly_limit: 3, remaining_calls: 0, over_limit_calls: 2, hard_cap_enabled: false });
+    expect(usage.metadata).to.include({ remaining_calls: 0, over_limit_calls: 2 });
+    expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId, overage: true })).to.equal(2);
+  });
+
+  it('stops at the limit with 429 quota_exceeded when the hard cap is switched ON, charging nothing', async () => {
+    const acc = await stack.createAccount('enterprise', { monthlyLimit: 2, hardCap: false });
+    await stack.api.deps.accounts.setHardCap(acc.customerId, true);
+    expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    const third = await stack.check(acc.primaryKey, face);
+    expect(third.status).to.equal(429);
+    expect(third.body.error.code).to.equal('quota_exceeded');
+    expect((await stack.usage(acc.primaryKey)).body.data).to.include({ total_calls: 2, over_limit_calls: 0, hard_cap_enabled: true });
+  });
+
+  it('grants a fresh month of credits at 00:00:00 UTC on the 1st, with no carry-over', async () => {
+    const acc = await stack.createAccount('enterprise', { monthlyLimit: 1, hardCap: true });
+    expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    expect((await stack.check(acc.primaryKey, face)).status).to.equal(429);
+    now = new Date('2026-02-01T00:00:00.000Z');
+    const next = await stack.check(acc.primaryKey, face);
+    expect(next.status).to.equal(200);
+    expect(next.body.metadata.remaining_calls).to.equal(0);
+    expect((await stack.usage(acc.primaryKey)).body.data).to.include({ year_month: '2026-02', total_calls: 1, remaining_calls: 0 });
+    now = new Date('2026-02-10T12:00:00.000Z');
+  });
+
+  it('applies an upgrade at once and schedules a downgrade for the month end', async () => {
+    const acc = await stack.createAccount('starter');
+    const { accounts } = stack.api.deps;
+    expect(await accounts.changePlan(acc.customerId, 'business')).to.deep.equal({ effective: 'now' });
+    expect((await stack.usage(acc.primaryKey)).body.data).to.include({ plan: 'business', monthly_limit: 30000 });
+    expect(await accounts.changePlan(acc.customerId, 'standard')).to.deep.equal({ effective: '2026-03' });
+    expect((await stack.usage(acc.primaryKey)).body.data).to.include({ plan: 'business' });
+    now = new Date('2026-03-01T00:00:00.000Z');
+    expect((await stack.usage(acc.primaryKey)).body.data).to.include({ plan: 'standard', monthly_limit: 5000, year_month: '2026-03' });
+  });
+
+  it('rebuilds the month\'s counters from the usage events when Redis has lost them', async () => {
+    const acc = await stack.createAccount('enterprise', { monthlyLimit: 2, hardCap: false });
+    for (let i = 0; i < 3; i++) expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    const before = (await stack.usage(acc.primaryKey)).body.data;
+    await stack.api.deps.redis.del(`${stack.prefix}:credits:${acc.customerId}:${now.toISOString().slice(0, 7)}`);
+    const after = (await stack.usage(acc.primaryKey)).body.data;
+    expect(after).to.deep.equal(before);
+    expect(after).to.include({ total_calls: 3, over_limit_calls: 1 });
+  });
+
+  it('replays the stored answer for a repeated Idempotency-Key without charging again', async () => {
+    const acc = await stack.createAccount('starter');
+    const first = await stack.check(acc.primaryKey, face, 'jpeg', { 'idempotency-key': 'order-42' });
+    const again = await stack.check(acc.primaryKey, face, 'jpeg', { 'idempotency-key': 'order-42' });
+    expect(first.status).to.equal(200);
+    expect(again.status).to.equal(200);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(again.body).to.deep.equal(first.body);
+    expect((await stack.usage(acc.primaryKey)).body.data.total_calls).to.equal(1);
+    const otherBody = await stack.check(acc.primaryKey, await portrait('png'), 'png', { 'idempotency-key': 'order-42' });
+    expect(otherBody.status).to.equal(422);
+    expect(otherBody.body.error.code).to.equal('idempotency_key_reused');
+  });
+});
+
+describe('Liveness API v1 billing under failure: nothing charged', () => {
+  it('answers 503 service_unavailable within the budget when no worker answers, and charges nothing', async () => {
+    const stack = await startLivenessStack('noworker', { withWorker: false, env: { LIVENESS_BUDGET_MS: '600' } });
+    try {
+      const acc = await stack.createAccount('free');
+      const started = Date.now();
+      const res = await stack.check(acc.primaryKey, await portrait());
+      expect(res.status).to.equal(503);
+      expect(res.body.error.code).to.equal('service_unavailable');
+      expect(res.headers.get('retry-after')).to.be.a('string');
+      expect(Date.now() - started).to.be.lessThan(5000);
+      expect((await stack.usage(acc.primaryKey)).body.data).to.include({ total_calls: 0, remaining_calls: 50 });
+      const credits = await stack.api.deps.redis.hgetall(`${stack.prefix}:credits:${acc.customerId}:${new Date().toISOString().slice(0, 7)}`);
+      expect(credits.calls).to.equal('0');
+      expect(Object.keys(credits).filter((f) => f.startsWith('p:'))).to.deep.equal([]);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('throttles a key that exceeds the fair-use rate with 429 rate_limited and Retry-After', async () => {
+    const stack = await startLivenessStack('throttle', { withWorker: false, env: { THROTTLE_BURST: '3', THROTTLE_RATE_PER_SEC: '0.5' } });
+    try {
+      const acc = await stack.createAccount('starter');
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push(await stack.usage(acc.primaryKey));
+      expect(statuses.slice(0, 3).map((r) => r.status)).to.deep.equal([200, 200, 200]);
+      const limited = statuses[4]!;
+      expect(limited.status).to.equal(429);
+      expect(limited.body.error.code).to.equal('rate_limited');
+      expect(Number(limited.headers.get('retry-after'))).to.be.at.least(1);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

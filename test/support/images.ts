@@ -1,0 +1,19 @@
+// Test images made from the photo the models step fetches (models/dist/fixtures/human-samples.jpg,
+// @vladmandic/human's MIT-licensed sample sheet) or synthesized; never from ../shared.
+import path from 'node:path';
+import sharp from 'sharp';
+import { defaultModelsDir } from '../../shared/paths';
+
+const SAMPLES = path.join(defaultModelsDir, 'fixtures', 'human-samples.jpg');
+
+/** A single-person portrait (the sheet's third thumbnail), upscaled to 640x480 like a webcam frame. */
+export async function portrait(format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
+  const img = sharp(SAMPLES).extract({ left: 330, top: 0, width: 210, height: 158 }).resize(640, 480);
+  return format === 'jpeg' ? img.jpeg({ quality: 90 }).toBuffer() : img.png().toBuffer();
+}
+
+/** A flat grey picture: decodes fine, shows no face. */
+export async function blank(format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
+  const img = sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 128, g: 128, b: 128 } } });
+  return format === 'jpeg' ? img.jpeg().toBuffer() : img.png().toBuffer();
+}

@@ -1,0 +1,53 @@
+// Starts the liveness front-end and a real liveness worker (real models) in-process on isolated
+// queue names and a fresh database, for integration tests. Clock injectable for month boundaries.
+import { startLivenessApi, type RunningLivenessApi } from '../../api/liveness/server';
+import { startLivenessWorker } from '../../workers/liveness/worker';
+import type { RunningWorker } from '../../workers/runtime/worker-process';
+import type { Clock } from '../../shared/billing/month';
+import type { PlanId } from '../../shared/billing/plans';
+import { isolation } from './engines';
+import { quietLog, testConfig } from './config';
+import { http, type HttpResult } from './http';
+
+export interface LivenessStack {
+  api: RunningLivenessApi;
+  worker: RunningWorker | null;
+  prefix: string;
+  dbName: string;
+  createAccount(plan: PlanId, opts?: { hardCap?: boolean; monthlyLimit?: number }): Promise<{ customerId: string; primaryKey: string; secondaryKey: string }>;
+  check(key: string, image: Buffer | string, format?: string, headers?: Record<string, string>): Promise<HttpResult>;
+  usage(key: string): Promise<HttpResult>;
+  stop(): Promise<void>;
+}
+
+export async function startLivenessStack(
+  label: string,
+  o: { env?: Record<string, string>; clock?: Clock; withWorker?: boolean } = {},
+): Promise<LivenessStack> {
+  const { prefix, dbName } = isolation(label);
+  const config = testConfig(prefix, { MAX_BACKLOG_PER_WORKER: '500', THROTTLE_BURST: '10000', ...o.env });
+  const api = await startLivenessApi({ config, log: quietLog, dbName, clock: o.clock });
+  const worker = o.withWorker === false ? null : await startLivenessWorker({ config, log: quietLog, dbName });
+  let n = 0;
+  return {
+    api,
+    worker,
+    prefix,
+    dbName,
+    async createAccount(plan, opts = {}) {
+      const created = await api.deps.accounts.create({ email: `user${++n}-${label}@example.com`, plan, hardCap: opts.hardCap, monthlyLimit: opts.monthlyLimit });
+      return { customerId: created.account._id, primaryKey: created.primaryKey!, secondaryKey: created.secondaryKey! };
+    },
+    check(key, image, format = 'jpeg', headers = {}) {
+      const b64 = typeof image === 'string' ? image : image.toString('base64');
+      return http(api.port, '/v1/check/liveness', { method: 'POST', headers: { 'x-api-key': key, ...headers }, json: { image: b64, image_format: format } });
+    },
+    usage(key) {
+      return http(api.port, '/v1/usage', { headers: { 'x-api-key': key } });
+    },
+    async stop() {
+      await worker?.stop();
+      await api.stop();
+    },
+  };
+}
