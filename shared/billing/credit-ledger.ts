@@ -80,7 +80,7 @@ const SEED = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'calls', ARGV[1], 'used', ARGV[1], 'overage', ARGV[2])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], 'd:' .. ARGV[i], ARGV[i + 1]) end
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
 
@@ -112,9 +112,10 @@ export class CreditLedger {
       if (e.overage) overage++;
     }
     const [y, m] = month.split('-').map(Number) as [number, number];
-    const expireAt = nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS;
+    // Relative TTL: Redis keeps real time, our clock may be a test's.
+    const ttlMs = Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
     const dailyArgs = [...daily].flatMap(([d, n]) => [d, String(n)]);
-    await this.redis.eval(SEED, 1, key, String(events.length), String(overage), String(expireAt), ...dailyArgs);
+    await this.redis.eval(SEED, 1, key, String(events.length), String(overage), String(ttlMs), ...dailyArgs);
     return key;
   }
 
