@@ -1,11 +1,13 @@
 // The models build step (`npm run models`): fetch each manifest entry's npm tarball with `npm pack`,
-// extract only the listed files into models/dist/, and verify their sha256. Nothing is downloaded at run time.
+// extract only the listed files into models/dist/, and verify their sha256; then build the project's own models.
+// Nothing is downloaded at run time.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultModelsDir } from '../shared/paths';
 import { manifest, sha256File, type ModelEntry } from './manifest';
+import { buildEmotionMapping } from './emotion/build-mapping';
 
 function alreadyPrepared(outDir: string, e: ModelEntry): boolean {
   const file = path.join(outDir, e.file);
@@ -23,6 +25,8 @@ function packTarball(pkg: string, version: string, into: string): string {
 }
 
 export function prepareModels(outDir = defaultModelsDir, log: (m: string) => void = console.log): void {
+  // Models the project builds itself (no download): the emotion feature-to-score mapping.
+  buildEmotionMapping(outDir);
   const entries = [...manifest.models, ...manifest.fixtures];
   const todo = entries.filter((e) => !alreadyPrepared(outDir, e));
   if (todo.length === 0) return;

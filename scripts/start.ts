@@ -28,9 +28,12 @@ const engines: Engine[] = [];
 const children: Managed[] = [];
 
 function launch(m: Managed): void {
+  // Own process group: a terminal's Ctrl-C reaches only the supervisor, which stops the tiers in order.
+  // The IPC channel tells a child when the supervisor is gone, even after a SIGKILL.
   const proc = spawn(process.execPath, [...process.execArgv, m.script], {
     env: { ...process.env, ...m.env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    detached: true,
   });
   m.proc = proc;
   proc.on('exit', (code, signal) => {

@@ -19,6 +19,8 @@ export function runUntilSignal(log: Logger, start: () => Promise<{ stop(): Promi
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
+      // Started by the local supervisor: stop when it is gone, whatever killed it.
+      if (process.send) process.on('disconnect', () => shutdown('supervisor-gone'));
     })
     .catch((err) => {
       log.fatal({ err }, 'failed to start');
