@@ -68,3 +68,9 @@ export function speech(seconds: number, ext: 'wav' | 'mp3' | 'flac' = 'wav', voi
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The JSON body of a fetch response, untyped for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function jsonOf(res: Response): Promise<any> {
+  return res.json();
+}

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
-import { speech, startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
+import { jsonOf, speech, startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
 
 describe('POST /feelings/v3/analysis', () => {
   let stack: EmotionStack;
@@ -18,7 +18,7 @@ describe('POST /feelings/v3/analysis', () => {
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
     expect(res.headers.get('access-control-allow-origin')).to.equal('*');
     expect(Number(res.headers.get('content-length'))).to.be.greaterThan(0);
-    const body = await res.json();
+    const body = await jsonOf(res);
     expect(body.meta).to.include({ sample_rate: 16000, channels: 1, format_name: 'wav' });
     expect(body.meta.bit_rate).to.equal(256000);
     expect(body.results.map((r: { from: number; to: number }) => [r.from, r.to])).to.deep.equal([[0, 5], [5, 10], [10, 12]]);
@@ -40,28 +40,28 @@ describe('POST /feelings/v3/analysis', () => {
   it('answers 401 when the Authorization header is missing, 403 when the token is wrong', async () => {
     const missing = await fetch(`http://127.0.0.1:${stack.api.port}/feelings/v3/analysis`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: clip });
     expect(missing.status).to.equal(401);
-    expect((await missing.json()).error).to.include({ code: 'missing_token' });
+    expect((await jsonOf(missing)).error).to.include({ code: 'missing_token' });
     const wrong = await stack.analyze(clip, { authorization: `Bearer ${crypto.randomBytes(32).toString('base64url')}` });
     expect(wrong.status).to.equal(403);
-    expect((await wrong.json()).error.code).to.equal('invalid_token');
+    expect((await jsonOf(wrong)).error.code).to.equal('invalid_token');
   });
 
   it('answers 400 when Content-Type is not audio/*', async () => {
     const res = await stack.analyze(clip, { 'content-type': 'application/json' });
     expect(res.status).to.equal(400);
-    expect((await res.json()).error.code).to.equal('invalid_request');
+    expect((await jsonOf(res)).error.code).to.equal('invalid_request');
   });
 
   it('answers 400 unsupported_format for bytes that are no audio, whatever the Content-Type says', async () => {
     const res = await stack.analyze(crypto.randomBytes(50_000), { 'content-type': 'audio/mpeg' });
     expect(res.status).to.equal(400);
-    expect((await res.json()).error.code).to.equal('unsupported_format');
+    expect((await jsonOf(res)).error.code).to.equal('unsupported_format');
   });
 
   it('answers 413 for a body over 10 MB', async () => {
     const res = await stack.analyze(Buffer.alloc(10 * 1024 * 1024 + 1));
     expect(res.status).to.equal(413);
-    expect((await res.json()).error.code).to.equal('payload_too_large');
+    expect((await jsonOf(res)).error.code).to.equal('payload_too_large');
   });
 
   it('answers 405 for other methods, 404 for other paths, and a CORS preflight with 204', async () => {
@@ -70,7 +70,7 @@ describe('POST /feelings/v3/analysis', () => {
     expect(get.headers.get('allow')).to.equal('POST, OPTIONS');
     const typo = await stack.analyze(clip, {}, 'POST', '/feelings/v3/analysus');
     expect(typo.status).to.equal(404);
-    expect((await typo.json()).error.code).to.equal('not_found');
+    expect((await jsonOf(typo)).error.code).to.equal('not_found');
     const pre = await fetch(`http://127.0.0.1:${stack.api.port}/feelings/v3/analysis`, {
       method: 'OPTIONS',
       headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },

@@ -1,0 +1,104 @@
+// Speed benchmark of the liveness engine: `npm run bench:liveness [-- --runs 50]`.
+// Per-stage medians in-process for a 640x480 selfie and a 4032x3024 12 MP JPEG (both synthesized from the
+// models step's sample photo), then the same ONNX models under onnxruntime-web's wasm backend, the way
+// faceplugin's browser SDK runs them, as a ratio measured in the same run.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp, { type Sharp } from 'sharp';
+import { loadConfig } from '../../shared/config';
+import { verifiedModelPath } from '../../models/manifest';
+import { LivenessEngine } from '../../workers/liveness/engine/index';
+import { openSession, ort } from '../../workers/liveness/engine/ort';
+
+const median = (v: number[]) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const ms = (v: number) => v.toFixed(1).padStart(7);
+
+async function images(modelsDir: string): Promise<Array<{ name: string; bytes: Buffer }>> {
+  const photo = fs.readFileSync(path.join(modelsDir, 'fixtures', 'human-samples.jpg'));
+  // The man in the third thumbnail of the samples strip, upscaled: one face, as in a selfie.
+  const face = sharp(photo).extract({ left: 325, top: 0, width: 213, height: 160 });
+  return [
+    { name: '640x480 selfie JPEG', bytes: await face.clone().resize(640, 480, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer() },
+    // Phone cameras write 3-5 MB at this size; an upscaled thumbnail is too smooth and would decode faster
+    // than a real photo, so sensor-like noise is blended in to give the JPEG a realistic entropy.
+    { name: '4032x3024 12 MP JPEG', bytes: await big(face) },
+  ];
+}
+
+async function big(face: Sharp): Promise<Buffer> {
+  const noise = await sharp({ create: { width: 4032, height: 3024, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } } })
+    .png({ compressionLevel: 0 }).toBuffer();
+  const base = await face.clone().resize(4032, 3024, { fit: 'cover' }).png({ compressionLevel: 0 }).toBuffer();
+  return sharp(base).composite([{ input: noise, blend: 'soft-light' }]).jpeg({ quality: 92 }).toBuffer();
+}
+
+async function timeRuns(runs: number, fn: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 5; i++) await fn();
+  const t: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    t.push(performance.now() - t0);
+  }
+  return median(t);
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 50;
+  const cfg = loadConfig();
+  const threads = cfg.ORT_INTRA_OP_THREADS;
+  console.log(`liveness bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), onnxruntime intra-op threads ${threads}, sharp concurrency ${sharp.concurrency()}, ${runs} runs after 5 warm-ups`);
+  const engine = await LivenessEngine.load({ modelsDir: cfg.MODELS_DIR, intraOpThreads: threads, fakeThreshold: cfg.FAKE_THRESHOLD });
+
+  console.log('\nin-process engine, per-stage medians (ms)');
+  console.log(`${'image'.padEnd(24)}  bytes     decode  detect   spoof   total`);
+  for (const img of await images(cfg.MODELS_DIR)) {
+    const stages: Record<string, number[]> = { decode: [], detect: [], spoof: [], total: [] };
+    for (let i = 0; i < 5; i++) await engine.analyze(img.bytes, 'jpeg');
+    for (let i = 0; i < runs; i++) {
+      const r = await engine.analyze(img.bytes, 'jpeg');
+      for (const k of Object.keys(stages)) stages[k]!.push(r.stages?.[k] ?? NaN);
+    }
+    const m = (k: string) => ms(median(stages[k]!));
+    console.log(`${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('detect')} ${m('spoof')} ${m('total')}`);
+  }
+
+  // Same model files, same inputs, session.run only: onnxruntime-node (ours) vs onnxruntime-web wasm.
+  // The wasm backend gets one thread too, so the ratio compares runtimes, not thread counts.
+  let web: typeof import('onnxruntime-web') | undefined;
+  try {
+    web = await import('onnxruntime-web');
+  } catch {
+    console.log('\nonnxruntime-web is not installed (devDependency): skipping the wasm comparison');
+  }
+  if (web) {
+    web.env.wasm.numThreads = 1;
+    web.env.logLevel = 'error';
+    console.log('\nsame models, session.run medians (ms): onnxruntime-node cpu vs onnxruntime-web wasm (faceplugin\'s runtime)');
+    const specs = [
+      { name: 'faceplugin-liveness', input: 'input', shape: [1, 3, 128, 128] },
+      { name: 'faceplugin-detect', input: 'input', shape: [1, 3, 240, 320] },
+      { name: 'blazeface-front', input: 'input:0', shape: [1, 128, 128, 3] },
+    ];
+    for (const s of specs) {
+      const file = verifiedModelPath(cfg.MODELS_DIR, s.name);
+      const data = Float32Array.from({ length: s.shape.reduce((a, b) => a * b, 1) }, (_, i) => (i * 37) % 255);
+      const node = await openSession(file, threads);
+      const tNode = await timeRuns(runs, () => node.run({ [s.input]: new ort.Tensor('float32', data, s.shape) }));
+      const wasm = await web.InferenceSession.create(new Uint8Array(fs.readFileSync(file)), { executionProviders: ['wasm'] });
+      const tWasm = await timeRuns(runs, () => wasm.run({ [s.input]: new web!.Tensor('float32', data, s.shape) }));
+      console.log(`  ${s.name.padEnd(22)} node ${ms(tNode)}   wasm ${ms(tWasm)}   wasm/node ${(tWasm / tNode).toFixed(2)}x`);
+    }
+  }
+  console.log('\nnot measured: Human\'s @tensorflow/tfjs pipeline (tfjs is not installed here; the dev-set README measured Human liveness at 53 ms on its pure-JS CPU backend)');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

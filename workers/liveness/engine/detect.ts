@@ -1,0 +1,138 @@
+// Owns face detection: BlazeFace front 128 / back 256 (MediaPipe) and faceplugin's fr_detect (UltraFace 320x240).
+import type { InferenceSession } from 'onnxruntime-node';
+import { type Box, type RgbImage, sampleToTensor } from './image';
+import { ort, tensorData } from './ort';
+
+export type DetectorName = 'blazeface-front' | 'blazeface-back' | 'fr-detect';
+
+/** A detection in working-image pixels; the box is not clamped, so it can tell that a face is cut off. */
+export interface Face {
+  box: Box;
+  score: number;
+  detector: DetectorName;
+}
+
+export function iou(a: Box, b: Box): number {
+  const ix = Math.max(0, Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x));
+  const iy = Math.max(0, Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y));
+  const inter = ix * iy;
+  const union = a.w * a.h + b.w * b.h - inter;
+  return union > 0 ? inter / union : 0;
+}
+
+/** MediaPipe's weighted NMS: overlapping boxes are averaged by score rather than dropped (steadier boxes). */
+function weightedNms(cands: Face[], iouThreshold: number): Face[] {
+  const rest = [...cands].sort((a, b) => b.score - a.score);
+  const out: Face[] = [];
+  while (rest.length > 0) {
+    const top = rest[0]!;
+    const group = rest.filter((c) => iou(top.box, c.box) > iouThreshold);
+    const total = group.reduce((s, c) => s + c.score, 0);
+    const avg = (k: keyof Box) => group.reduce((s, c) => s + c.box[k] * c.score, 0) / total;
+    out.push({ box: { x: avg('x'), y: avg('y'), w: avg('w'), h: avg('h') }, score: top.score, detector: top.detector });
+    for (const g of group) rest.splice(rest.indexOf(g), 1);
+  }
+  return out;
+}
+
+function hardNms(cands: Face[], iouThreshold: number): Face[] {
+  const rest = [...cands].sort((a, b) => b.score - a.score);
+  const out: Face[] = [];
+  for (const c of rest) if (out.every((o) => iou(o.box, c.box) <= iouThreshold)) out.push(c);
+  return out;
+}
+
+/** BlazeFace anchors: 16x16 cells x 2, then 8x8 cells x 6; centres in input pixels. */
+function blazeAnchors(size: number): Float32Array {
+  const a: number[] = [];
+  for (const [cells, perCell] of [[16, 2], [8, 6]] as const) {
+    for (let y = 0; y < cells; y++) {
+      for (let x = 0; x < cells; x++) {
+        for (let k = 0; k < perCell; k++) a.push(((x + 0.5) * size) / cells, ((y + 0.5) * size) / cells);
+      }
+    }
+  }
+  return Float32Array.from(a);
+}
+
+export class BlazeFace {
+  private readonly anchors: Float32Array;
+  private readonly input: Float32Array;
+
+  constructor(
+    private readonly session: InferenceSession,
+    private readonly size: 128 | 256,
+    readonly name: 'blazeface-front' | 'blazeface-back',
+    private readonly minScore = 0.5,
+  ) {
+    this.anchors = blazeAnchors(size);
+    this.input = new Float32Array(size * size * 3);
+  }
+
+  async detect(img: RgbImage): Promise<Face[]> {
+    const S = this.size;
+    // Letterbox: the image, centred in a black square of its long side, scaled to S x S.
+    const side = Math.max(img.width, img.height);
+    const sq: Box = { x: (img.width - side) / 2, y: (img.height - side) / 2, w: side, h: side };
+    sampleToTensor(img, sq, { width: S, height: S, layout: 'nhwc', order: 'rgb', mean: 127.5, std: 127.5, border: 'black' }, this.input);
+    const out = await this.session.run({ 'input:0': new ort.Tensor('float32', this.input, [1, S, S, 3]) });
+    const scores = [tensorData(out, 'Identity:0'), tensorData(out, 'Identity_1:0')];
+    const regs = [tensorData(out, 'Identity_2:0'), tensorData(out, 'Identity_3:0')];
+    const k = side / S;
+    const cands: Face[] = [];
+    let anchor = 0;
+    for (let part = 0; part < 2; part++) {
+      const sc = scores[part]!;
+      const rg = regs[part]!;
+      for (let i = 0; i < sc.length; i++, anchor++) {
+        const logit = Math.max(-100, Math.min(100, sc[i]!));
+        const score = 1 / (1 + Math.exp(-logit));
+        if (score < this.minScore) continue;
+        const cx = this.anchors[anchor * 2]! + rg[i * 16]!;
+        const cy = this.anchors[anchor * 2 + 1]! + rg[i * 16 + 1]!;
+        const w = rg[i * 16 + 2]!;
+        const h = rg[i * 16 + 3]!;
+        if (w <= 0 || h <= 0) continue;
+        cands.push({
+          box: { x: (cx - w / 2) * k + sq.x, y: (cy - h / 2) * k + sq.y, w: w * k, h: h * k },
+          score,
+          detector: this.name,
+        });
+      }
+    }
+    return weightedNms(cands, 0.3);
+  }
+}
+
+/** faceplugin's fr_detect: an UltraFace RFB-320 (stretched 320x240 input, boxes decoded to 0..1 corners). */
+export class FrDetect {
+  private readonly input = new Float32Array(3 * 240 * 320);
+
+  constructor(
+    private readonly session: InferenceSession,
+    private readonly minScore = 0.65,
+  ) {}
+
+  async detect(img: RgbImage): Promise<Face[]> {
+    // BGR, as faceplugin's OpenCV-based training pipeline fed it; its boxes drive the spoof crop best.
+    sampleToTensor(img, { x: 0, y: 0, w: img.width, h: img.height },
+      { width: 320, height: 240, layout: 'nchw', order: 'bgr', mean: 127, std: 128 }, this.input);
+    const out = await this.session.run({ input: new ort.Tensor('float32', this.input, [1, 3, 240, 320]) });
+    const scores = tensorData(out, 'scores');
+    const boxes = tensorData(out, 'boxes');
+    const cands: Face[] = [];
+    const n = scores.length / 2;
+    for (let i = 0; i < n; i++) {
+      const score = scores[i * 2 + 1]!;
+      if (score < this.minScore) continue;
+      const x0 = boxes[i * 4]! * img.width, y0 = boxes[i * 4 + 1]! * img.height;
+      const x1 = boxes[i * 4 + 2]! * img.width, y1 = boxes[i * 4 + 3]! * img.height;
+      if (x1 <= x0 || y1 <= y0) continue;
+      cands.push({ box: { x: x0, y: y0, w: x1 - x0, h: y1 - y0 }, score, detector: 'fr-detect' });
+    }
+    return hardNms(cands, 0.4);
+  }
+}
+
+export const largest = (faces: Face[]): Face | undefined =>
+  faces.reduce<Face | undefined>((best, f) => (!best || f.box.w * f.box.h > best.box.w * best.box.h ? f : best), undefined);
