@@ -108,8 +108,6 @@ async function main(): Promise<void> {
     REDIS_URL: redisUrl,
     MONGODB_URI: mongoUri,
     APP_SECRET: config.APP_SECRET ?? localSecret(),
-    EXPECTED_LIVENESS_WORKERS: String(Math.max(1, config.LIVENESS_WORKERS)),
-    EXPECTED_EMOTION_WORKERS: String(Math.max(1, config.EMOTION_WORKERS)),
   };
   const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
     children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, tier });

@@ -35,7 +35,7 @@ export const configSchema = z.object({
   EMOTION_BUDGET_MS: positiveInt.default(5_000),
   /** Reject new jobs with 503 when this many are already waiting per worker process. */
   MAX_BACKLOG_PER_WORKER: positiveInt.default(32),
-  /** How many worker processes serve a queue, for backlog shedding; defaults to the local worker count. */
+  /** How many worker processes serve a queue, for backlog shedding; default: the workers connected to the queue. */
   EXPECTED_LIVENESS_WORKERS: positiveInt.optional(),
   EXPECTED_EMOTION_WORKERS: positiveInt.optional(),
 

@@ -13,6 +13,7 @@ export function createMetrics(service: string) {
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
   const queues: Queue[] = [];
+  const dependencies = new Map<string, () => Promise<boolean>>();
   return {
     registry,
     httpDuration: new Histogram({
@@ -83,6 +84,19 @@ export function createMetrics(service: string) {
       labelNames: ['name', 'sha256'] as const,
       registers: [registry],
     }),
+    dependencyUp: new Gauge({
+      name: 'lc_dependency_up',
+      help: 'Whether this process reaches a dependency (1) or not (0), checked at scrape time',
+      labelNames: ['dependency'] as const,
+      registers: [registry],
+      async collect() {
+        for (const [name, check] of dependencies) this.set({ dependency: name }, (await check().catch(() => false)) ? 1 : 0);
+      },
+    }),
+    /** A dependency (redis, mongodb) whose reachability this process reports at scrape time. */
+    watchDependency(name: string, check: () => Promise<boolean>) {
+      dependencies.set(name, check);
+    },
     /** Queues whose depth this process reports at scrape time. */
     watchQueue(q: Queue) {
       queues.push(q);

@@ -32,17 +32,19 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
   await checkEvictionPolicy(redis, log);
 
   const metrics = createMetrics('emotion-api');
-  const workers = config.EXPECTED_EMOTION_WORKERS ?? Math.max(1, config.EMOTION_WORKERS);
   const jobs = new JobClient({
     redis,
     subscriber,
     prefix: config.QUEUE_PREFIX,
     queueName: QUEUE_NAMES.emotion,
     log,
-    maxBacklog: config.MAX_BACKLOG_PER_WORKER * workers,
+    maxBacklogPerWorker: config.MAX_BACKLOG_PER_WORKER,
+    expectedWorkers: config.EXPECTED_EMOTION_WORKERS,
   });
   await jobs.start();
   metrics.watchQueue(jobs.queue);
+  metrics.watchDependency('redis', async () => redis.status === 'ready');
+  metrics.watchDependency('mongodb', () => pingMongo(mongo));
 
   const readiness: Readiness = {
     accepting: true,

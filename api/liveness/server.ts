@@ -58,17 +58,19 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
   await checkEvictionPolicy(redis, log);
 
   const metrics = createMetrics('liveness-api');
-  const workers = config.EXPECTED_LIVENESS_WORKERS ?? Math.max(1, config.LIVENESS_WORKERS);
   const jobs = new JobClient({
     redis,
     subscriber,
     prefix: config.QUEUE_PREFIX,
     queueName: QUEUE_NAMES.liveness,
     log,
-    maxBacklog: config.MAX_BACKLOG_PER_WORKER * workers,
+    maxBacklogPerWorker: config.MAX_BACKLOG_PER_WORKER,
+    expectedWorkers: config.EXPECTED_LIVENESS_WORKERS,
   });
   await jobs.start();
   metrics.watchQueue(jobs.queue);
+  metrics.watchDependency('redis', async () => redis.status === 'ready');
+  metrics.watchDependency('mongodb', () => pingMongo(mongo));
 
   const accounts = new AccountService(models, clock);
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);

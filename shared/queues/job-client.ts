@@ -16,8 +16,10 @@ export interface JobClientOptions {
   prefix: string;
   queueName: string;
   log: Logger;
-  /** Shed load with 503 when this many jobs already wait (0 = never). */
-  maxBacklog: number;
+  /** Shed load with 503 when more than this many jobs per worker already wait (0 = never). */
+  maxBacklogPerWorker: number;
+  /** A fixed worker count for shedding; default: the workers BullMQ sees connected, refreshed every few seconds. */
+  expectedWorkers?: number;
 }
 
 export interface SubmitOptions<I> {
@@ -26,6 +28,8 @@ export interface SubmitOptions<I> {
   payload: Buffer;
   budgetMs: number;
 }
+
+const WORKER_COUNT_TTL_MS = 3000;
 
 export class JobTimeoutError extends ServiceUnavailableError {
   constructor(readonly jobId: string, readonly wasStarted: boolean) {
@@ -55,11 +59,23 @@ export class JobClient {
 
   /** Sheds load before any work is done: a backlog that cannot be served in time gets 503 now. */
   async assertCapacity(): Promise<void> {
-    if (this.opts.maxBacklog <= 0) return;
-    const waiting = await this.queue.getWaitingCount();
-    if (waiting >= this.opts.maxBacklog) {
+    if (this.opts.maxBacklogPerWorker <= 0) return;
+    const [waiting, workers] = await Promise.all([this.queue.getWaitingCount(), this.workerCount()]);
+    if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
+    if (waiting >= this.opts.maxBacklogPerWorker * workers) {
       throw new ServiceUnavailableError('The service is at capacity; try again shortly', 2);
     }
+  }
+
+  private workersSeen = { count: 1, at: 0 };
+
+  /** Connected workers (CLIENT LIST behind it, so cached for a few seconds). */
+  private async workerCount(): Promise<number> {
+    if (this.opts.expectedWorkers) return this.opts.expectedWorkers;
+    if (Date.now() - this.workersSeen.at > WORKER_COUNT_TTL_MS) {
+      this.workersSeen = { count: await this.queue.getWorkersCount(), at: Date.now() };
+    }
+    return this.workersSeen.count;
   }
 
   /** Runs one job and resolves with its outcome, or rejects with JobTimeoutError after budgetMs. */

@@ -53,6 +53,8 @@ export async function startWorker<I, R>(
   const models = createModels(mongo);
   await ensureIndexes(models);
   const metrics = createMetrics(`${def.queueName}-worker`);
+  metrics.watchDependency('redis', async () => connection.status === 'ready');
+  metrics.watchDependency('mongodb', () => pingMongo(mongo));
 
   let modelsLoaded = false;
   let accepting = true;

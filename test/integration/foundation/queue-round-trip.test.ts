@@ -36,8 +36,8 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   before(async () => {
     producer = conn('producer');
     await waitUntilReady(producer);
-    clientA = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklog: 0 });
-    clientB = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklog: 0 });
+    clientA = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0 });
+    clientB = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0 });
     await clientA.start();
     await clientB.start();
     runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as EchoInput, handler: echo, log: quietLog });

@@ -100,7 +100,8 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
 
 describe('Liveness API v1 billing under failure: nothing charged', () => {
   it('answers 503 service_unavailable within the budget when no worker answers, and charges nothing', async () => {
-    const stack = await startLivenessStack('noworker', { withWorker: false, env: { LIVENESS_BUDGET_MS: '600' } });
+    // EXPECTED_LIVENESS_WORKERS makes the API enqueue although no worker is connected, so the budget runs out.
+    const stack = await startLivenessStack('noworker', { withWorker: false, env: { LIVENESS_BUDGET_MS: '600', EXPECTED_LIVENESS_WORKERS: '1' } });
     try {
       const acc = await stack.createAccount('free');
       const started = Date.now();
@@ -113,6 +114,19 @@ describe('Liveness API v1 billing under failure: nothing charged', () => {
       const credits = await stack.api.deps.redis.hgetall(`${stack.prefix}:credits:${acc.customerId}:${new Date().toISOString().slice(0, 7)}`);
       expect(credits.calls).to.equal('0');
       expect(Object.keys(credits).filter((f) => f.startsWith('p:'))).to.deep.equal([]);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('answers 503 at once, charging nothing, when no worker is connected to the queue', async () => {
+    const stack = await startLivenessStack('noworker2', { withWorker: false });
+    try {
+      const acc = await stack.createAccount('free');
+      const res = await stack.check(acc.primaryKey, await portrait());
+      expect(res.status).to.equal(503);
+      expect(res.body.error.code).to.equal('service_unavailable');
+      expect((await stack.usage(acc.primaryKey)).body.data.total_calls).to.equal(0);
     } finally {
       await stack.stop();
     }

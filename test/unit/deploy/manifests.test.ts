@@ -48,7 +48,7 @@ const APP_ENV = new Set(Object.keys(configSchema.shape));
 /** Read by deploy/healthcheck.js (Docker HEALTHCHECK), not by the app. */
 const DEPLOY_ONLY_ENV = new Set(['HEALTHCHECK_URL']);
 /** Metrics the alert rules and ScaledObjects use that the app does not export yet (asked of the app). */
-const PENDING_METRICS = new Set(['lc_dependency_up']);
+const PENDING_METRICS = new Set<string>([]);
 
 // ---------------------------------------------------------------------------------------------- helpers
 
