@@ -1,0 +1,80 @@
+// Runs the real entry points as separate OS processes (the way npm start and deployments do), for tests
+// and benchmarks that need process boundaries: SIGTERM drains, kill -9, scaling, Prometheus scrapes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from '../../scripts/engines/local-engines';
+import { projectRoot } from '../../shared/paths';
+
+export type ServiceKind = 'liveness-api' | 'emotion-api' | 'liveness-worker' | 'emotion-worker';
+
+const ENTRY: Record<ServiceKind, string> = {
+  'liveness-api': 'api/liveness/main.ts',
+  'emotion-api': 'api/emotion/main.ts',
+  'liveness-worker': 'workers/liveness/main.ts',
+  'emotion-worker': 'workers/emotion/main.ts',
+};
+
+export interface ServiceProcess {
+  kind: ServiceKind;
+  proc: ChildProcess;
+  /** The API port, or the worker's metrics/health port. */
+  port: number;
+  /** Every log line the process printed (JSON lines from pino). */
+  logs: string[];
+  /** Resolves when /readyz answers 200. */
+  ready(timeoutMs?: number): Promise<void>;
+  /** SIGTERM, then waits for the exit; resolves with the exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
+  /** SIGKILL: no cleanup at all. */
+  kill9(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export async function spawnService(kind: ServiceKind, env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const portVar = kind === 'liveness-api' ? 'LIVENESS_PORT' : kind === 'emotion-api' ? 'EMOTION_PORT' : 'WORKER_METRICS_PORT';
+  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(projectRoot, ENTRY[kind])], {
+    cwd: projectRoot,
+    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, [portVar]: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const collect = (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+  proc.stdout!.on('data', collect);
+  proc.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return {
+    kind,
+    proc,
+    port,
+    logs,
+    exited,
+    async ready(timeoutMs = 30_000) {
+      const until = Date.now() + timeoutMs;
+      while (Date.now() < until) {
+        if (proc.exitCode !== null) throw new Error(`${kind} exited (${proc.exitCode}): ${logs.slice(-5).join('\n')}`);
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+          if (res.status === 200) return;
+        } catch {
+          // not listening yet
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`${kind} not ready within ${timeoutMs} ms: ${logs.slice(-5).join('\n')}`);
+    },
+    async stop(timeoutMs = 30_000) {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill9() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
