@@ -1,17 +1,10 @@
 // Owns the emotion front-end process: dependencies from config, listen, and a clean stop.
 import type { Config } from '../../shared/config';
-import { requireUrl } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
-import { createMetrics } from '../../shared/metrics';
-import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
-import { connectMongo, pingMongo } from '../../shared/db/mongo';
-import { createModels, ensureIndexes } from '../../shared/db/models';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
-import { JobClient } from '../../shared/queues/job-client';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
-import { listen } from '../http/server';
+import { startFrontEndBase } from '../http/front-end';
 import { Throttle } from '../http/throttle';
-import type { Readiness } from '../http/observability';
 import { createEmotionApp } from './app';
 
 export interface RunningEmotionApi {
@@ -22,43 +15,20 @@ export interface RunningEmotionApi {
 export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?: string }): Promise<RunningEmotionApi> {
   const { config } = o;
   const log = o.log ?? createLogger('emotion-api', config.LOG_LEVEL);
-  const redisUrl = requireUrl(config, 'REDIS_URL');
-  const redis = createRedis(redisUrl, 'producer', 'emotion-api');
-  const subscriber = createRedis(redisUrl, 'subscriber', 'emotion-api-results');
-  const mongo = await connectMongo(requireUrl(config, 'MONGODB_URI'), o.dbName);
-  const models = createModels(mongo);
-  await ensureIndexes(models);
-  await waitUntilReady(redis, 15_000);
-  await checkEvictionPolicy(redis, log);
-
-  const metrics = createMetrics('emotion-api');
-  const jobs = new JobClient({
-    redis,
-    subscriber,
-    prefix: config.QUEUE_PREFIX,
-    queueName: QUEUE_NAMES.emotion,
+  const base = await startFrontEndBase({
+    config,
     log,
-    maxBacklogPerWorker: config.MAX_BACKLOG_PER_WORKER,
+    service: 'emotion-api',
+    queueName: QUEUE_NAMES.emotion,
     expectedWorkers: config.EXPECTED_EMOTION_WORKERS,
+    dbName: o.dbName,
   });
-  await jobs.start();
-  metrics.watchQueue(jobs.queue);
-  metrics.watchDependency('redis', async () => redis.status === 'ready');
-  metrics.watchDependency('mongodb', () => pingMongo(mongo));
-
-  const readiness: Readiness = {
-    accepting: true,
-    async check() {
-      const detail = { mongodb: await pingMongo(mongo), redis: redis.status === 'ready' };
-      return { ok: detail.mongodb && detail.redis, detail };
-    },
-  };
   const app = createEmotionApp({
     log,
-    metrics,
-    tokens: new EmotionTokenService(models),
-    jobs,
-    throttle: new Throttle(redis, config.QUEUE_PREFIX, {
+    metrics: base.metrics,
+    tokens: new EmotionTokenService(base.models),
+    jobs: base.jobs,
+    throttle: new Throttle(base.redis, config.QUEUE_PREFIX, {
       burst: config.THROTTLE_BURST,
       ratePerSecond: config.THROTTLE_RATE_PER_SEC,
       code: 'rate_limited',
@@ -66,20 +36,7 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
       minRetryAfterSeconds: 60,
     }),
     budgetMs: config.EMOTION_BUDGET_MS,
-    readiness,
+    readiness: base.readiness,
   });
-  const server = await listen(app, config.EMOTION_PORT, config.HOST);
-  log.info({ port: server.port }, 'emotion API listening');
-  return {
-    port: server.port,
-    async stop() {
-      readiness.accepting = false;
-      await server.close(config.EMOTION_BUDGET_MS + 1000);
-      await jobs.close();
-      await closeRedis(subscriber);
-      await closeRedis(redis);
-      await mongo.close();
-      log.info('emotion API stopped');
-    },
-  };
+  return base.serve(app, config.EMOTION_PORT, config.EMOTION_BUDGET_MS + 1000);
 }

@@ -1,20 +1,15 @@
 // Owns the liveness front-end process: builds its dependencies from config, listens, and stops cleanly.
 import type { Express } from 'express';
+import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config';
-import { requireUrl } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
-import { createMetrics } from '../../shared/metrics';
-import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
-import { connectMongo, pingMongo } from '../../shared/db/mongo';
-import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
+import type { Models } from '../../shared/db/models';
 import { AccountService } from '../../shared/accounts/account-service';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock, type Clock } from '../../shared/billing/month';
-import { JobClient } from '../../shared/queues/job-client';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
-import { listen } from '../http/server';
+import { startFrontEndBase } from '../http/front-end';
 import { Throttle } from '../http/throttle';
-import type { Readiness } from '../http/observability';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
 
@@ -34,7 +29,7 @@ export interface LivenessServerDeps {
   models: Models;
   accounts: AccountService;
   ledger: CreditLedger;
-  redis: ReturnType<typeof createRedis>;
+  redis: Redis;
   clock: Clock;
 }
 
@@ -48,48 +43,26 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
   const { config } = o;
   const log = o.log ?? createLogger('liveness-api', config.LOG_LEVEL);
   const clock = o.clock ?? systemClock;
-  const redisUrl = requireUrl(config, 'REDIS_URL');
-  const redis = createRedis(redisUrl, 'producer', 'liveness-api');
-  const subscriber = createRedis(redisUrl, 'subscriber', 'liveness-api-results');
-  const mongo = await connectMongo(requireUrl(config, 'MONGODB_URI'), o.dbName);
-  const models = createModels(mongo);
-  await ensureIndexes(models);
-  await waitUntilReady(redis, 15_000);
-  await checkEvictionPolicy(redis, log);
-
-  const metrics = createMetrics('liveness-api');
-  const jobs = new JobClient({
-    redis,
-    subscriber,
-    prefix: config.QUEUE_PREFIX,
-    queueName: QUEUE_NAMES.liveness,
+  const base = await startFrontEndBase({
+    config,
     log,
-    maxBacklogPerWorker: config.MAX_BACKLOG_PER_WORKER,
+    service: 'liveness-api',
+    queueName: QUEUE_NAMES.liveness,
     expectedWorkers: config.EXPECTED_LIVENESS_WORKERS,
+    dbName: o.dbName,
   });
-  await jobs.start();
-  metrics.watchQueue(jobs.queue);
-  metrics.watchDependency('redis', async () => redis.status === 'ready');
-  metrics.watchDependency('mongodb', () => pingMongo(mongo));
-
+  const { redis, models } = base;
   const accounts = new AccountService(models, clock);
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
   const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock };
-  const readiness: Readiness = {
-    accepting: true,
-    async check() {
-      const detail = { mongodb: await pingMongo(mongo), redis: redis.status === 'ready' };
-      return { ok: detail.mongodb && detail.redis, detail };
-    },
-  };
   const app = createLivenessApp({
     log,
-    metrics,
+    metrics: base.metrics,
     redis,
-    mongo,
+    mongo: base.mongo,
     accounts,
     ledger,
-    jobs,
+    jobs: base.jobs,
     throttle: new Throttle(redis, config.QUEUE_PREFIX, {
       burst: config.THROTTLE_BURST,
       ratePerSecond: config.THROTTLE_RATE_PER_SEC,
@@ -99,23 +72,9 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX),
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,
-    readiness,
+    readiness: base.readiness,
     mount: o.extend ? (a) => o.extend!(a, deps) : undefined,
   });
-  const server = await listen(app, config.LIVENESS_PORT, config.HOST);
-  log.info({ port: server.port }, 'liveness API listening');
-
-  return {
-    port: server.port,
-    deps,
-    async stop() {
-      readiness.accepting = false;
-      await server.close(config.LIVENESS_BUDGET_MS + 1000);
-      await jobs.close();
-      await closeRedis(subscriber);
-      await closeRedis(redis);
-      await mongo.close();
-      log.info('liveness API stopped');
-    },
-  };
+  const server = await base.serve(app, config.LIVENESS_PORT, config.LIVENESS_BUDGET_MS + 1000);
+  return { port: server.port, deps, stop: server.stop };
 }

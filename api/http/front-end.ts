@@ -1,0 +1,94 @@
+// Owns what every front-end process needs before its routes: Redis (producer + result subscriber),
+// MongoDB with indexes, metrics, the job client of its queue, readiness, and closing them in order.
+import type { Redis } from 'ioredis';
+import type { Connection } from 'mongoose';
+import type { Config } from '../../shared/config';
+import { requireUrl } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import { createMetrics, type Metrics } from '../../shared/metrics';
+import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
+import { connectMongo, pingMongo } from '../../shared/db/mongo';
+import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
+import { JobClient } from '../../shared/queues/job-client';
+import type { QueueName } from '../../shared/queues/contracts';
+import type { Readiness } from './observability';
+import { listen } from './server';
+import type { Express } from 'express';
+
+export interface FrontEndBase {
+  redis: Redis;
+  mongo: Connection;
+  models: Models;
+  metrics: Metrics;
+  jobs: JobClient;
+  readiness: Readiness;
+  /** Listens; the returned stop() fails readiness, drains within drainMs, then closes everything. */
+  serve(app: Express, port: number, drainMs: number): Promise<{ port: number; stop(): Promise<void> }>;
+}
+
+export async function startFrontEndBase(o: {
+  config: Config;
+  log: Logger;
+  service: string;
+  queueName: QueueName;
+  expectedWorkers?: number;
+  dbName?: string;
+}): Promise<FrontEndBase> {
+  const { config, log, service } = o;
+  const redisUrl = requireUrl(config, 'REDIS_URL');
+  const redis = createRedis(redisUrl, 'producer', service);
+  const subscriber = createRedis(redisUrl, 'subscriber', `${service}-results`);
+  const mongo = await connectMongo(requireUrl(config, 'MONGODB_URI'), o.dbName);
+  const models = createModels(mongo);
+  await ensureIndexes(models);
+  await waitUntilReady(redis, 15_000);
+  await checkEvictionPolicy(redis, log);
+
+  const metrics = createMetrics(service);
+  const jobs = new JobClient({
+    redis,
+    subscriber,
+    prefix: config.QUEUE_PREFIX,
+    queueName: o.queueName,
+    log,
+    maxBacklogPerWorker: config.MAX_BACKLOG_PER_WORKER,
+    expectedWorkers: o.expectedWorkers,
+  });
+  await jobs.start();
+  metrics.watchQueue(jobs.queue);
+  metrics.watchDependency('redis', async () => redis.status === 'ready');
+  metrics.watchDependency('mongodb', () => pingMongo(mongo));
+
+  const readiness: Readiness = {
+    accepting: true,
+    async check() {
+      const detail = { mongodb: await pingMongo(mongo), redis: redis.status === 'ready' };
+      return { ok: detail.mongodb && detail.redis, detail };
+    },
+  };
+
+  return {
+    redis,
+    mongo,
+    models,
+    metrics,
+    jobs,
+    readiness,
+    async serve(app, port, drainMs) {
+      const server = await listen(app, port, config.HOST);
+      log.info({ port: server.port }, `${service} listening`);
+      return {
+        port: server.port,
+        async stop() {
+          readiness.accepting = false;
+          await server.close(drainMs);
+          await jobs.close();
+          await closeRedis(subscriber);
+          await closeRedis(redis);
+          await mongo.close();
+          log.info(`${service} stopped`);
+        },
+      };
+    },
+  };
+}
