@@ -8,7 +8,8 @@ import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/em
 import type { JobClient } from '../../shared/queues/job-client';
 import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
 import { errorHandler } from '../http/error-handler';
-import { httpMetrics, mountOpsEndpoints, type Readiness } from '../http/observability';
+import { httpMetrics } from '../http/http-metrics';
+import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
 import type { Throttle } from '../http/throttle';
 

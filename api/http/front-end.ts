@@ -11,8 +11,8 @@ import { connectMongo, pingMongo } from '../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
 import { JobClient } from '../../shared/queues/job-client';
 import type { QueueName } from '../../shared/queues/contracts';
-import type { Readiness } from './observability';
-import { listen } from './server';
+import type { Readiness } from '../../shared/http/ops-endpoints';
+import { listen } from '../../shared/http/server';
 import type { Express } from 'express';
 
 export interface FrontEndBase {

@@ -10,8 +10,8 @@ import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '..
 import { connectMongo, pingMongo } from '../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
 import type { JobOutcome } from '../../shared/queues/contracts';
-import { listen, type RunningServer } from '../../api/http/server';
-import { mountOpsEndpoints } from '../../api/http/observability';
+import { listen, type RunningServer } from '../../shared/http/server';
+import { mountOpsEndpoints } from '../../shared/http/ops-endpoints';
 import { JobRunner, type JobHandler } from './job-runner';
 import type { Redis } from 'ioredis';
 

@@ -1,18 +1,6 @@
-// Owns HTTP metrics and the orchestrator endpoints (/livez, /readyz, /metrics) shared by the front-ends.
-import type { Express, NextFunction, Request, Response } from 'express';
-import type { Metrics } from '../../shared/metrics';
-
-export function httpMetrics(metrics: Metrics) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const end = metrics.httpDuration.startTimer();
-    res.on('finish', () => {
-      // The route template, never the raw path: raw paths would create a series per URL.
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-      end({ method: req.method, route, status: String(res.statusCode) });
-    });
-    next();
-  };
-}
+// Owns the orchestrator endpoints every process serves (/livez, /readyz, /metrics): front-ends and workers.
+import type { Express } from 'express';
+import type { Metrics } from '../metrics';
 
 export interface Readiness {
   /** False once shutdown begins, so the orchestrator stops sending traffic before we stop accepting. */
