@@ -91,7 +91,8 @@ export function serializeJobError(err: unknown): SerializedJobError {
 
 export function deserializeJobError(e: SerializedJobError): AppError {
   if (e.httpStatus >= 500) {
-    return e.httpStatus === 503 ? new ServiceUnavailableError(e.message) : new InternalError(e.message);
+    // Keep a 503's own code (processing_timeout, deadline_exceeded); a 500 never says more than internal_error.
+    return e.httpStatus === 503 ? new ServiceUnavailableError(e.message, 2, e.code) : new InternalError();
   }
   return new AppError(e.code, e.message, e.httpStatus, e.details);
 }

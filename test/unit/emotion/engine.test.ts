@@ -1,0 +1,90 @@
+// Engine plumbing: the project-built mapping model, temporary files removed on success and on error, and
+// the parallel segmented decode of long files giving the same timeline as one pass.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { emotionMappingBytes } from '../../../models/emotion/build-mapping';
+import { FixtureDir, pseudoRandomBytes } from '../../fixtures/emotion/audio';
+import { decode } from '../../../workers/emotion/engine/decode';
+import { Deadline } from '../../../workers/emotion/engine/deadline';
+import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';
+import { expectRejection, loadEngine } from './engine';
+
+describe('emotion engine: mapping model and plumbing', () => {
+  const fx = new FixtureDir();
+  after(() => fx.remove());
+
+  it('builds the same ONNX bytes every time, and modal speech (or nothing measured) maps to about 0.2', async () => {
+    expect(emotionMappingBytes().equals(emotionMappingBytes())).to.equal(true);
+    const session = await ort.InferenceSession.create(emotionMappingBytes());
+    const F = FEATURE_NAMES.length;
+    const missing = new Float32Array(F).fill(Number.NaN);
+    const out = await session.run({ features: new ort.Tensor('float32', missing, [1, F]) });
+    const [rough, soft] = out.scores!.data as Float32Array;
+    expect(rough).to.be.closeTo(1 / (1 + Math.exp(1.4)), 1e-3);
+    expect(soft).to.be.closeTo(1 / (1 + Math.exp(1.4)), 1e-3);
+    await session.release();
+  });
+
+  it('reports both models with their sha256', async () => {
+    const engine = await loadEngine();
+    expect(engine.modelInfo.map((m) => m.name)).to.deep.equal(['silero-vad', 'emotion-mapping']);
+    for (const m of engine.modelInfo) expect(m.sha256).to.match(/^[0-9a-f]{64}$/);
+    await engine.close();
+  });
+
+  it('leaves no temporary file behind, after a success or a rejection', async () => {
+    const tmpDir = fs.mkdtempSync(path.join(fx.dir, 'tmp-'));
+    const engine = await loadEngine({ tmpDir });
+    try {
+      fx.speak('ok.wav');
+      await engine.analyze(fx.read('ok.wav'));
+      await engine.analyze(Buffer.concat([Buffer.from('fLaC', 'latin1'), pseudoRandomBytes(3000)])).catch(() => undefined);
+      fx.sox(['ok.wav'], 'r96.wav', ['rate', '96000']);
+      await engine.analyze(fx.read('r96.wav')).catch(() => undefined);
+      expect(fs.readdirSync(tmpDir)).to.deep.equal([]);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('stops a running analysis with 503 processing_timeout when the deadline passes mid-way, killing ffmpeg', async () => {
+    fx.speak('d.wav');
+    fx.sox(Array<string>(10).fill('d.wav'), 'deadline.wav', ['rate', '44100']);
+    const mp3 = fx.ffmpeg('deadline.wav', 'deadline.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
+    const engine = await loadEngine();
+    try {
+      await expectRejection(engine.analyze(fs.readFileSync(mp3), { deadline: Date.now() + 60 }), 'processing_timeout', 503);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('decodes a long mp3 in parallel segments to the same length and signal as one pass', async () => {
+    fx.speak('s.wav');
+    const parts = Array<string>(12).fill('s.wav');
+    fx.sox(parts, 'long.wav', ['rate', '44100']);
+    const mp3 = fx.ffmpeg('long.wav', 'long.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
+    const common = { ffmpegPath: 'ffmpeg', file: mp3, demuxer: 'mp3', deadline: new Deadline() };
+    const one = await decode({ ...common, approxDuration: 0, segments: 1 });
+    const three = await decode({ ...common, approxDuration: one.length / 8000, segments: 3 });
+    expect(three.length).to.equal(one.length);
+    // Each seam lines up sample-exactly: 100 ms after it (past the decoder's restart), the signals correlate
+    // best at lag 0.
+    for (const seam of [Math.ceil(one.length / 3), 2 * Math.ceil(one.length / 3)]) {
+      const at = seam + 800;
+      let bestLag = 0;
+      let best = -Infinity;
+      for (let lag = -200; lag <= 200; lag++) {
+        let s = 0;
+        for (let i = 0; i < 1600; i++) s += three[at + i]! * one[at + i + lag]!;
+        if (s > best) {
+          best = s;
+          bestLag = lag;
+        }
+      }
+      expect(bestLag, `seam at ${seam}`).to.equal(0);
+    }
+  });
+});

@@ -1,0 +1,264 @@
+// Owns the emotion engine's pipeline: sniff → ffprobe → ffmpeg decode (8 kHz mono) → frame analysis → speech
+// detection → per-window features → ONNX mapping → the spec's intervals. Stateless between calls; one
+// analysis at a time per instance (the worker process runs concurrency 1). Temporary files always removed.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { verifiedModelPath, modelEntry } from '../../../models/manifest';
+import type { EmotionInterval, EmotionResult } from '../../../shared/queues/contracts';
+import { ANALYSIS_RATE, decode } from './decode';
+import { Deadline } from './deadline';
+import { windowFeatures, type FeatureVector } from './features';
+import { FrameAnalyser, type FrameTrack } from './frames';
+import { planIntervals, roundMs } from './intervals';
+import { EmotionMapping } from './mapping';
+import { DEMUXER, probe, type ProbedAudio } from './probe';
+import { sniff } from './sniff';
+import { energySpeech, framesFromTimeline, SileroVad } from './vad';
+
+export { DeadlineExceededError } from './deadline';
+export { FEATURE_NAMES } from './features';
+
+export interface EmotionEngineOptions {
+  modelsDir: string;
+  ffmpegPath: string;
+  ffprobePath: string;
+  intraOpThreads: number;
+  tmpDir?: string;
+  /** Longest audio accepted (seconds); longer → 400 too_long. Default: what fits the 5 s budget here. */
+  maxDurationSeconds?: number;
+  /** Inputs up to this long use Silero VAD; longer ones the energy-and-periodicity detector. */
+  sileroMaxSeconds?: number;
+  /** Parallel ffmpeg segments for long inputs (default: available cores). */
+  decodeParallelism?: number;
+}
+
+export interface AnalyzeOptions {
+  /** Epoch milliseconds; past it the analysis stops with a 503 processing_timeout instead of hanging. */
+  deadline?: number;
+  /** Force a speech detector (benchmarks and the agreement measurement); default chooses by duration. */
+  vad?: 'silero' | 'energy';
+}
+
+/** Measured on the 2-core reference machine (docs/emotion-engine.md): GSM at 102 min cannot finish in 5 s. */
+export const DEFAULT_MAX_DURATION_SECONDS = 30 * 60;
+export const DEFAULT_SILERO_MAX_SECONDS = 180;
+/** Inputs longer than this are decoded in parallel segments … */
+const PARALLEL_DECODE_SECONDS = 60;
+/** … when ffmpeg seeks them sample-exactly (measured: seams line up with lag 0). ASF/WMA seeks land
+ *  40–50 ms off, so WMA is decoded in one pass (it decodes 14 min in about 0.6 s anyway); PCM and FLAC
+ *  are cheap enough in one pass. */
+const SEEKS_EXACTLY: ReadonlySet<string> = new Set(['mp3', 'aac', 'mov', 'wav']);
+/** Files up to this size (and PCM WAV/AIFF and FLAC of any size, cheap to decode in one pass) are decoded
+ *  while ffprobe runs (at 320 kbps about 50 s). */
+const SPECULATIVE_DECODE_BYTES = 2_000_000;
+/** Frame hop: 10 ms (Praat's default) for inputs up to a minute … */
+const BASE_HOP_SECONDS = 0.01;
+/** Beyond a minute: 20 ms (half the cost; 250 frames per window still make stable statistics) … */
+const LONG_HOP_SECONDS = 0.02;
+const LONG_HOP_AFTER_SECONDS = 60;
+/** … and never more frames than this per file, so a 30 min file stays inside the budget (hop 30 ms). */
+const MAX_FRAMES = 60_000;
+/** Less speech than this in a window is scored as silence (features of a few frames mean nothing). */
+const MIN_SPEECH_SECONDS = 0.3;
+
+export interface ModelInfo {
+  name: string;
+  file: string;
+  sha256: string;
+}
+
+export class EmotionEngine {
+  readonly modelInfo: ModelInfo[];
+  private readonly frames = new FrameAnalyser(ANALYSIS_RATE);
+
+  private constructor(
+    private readonly opts: Required<Omit<EmotionEngineOptions, 'tmpDir'>> & { tmpDir: string },
+    private readonly vad: SileroVad,
+    private readonly mapping: EmotionMapping,
+    sileroFile: string,
+  ) {
+    this.modelInfo = [
+      { name: 'silero-vad', file: path.basename(sileroFile), sha256: modelEntry('silero-vad').sha256 },
+      { name: 'emotion-mapping', file: path.basename(mapping.file), sha256: mapping.sha256 },
+    ];
+  }
+
+  static async load(opts: EmotionEngineOptions): Promise<EmotionEngine> {
+    const sileroFile = verifiedModelPath(opts.modelsDir, 'silero-vad');
+    const [vad, mapping] = await Promise.all([
+      SileroVad.load(sileroFile, opts.intraOpThreads),
+      EmotionMapping.load(opts.modelsDir, opts.intraOpThreads),
+    ]);
+    const full = {
+      modelsDir: opts.modelsDir,
+      ffmpegPath: opts.ffmpegPath,
+      ffprobePath: opts.ffprobePath,
+      intraOpThreads: opts.intraOpThreads,
+      tmpDir: opts.tmpDir ?? os.tmpdir(),
+      maxDurationSeconds: opts.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,
+      sileroMaxSeconds: opts.sileroMaxSeconds ?? DEFAULT_SILERO_MAX_SECONDS,
+      decodeParallelism: opts.decodeParallelism ?? Math.max(1, os.availableParallelism()),
+    };
+    return new EmotionEngine(full, vad, mapping, sileroFile);
+  }
+
+  /** The Silero detector, for the agreement measurement and tests. */
+  get silero(): SileroVad {
+    return this.vad;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.vad.release(), this.mapping.release()]);
+  }
+
+  async analyze(audio: Buffer, opts: AnalyzeOptions = {}): Promise<EmotionResult> {
+    const deadline = new Deadline(opts.deadline);
+    const clock = new StageClock();
+    const { probed, samples } = await this.load(audio, deadline, clock);
+
+    const duration = samples.length / ANALYSIS_RATE;
+    const plan = planIntervals(samples.length, ANALYSIS_RATE);
+    // Long files get a coarser frame hop so the frame count (the dominant cost) stays bounded.
+    const hopSeconds = duration <= LONG_HOP_AFTER_SECONDS ? BASE_HOP_SECONDS : Math.max(LONG_HOP_SECONDS, duration / MAX_FRAMES);
+    const hop = Math.round(hopSeconds * ANALYSIS_RATE);
+    const tracks = plan.map((p, i) => {
+      if (i % 8 === 0) deadline.check('features');
+      return this.frames.analyse(samples, p.start, p.end, hop);
+    });
+    clock.lap('features');
+
+    const vadKind = opts.vad ?? (duration <= this.opts.sileroMaxSeconds ? 'silero' : 'energy');
+    const speech = await this.detectSpeech(vadKind, samples, tracks, deadline);
+    clock.lap('vad');
+
+    const windows = tracks.map((t, i) => {
+      if (i % 8 === 0) deadline.check('features');
+      return windowFeatures(samples, t, speech[i]!);
+    });
+    clock.lap('features');
+
+    deadline.check('mapping');
+    const scored = windows.map((w, i) => ({ i, w })).filter(({ w }) => w.speechSeconds >= MIN_SPEECH_SECONDS);
+    const scores = await this.mapping.score(scored.map(({ w }) => w.features));
+    const byWindow = new Map(scored.map(({ i }, k) => [i, scores[k]!]));
+    const results: EmotionInterval[] = plan.map((p, i) => {
+      const s = byWindow.get(i);
+      return {
+        from: p.from,
+        to: p.to,
+        rough: s ? round3(s.rough) : 0,
+        soft: s ? round3(s.soft) : 0,
+        speech_ratio: round3(windows[i]!.speechRatio),
+      };
+    });
+    clock.lap('mapping');
+    return { meta: probed.meta, results, summary: summarise(results, duration), stages: clock.done() };
+  }
+
+  /** Per-window features under both speech detectors, for calibration, the Praat comparison and tests. */
+  async inspect(audio: Buffer, opts: AnalyzeOptions = {}): Promise<Inspection> {
+    const deadline = new Deadline(opts.deadline);
+    const { samples } = await this.load(audio, deadline, new StageClock());
+    const plan = planIntervals(samples.length, ANALYSIS_RATE);
+    const hop = Math.round(BASE_HOP_SECONDS * ANALYSIS_RATE);
+    const tracks = plan.map((p) => this.frames.analyse(samples, p.start, p.end, hop));
+    const silero = await this.detectSpeech('silero', samples, tracks, deadline);
+    const energy = await this.detectSpeech('energy', samples, tracks, deadline);
+    const chosen = opts.vad === 'energy' ? energy : silero;
+    const windows = plan.map((p, i) => {
+      const w = windowFeatures(samples, tracks[i]!, chosen[i]!);
+      return { from: p.from, to: p.to, speechRatio: w.speechRatio, features: w.features };
+    });
+    return { duration: samples.length / ANALYSIS_RATE, windows, speech: { silero, energy } };
+  }
+
+  /** Sniff, write the temporary file, probe and decode; the file is gone when this returns or throws. */
+  private async load(audio: Buffer, deadline: Deadline, clock: StageClock): Promise<{ probed: ProbedAudio; samples: Float32Array }> {
+    deadline.check('start');
+    const sniffed = sniff(audio);
+    const dir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, 'emotion-'));
+    const abort = new AbortController();
+    let speculative: Promise<Float32Array> | undefined;
+    try {
+      const file = path.join(dir, 'input');
+      await fs.promises.writeFile(file, audio, { mode: 0o600 });
+      const decodeWith = (demuxer: string, approxDuration: number): Promise<Float32Array> =>
+        decode({
+          ffmpegPath: this.opts.ffmpegPath,
+          file,
+          demuxer,
+          approxDuration,
+          segments: approxDuration > PARALLEL_DECODE_SECONDS && SEEKS_EXACTLY.has(demuxer) ? this.opts.decodeParallelism : 1,
+          deadline,
+          signal: abort.signal,
+        });
+      // ffmpeg and ffprobe each take ~0.1 s just to start (Debian's build links 200+ libraries), so small
+      // files are decoded while they are probed; a rejected probe kills the decoder.
+      if (audio.length <= SPECULATIVE_DECODE_BYTES || sniffed.subtype === 'pcm' || sniffed.format === 'flac') {
+        speculative = decodeWith(DEMUXER[sniffed.format], 0);
+        speculative.catch(() => undefined);
+      }
+      const probed = await probe(this.opts.ffprobePath, file, sniffed, { maxDurationSeconds: this.opts.maxDurationSeconds }, deadline);
+      clock.lap('probe');
+      const samples = await (speculative ?? decodeWith(probed.demuxer, probed.duration));
+      clock.lap('decode');
+      return { probed, samples };
+    } finally {
+      abort.abort();
+      if (speculative) await speculative.catch(() => undefined);
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async detectSpeech(kind: 'silero' | 'energy', samples: Float32Array, tracks: FrameTrack[], deadline: Deadline): Promise<Uint8Array[]> {
+    if (kind === 'energy') return energySpeech(tracks);
+    const timeline = await this.vad.timeline(samples, ANALYSIS_RATE, () => deadline.check('vad'));
+    return tracks.map((t) => framesFromTimeline(t, timeline));
+  }
+}
+
+export interface Inspection {
+  duration: number;
+  windows: Array<{ from: number; to: number; speechRatio: number; features: FeatureVector }>;
+  speech: { silero: Uint8Array[]; energy: Uint8Array[] };
+}
+
+/** Milliseconds per stage; a stage lapped twice (features) accumulates. */
+class StageClock {
+  private readonly began = performance.now();
+  private mark = this.began;
+  private readonly stages: Record<string, number> = {};
+
+  lap(stage: string): void {
+    const now = performance.now();
+    this.stages[stage] = (this.stages[stage] ?? 0) + (now - this.mark);
+    this.mark = now;
+  }
+
+  done(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries(this.stages)) out[k] = Math.round(v * 10) / 10;
+    out.total = Math.round((performance.now() - this.began) * 10) / 10;
+    return out;
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+function summarise(results: EmotionInterval[], duration: number): EmotionResult['summary'] {
+  // Means over intervals that contain speech: silent intervals would otherwise drag "calm" into the mean.
+  const spoken = results.filter((r) => r.rough > 0 || r.soft > 0);
+  const avg = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const totalSpeech = results.reduce((s, r) => s + r.speech_ratio * (r.to - r.from), 0);
+  return {
+    rough_mean: round3(avg(spoken.map((r) => r.rough))),
+    rough_max: round3(Math.max(0, ...results.map((r) => r.rough))),
+    soft_mean: round3(avg(spoken.map((r) => r.soft))),
+    soft_max: round3(Math.max(0, ...results.map((r) => r.soft))),
+    speech_ratio: duration > 0 ? round3(totalSpeech / duration) : 0,
+    duration: roundMs(duration),
+  };
+}

@@ -1,0 +1,178 @@
+// Owns the ffprobe step and the spec's table of accepted audio: which codec each sniffed format may carry,
+// sample rate, channels, bit depth and bit rate, turned into precise 400 codes before anything is decoded.
+import { InvalidInputError } from '../../../shared/errors';
+import { runChild } from './child';
+import type { Deadline } from './deadline';
+import type { Sniffed, SniffedFormat } from './sniff';
+
+export interface ProbedAudio {
+  /** ffprobe's names, reported as the response's meta. */
+  meta: { sample_rate: number; channels: number; bit_rate: number; format_name: string };
+  codec: string;
+  /** Container duration in seconds (an estimate for ADTS); the decoded length is authoritative. */
+  duration: number;
+  /** The ffmpeg demuxer to force when decoding, so untrusted bytes only ever reach the detected demuxer. */
+  demuxer: string;
+}
+
+export interface ProbeLimits {
+  /** Longest audio (seconds) the engine accepts; longer files get 400 too_long without being decoded. */
+  maxDurationSeconds: number;
+}
+
+/** The demuxer forced for each sniffed format (ffprobe/ffmpeg -f). */
+export const DEMUXER: Record<SniffedFormat, string> = {
+  wav: 'wav',
+  aiff: 'aiff',
+  aac: 'aac',
+  m4a: 'mov',
+  mp3: 'mp3',
+  wma: 'asf',
+  flac: 'flac',
+};
+
+const LOSSY: ReadonlySet<SniffedFormat> = new Set(['aac', 'm4a', 'mp3', 'wma']);
+
+/** Codecs the spec's formats may carry; anything else in a known container is unsupported. */
+const CODECS: Record<SniffedFormat, readonly string[]> = {
+  wav: ['pcm_s16le', 'gsm_ms'],
+  aiff: ['pcm_s16be', 'pcm_s16le'],
+  aac: ['aac'],
+  m4a: ['aac'],
+  mp3: ['mp3'],
+  wma: ['wmav1', 'wmav2', 'wmapro'],
+  flac: ['flac'],
+};
+
+const BIT_RATE_MIN = 96_000;
+const BIT_RATE_MAX = 320_000;
+/** VBR streams report an average and containers add overhead: a small tolerance around the spec's bounds. */
+const BIT_RATE_TOLERANCE = 0.05;
+
+interface FfprobeStream {
+  codec_type?: string;
+  codec_name?: string;
+  sample_rate?: string;
+  channels?: number;
+  bit_rate?: string;
+  bits_per_sample?: number;
+  bits_per_raw_sample?: string;
+  duration?: string;
+}
+interface FfprobeOutput {
+  streams?: FfprobeStream[];
+  format?: { format_name?: string; bit_rate?: string; duration?: string };
+}
+
+export async function probe(
+  ffprobePath: string,
+  file: string,
+  sniffed: Sniffed,
+  limits: ProbeLimits,
+  deadline: Deadline,
+): Promise<ProbedAudio> {
+  const demuxer = DEMUXER[sniffed.format];
+  // A canonical PCM WAV header already says all ffprobe would (ffprobe costs ~0.1 s just to start);
+  // ffmpeg still reads the whole file when decoding, so a lying header ends in corrupt_audio or no_audio.
+  if (sniffed.format === 'wav' && sniffed.pcm) {
+    const { sampleRate, channels, frames } = sniffed.pcm;
+    const stream: FfprobeStream = { codec_type: 'audio', codec_name: 'pcm_s16le', sample_rate: String(sampleRate), channels, bits_per_sample: 16 };
+    const probed: ProbedAudio = {
+      meta: { sample_rate: sampleRate, channels, bit_rate: sampleRate * channels * 16, format_name: 'wav' },
+      codec: 'pcm_s16le',
+      duration: sampleRate > 0 ? frames / sampleRate : 0,
+      demuxer,
+    };
+    validate(sniffed, stream, probed, limits);
+    return probed;
+  }
+  const args = ['-v', 'error', '-protocol_whitelist', 'file', '-f', demuxer, '-show_format', '-show_streams', '-of', 'json', file];
+  const res = await runChild(ffprobePath, args, { deadline, stage: 'probe' });
+  if (res.code !== 0) {
+    throw new InvalidInputError('corrupt_audio', `The ${sniffed.format} file could not be read: ${firstLine(res.stderr.split(file).join('input'))}`);
+  }
+  const out = JSON.parse(res.stdout.toString('utf8')) as FfprobeOutput;
+  const stream = out.streams?.find((s) => s.codec_type === 'audio');
+  if (!stream) throw new InvalidInputError('no_audio', `The ${sniffed.format} file has no audio stream`);
+  const probed = describe(sniffed.format, demuxer, stream, out.format ?? {});
+  validate(sniffed, stream, probed, limits);
+  return probed;
+}
+
+function describe(format: SniffedFormat, demuxer: string, s: FfprobeStream, f: NonNullable<FfprobeOutput['format']>): ProbedAudio {
+  const num = (v: string | number | undefined): number => {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : 0;
+  };
+  // The stream's bit rate is the codec's; the container's includes cover art and tags, so it is the fallback
+  // only (FLAC streams carry none).
+  const bitRate = num(s.bit_rate) > 0 ? num(s.bit_rate) : num(f.bit_rate);
+  const duration = num(s.duration) > 0 ? num(s.duration) : num(f.duration);
+  return {
+    meta: {
+      sample_rate: num(s.sample_rate),
+      channels: num(s.channels),
+      bit_rate: Math.round(bitRate),
+      format_name: f.format_name ?? format,
+    },
+    codec: s.codec_name ?? 'unknown',
+    duration,
+    demuxer,
+  };
+}
+
+function validate(sniffed: Sniffed, s: FfprobeStream, p: ProbedAudio, limits: ProbeLimits): void {
+  const fmt = sniffed.format;
+  const { sample_rate: rate, channels, bit_rate: bitRate } = p.meta;
+
+  if (fmt === 'wav' || fmt === 'aiff') {
+    // PCM depth comes from the header; ffprobe names 8/24/32-bit and float PCM with their own codecs.
+    const bits = sniffed.bitsPerSample ?? s.bits_per_sample ?? 0;
+    if (sniffed.subtype === 'pcm' && bits !== 16) {
+      throw new InvalidInputError('bit_depth_unsupported', `${fmt} PCM must be 16-bit; this file is ${bits}-bit`);
+    }
+  }
+  if (!CODECS[fmt].includes(p.codec)) {
+    throw new InvalidInputError('unsupported_format', `A ${fmt} file carrying ${p.codec} audio is not accepted`);
+  }
+
+  const [minRate, maxRate] = fmt === 'wav' || fmt === 'aiff' ? [8000, 80000] : [8000, 48000];
+  if (!(rate >= minRate && rate <= maxRate)) {
+    throw new InvalidInputError(
+      'sample_rate_out_of_range',
+      `Sample rate ${rate} Hz is outside ${minRate / 1000}–${maxRate / 1000} kHz for ${fmt}`,
+    );
+  }
+  if (!(channels >= 1 && channels <= 2)) {
+    throw new InvalidInputError('channels_out_of_range', `${channels} channels; 1 or 2 are accepted`);
+  }
+  if (LOSSY.has(fmt)) {
+    const min = lossyMinimumBitRate(rate);
+    if (bitRate > 0 && (bitRate < min * (1 - BIT_RATE_TOLERANCE) || bitRate > BIT_RATE_MAX * (1 + BIT_RATE_TOLERANCE))) {
+      throw new InvalidInputError(
+        'bit_rate_out_of_range',
+        `Bit rate ${Math.round(bitRate / 1000)} kbps is outside ${Math.round(min / 1000)}–${BIT_RATE_MAX / 1000} kbps for ${fmt} at ${rate} Hz`,
+      );
+    }
+  }
+  if (p.duration > limits.maxDurationSeconds) {
+    throw new InvalidInputError(
+      'too_long',
+      `The audio lasts ${Math.round(p.duration)} s; at most ${limits.maxDurationSeconds} s can be analysed within the processing time-out`,
+    );
+  }
+}
+
+/**
+ * The spec's 96 kbps floor for lossy audio, scaled down below 32 kHz. MPEG-2/2.5 rates cannot reach
+ * 96 kbps (LAME caps 8 kHz MP3 at 64 kbps, ffmpeg's AAC at 16 kHz mono gives ~80 kbps), so a literal
+ * floor would reject every valid narrow-band file. Scaling keeps the row's intent, bits per sample:
+ * 8 kHz → 24 kbps, 16 kHz → 48 kbps, 22.05 kHz → 66 kbps, ≥ 32 kHz → 96 kbps.
+ */
+export function lossyMinimumBitRate(sampleRate: number): number {
+  return Math.round(BIT_RATE_MIN * Math.min(1, sampleRate / 32000));
+}
+
+function firstLine(s: string): string {
+  return (s.split('\n').find((l) => l.trim() !== '') ?? 'unreadable').trim().slice(0, 200);
+}

@@ -1,0 +1,200 @@
+// Owns format detection from the bytes alone: the spec's six formats (and their allowed sub-types) are told
+// apart by magic numbers and header fields, never by Content-Type or a file name. Anything else is a 400.
+import { InvalidInputError } from '../../../shared/errors';
+
+/** The spec's format families; the exact codec is confirmed later by ffprobe. */
+export type SniffedFormat = 'wav' | 'aiff' | 'aac' | 'm4a' | 'mp3' | 'wma' | 'flac';
+
+export interface Sniffed {
+  format: SniffedFormat;
+  /** WAV/AIFF sub-type read from the header, for a precise error before ffprobe runs. */
+  subtype?: 'pcm' | 'gsm';
+  /** Bit depth declared by a WAV/AIFF header (PCM only). */
+  bitsPerSample?: number;
+  /** Everything ffprobe would report, read from a canonical PCM WAV/AIFF header (lets probe skip ffprobe). */
+  pcm?: { sampleRate: number; channels: number; frames: number };
+}
+
+const ASF_GUID = Buffer.from([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce, 0x6c]);
+// KSDATAFORMAT_SUBTYPE_PCM: the sub-format of a WAVE_FORMAT_EXTENSIBLE file holding plain PCM.
+const KSDATAFORMAT_PCM_TAIL = Buffer.from([0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71]);
+
+const WAVE_FORMAT_PCM = 0x0001;
+const WAVE_FORMAT_GSM610 = 0x0031;
+const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+
+function unsupported(what: string): InvalidInputError {
+  return new InvalidInputError(
+    'unsupported_format',
+    `${what}; accepted: wav (PCM 16-bit, GSM 6.10), aiff (PCM 16-bit), aac (ADTS, m4a), mp3, wma, flac`,
+  );
+}
+
+function noAudio(what: string): InvalidInputError {
+  return new InvalidInputError('no_audio', what);
+}
+
+function ascii(buf: Buffer, at: number, len: number): string {
+  return buf.toString('latin1', at, at + len);
+}
+
+export function sniff(buf: Buffer): Sniffed {
+  if (buf.length === 0) throw noAudio('The request body is empty');
+  if (buf.length >= 12 && ascii(buf, 0, 4) === 'RIFF') {
+    if (ascii(buf, 8, 4) !== 'WAVE') throw unsupported(`RIFF file of type "${ascii(buf, 8, 4)}" is not audio`);
+    return sniffWave(buf);
+  }
+  if (buf.length >= 12 && ascii(buf, 0, 4) === 'FORM') return sniffAiff(buf);
+  if (buf.length >= 4 && ascii(buf, 0, 4) === 'fLaC') return { format: 'flac' };
+  if (buf.length >= 12 && ascii(buf, 4, 4) === 'ftyp') return { format: 'm4a' };
+  if (buf.length >= 16 && buf.subarray(0, 16).equals(ASF_GUID)) return { format: 'wma' };
+
+  // An ID3v2 tag can precede MP3 (and, rarely, ADTS or FLAC); skip it and look at what follows.
+  let start = 0;
+  if (buf.length >= 10 && ascii(buf, 0, 3) === 'ID3') {
+    const size = ((buf[6]! & 0x7f) << 21) | ((buf[7]! & 0x7f) << 14) | ((buf[8]! & 0x7f) << 7) | (buf[9]! & 0x7f);
+    const footer = buf[5]! & 0x10 ? 10 : 0;
+    start = 10 + size + footer;
+    // Tag padding and a few stray bytes before the first frame are common; look a little further.
+    while (start < buf.length && buf[start] === 0) start++;
+    if (start >= buf.length) throw noAudio('The file holds an ID3 tag and no audio frames');
+    if (ascii(buf, start, 4) === 'fLaC') return { format: 'flac' };
+  }
+  const frame = findMpegFrames(buf, start, start === 0 ? 0 : 4096);
+  if (frame === 'mp3' && onlyInfoFrame(buf, start)) throw noAudio('The MP3 file holds only its header (an Info/Xing frame)');
+  if (frame) return { format: frame };
+  if (start > 0) throw new InvalidInputError('corrupt_audio', 'An ID3 tag is followed by no valid MP3 or AAC frames');
+  throw unsupported('The bytes are not a recognised audio format');
+}
+
+function sniffWave(buf: Buffer): Sniffed {
+  // Walk the RIFF chunks: 'fmt ' can be preceded by others (JUNK, LIST, bext).
+  let at = 12;
+  let fmt: Sniffed | undefined;
+  let dataBytes: number | undefined;
+  while (at + 8 <= buf.length) {
+    const id = ascii(buf, at, 4);
+    const size = buf.readUInt32LE(at + 4);
+    const body = at + 8;
+    if (id === 'fmt ') {
+      if (body + 16 > buf.length) throw new InvalidInputError('corrupt_audio', 'WAV fmt chunk is truncated');
+      fmt = waveFmt(buf, body, size);
+    } else if (id === 'data') {
+      dataBytes = Math.min(size, buf.length - body);
+      break;
+    }
+    at = body + size + (size & 1);
+  }
+  if (!fmt) throw new InvalidInputError('corrupt_audio', 'WAV file has no fmt chunk');
+  if (dataBytes === undefined || dataBytes === 0) throw noAudio('The WAV file has a header and no audio data');
+  if (fmt.pcm && fmt.bitsPerSample === 16) fmt.pcm.frames = Math.floor(dataBytes / (2 * fmt.pcm.channels));
+  else delete fmt.pcm;
+  return fmt;
+}
+
+function waveFmt(buf: Buffer, body: number, size: number): Sniffed {
+  let tag = buf.readUInt16LE(body);
+  const bits = buf.readUInt16LE(body + 14);
+  if (tag === WAVE_FORMAT_EXTENSIBLE && size >= 40 && body + 40 <= buf.length) {
+    const sub = buf.subarray(body + 24, body + 40);
+    if (sub.subarray(2).equals(KSDATAFORMAT_PCM_TAIL) && sub.readUInt16LE(0) === WAVE_FORMAT_PCM) tag = WAVE_FORMAT_PCM;
+  }
+  if (tag === WAVE_FORMAT_GSM610) return { format: 'wav', subtype: 'gsm' };
+  if (tag === WAVE_FORMAT_PCM) {
+    const channels = buf.readUInt16LE(body + 2);
+    const sampleRate = buf.readUInt32LE(body + 4);
+    return { format: 'wav', subtype: 'pcm', bitsPerSample: bits, pcm: channels > 0 ? { sampleRate, channels, frames: 0 } : undefined };
+  }
+  throw unsupported(`WAV with format tag 0x${tag.toString(16).padStart(4, '0')} (only PCM and GSM 6.10 are accepted)`);
+}
+
+function sniffAiff(buf: Buffer): Sniffed {
+  const kind = ascii(buf, 8, 4);
+  if (kind !== 'AIFF' && kind !== 'AIFC') throw unsupported(`IFF file of type "${kind}" is not audio`);
+  let at = 12;
+  let comm: Sniffed | undefined;
+  let frames = 0;
+  let ssndBytes: number | undefined;
+  while (at + 8 <= buf.length) {
+    const id = ascii(buf, at, 4);
+    const size = buf.readUInt32BE(at + 4);
+    const body = at + 8;
+    if (id === 'COMM') {
+      if (body + 18 > buf.length) throw new InvalidInputError('corrupt_audio', 'AIFF COMM chunk is truncated');
+      frames = buf.readUInt32BE(body + 2);
+      const bits = buf.readUInt16BE(body + 6);
+      if (kind === 'AIFC') {
+        // Only uncompressed AIFF-C: 'NONE' (big-endian) and 'sowt' (little-endian) PCM.
+        const compression = body + 22 <= buf.length ? ascii(buf, body + 18, 4) : '';
+        if (compression !== 'NONE' && compression !== 'sowt') {
+          throw unsupported(`AIFF-C with compression "${compression}" (only PCM is accepted)`);
+        }
+      }
+      comm = { format: 'aiff', subtype: 'pcm', bitsPerSample: bits };
+    } else if (id === 'SSND') {
+      // SSND starts with an 8-byte offset/blockSize header before the samples.
+      ssndBytes = Math.max(0, Math.min(size, buf.length - body) - 8);
+    }
+    at = body + size + (size & 1);
+  }
+  if (!comm) throw new InvalidInputError('corrupt_audio', 'AIFF file has no COMM chunk');
+  if (frames === 0 || !ssndBytes) throw noAudio('The AIFF file has a header and no audio data');
+  return comm;
+}
+
+// MPEG audio header tables, enough to compute a frame's length and check that the next frame follows it.
+const MPEG_BITRATES_V1_L3 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
+const MPEG_BITRATES_V2_L3 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+const MPEG_RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] };
+
+function mp3FrameLength(buf: Buffer, at: number): number {
+  if (at + 4 > buf.length) return 0;
+  const b1 = buf[at + 1]!;
+  const b2 = buf[at + 2]!;
+  if (buf[at] !== 0xff || (b1 & 0xe0) !== 0xe0) return 0;
+  const version = (b1 >> 3) & 3; // 3 = MPEG-1, 2 = MPEG-2, 0 = MPEG-2.5, 1 = reserved
+  const layer = (b1 >> 1) & 3; // 1 = Layer III
+  if (version === 1 || layer !== 1) return 0;
+  const brIndex = b2 >> 4;
+  const srIndex = (b2 >> 2) & 3;
+  if (brIndex === 0 || brIndex === 15 || srIndex === 3) return 0;
+  const kbps = (version === 3 ? MPEG_BITRATES_V1_L3 : MPEG_BITRATES_V2_L3)[brIndex]!;
+  const rate = MPEG_RATES[version]![srIndex]!;
+  const padding = (b2 >> 1) & 1;
+  const coef = version === 3 ? 144 : 72;
+  return Math.floor((coef * kbps * 1000) / rate) + padding;
+}
+
+function adtsFrameLength(buf: Buffer, at: number): number {
+  if (at + 7 > buf.length) return 0;
+  if (buf[at] !== 0xff || (buf[at + 1]! & 0xf6) !== 0xf0) return 0; // sync 0xFFF, layer 00
+  if (((buf[at + 2]! >> 2) & 0xf) > 12) return 0; // sampling-frequency index
+  const len = ((buf[at + 3]! & 0x03) << 11) | (buf[at + 4]! << 3) | (buf[at + 5]! >> 5);
+  return len >= 7 ? len : 0;
+}
+
+/** An encoder that got no samples writes one Xing/Info frame (its header) and nothing after it. */
+function onlyInfoFrame(buf: Buffer, start: number): boolean {
+  let at = start;
+  while (at < buf.length && buf[at] !== 0xff) at++;
+  const len = mp3FrameLength(buf, at);
+  if (len === 0 || at + len < buf.length) return false;
+  const frame = buf.subarray(at, at + len).toString('latin1');
+  return frame.includes('Info') || frame.includes('Xing');
+}
+
+/**
+ * Finds the first MPEG audio or ADTS frame at or after `start` (searching `slack` bytes) whose successor
+ * also parses, so that random bytes that happen to contain 0xFFF are not taken for audio.
+ */
+function findMpegFrames(buf: Buffer, start: number, slack: number): 'mp3' | 'aac' | undefined {
+  const end = Math.min(buf.length - 4, start + slack);
+  for (let at = start; at <= end; at++) {
+    if (buf[at] !== 0xff) continue;
+    const mp3 = mp3FrameLength(buf, at);
+    if (mp3 > 0 && (at + mp3 >= buf.length || mp3FrameLength(buf, at + mp3) > 0)) return 'mp3';
+    const aac = adtsFrameLength(buf, at);
+    if (aac > 0 && (at + aac >= buf.length || adtsFrameLength(buf, at + aac) > 0)) return 'aac';
+  }
+  return undefined;
+}

@@ -1,0 +1,152 @@
+// Owns speech detection. Silero VAD (the real model, 8 kHz, 96 ms chunks, recurrent state) for inputs up to
+// a few minutes; a cheap energy-and-periodicity detector on the analysis frames for longer ones. Silero's
+// recurrent state is kept per stream, so the audio is cut into parts run side by side in the batch axis:
+// one call then serves many chunks, which is what makes the model affordable.
+import * as ort from 'onnxruntime-node';
+import { percentile } from './dsp';
+import type { FrameTrack } from './frames';
+
+/** Silero v4 at 8 kHz accepts 256, 512 or 768 samples; 768 (96 ms) is the cheapest per audio second. */
+export const SILERO_CHUNK = 768;
+const SILERO_STATE = 64;
+/** Hysteresis as in @ricky0123/vad: enter speech at 0.5, leave below 0.35. */
+const POSITIVE = 0.5;
+const NEGATIVE = 0.35;
+/** Chunks each part of the batch re-reads before its own start, so its state has warmed up. */
+const PREROLL_CHUNKS = 4;
+const MIN_CHUNKS_PER_PART = 24;
+const MAX_BATCH = 32;
+
+/** Speech flags on a regular grid over the whole file. */
+export interface SpeechTimeline {
+  stepSamples: number;
+  flags: Uint8Array;
+  /** Raw probabilities (Silero) or null (energy detector). */
+  probabilities: Float32Array | null;
+}
+
+export class SileroVad {
+  private constructor(private readonly session: ort.InferenceSession) {}
+
+  static async load(modelPath: string, intraOpThreads: number): Promise<SileroVad> {
+    const session = await ort.InferenceSession.create(modelPath, {
+      intraOpNumThreads: intraOpThreads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    });
+    const inputs = ['input', 'sr', 'h', 'c'];
+    if (!inputs.every((n) => session.inputNames.includes(n)) || !session.outputNames.includes('output')) {
+      throw new Error(`silero_vad.onnx has inputs ${session.inputNames.join(',')}; expected ${inputs.join(',')}`);
+    }
+    return new SileroVad(session);
+  }
+
+  /** Speech probability per 96 ms chunk, parts of the file processed side by side in one batch. */
+  async probabilities(x: Float32Array, rate: number, checkDeadline: () => void, maxBatch = MAX_BATCH): Promise<Float32Array> {
+    const chunks = Math.ceil(x.length / SILERO_CHUNK);
+    const parts = Math.max(1, Math.min(maxBatch, Math.floor(chunks / MIN_CHUNKS_PER_PART)));
+    const perPart = Math.ceil(chunks / parts);
+    const pre = parts > 1 ? PREROLL_CHUNKS : 0;
+    const steps = perPart + pre;
+    const out = new Float32Array(chunks);
+    const sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(rate)]), []);
+    let h: ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * parts * SILERO_STATE), [2, parts, SILERO_STATE]);
+    let c: ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * parts * SILERO_STATE), [2, parts, SILERO_STATE]);
+    const input = new Float32Array(parts * SILERO_CHUNK);
+    for (let step = 0; step < steps; step++) {
+      if (step % 64 === 0) checkDeadline();
+      input.fill(0);
+      for (let p = 0; p < parts; p++) {
+        // Part p owns chunks [p*perPart, (p+1)*perPart) and starts reading `pre` chunks earlier (zeros for part 0).
+        const chunk = p * perPart - pre + step;
+        if (chunk < 0 || chunk >= chunks) continue;
+        const from = chunk * SILERO_CHUNK;
+        input.set(x.subarray(from, Math.min(x.length, from + SILERO_CHUNK)), p * SILERO_CHUNK);
+      }
+      const res = await this.session.run({ input: new ort.Tensor('float32', input, [parts, SILERO_CHUNK]), sr, h, c });
+      const prob = res.output!.data as Float32Array;
+      h = res.hn!;
+      c = res.cn!;
+      for (let p = 0; p < parts; p++) {
+        const own = step - pre;
+        if (own < 0 || own >= perPart) continue;
+        const chunk = p * perPart + own;
+        if (chunk < chunks) out[chunk] = prob[p]!;
+      }
+    }
+    return out;
+  }
+
+  async timeline(x: Float32Array, rate: number, checkDeadline: () => void): Promise<SpeechTimeline> {
+    const probabilities = await this.probabilities(x, rate, checkDeadline);
+    const flags = new Uint8Array(probabilities.length);
+    let inSpeech = false;
+    for (let i = 0; i < probabilities.length; i++) {
+      const p = probabilities[i]!;
+      inSpeech = inSpeech ? p >= NEGATIVE : p >= POSITIVE;
+      flags[i] = inSpeech ? 1 : 0;
+    }
+    return { stepSamples: SILERO_CHUNK, flags, probabilities };
+  }
+
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+}
+
+/** Per-frame speech flags of one window's track, read off a file-wide timeline at each frame's centre. */
+export function framesFromTimeline(track: FrameTrack, timeline: SpeechTimeline): Uint8Array {
+  const out = new Uint8Array(track.f0.length);
+  for (let k = 0; k < out.length; k++) {
+    const centre = track.starts[k]! + track.frameLength / 2;
+    out[k] = timeline.flags[Math.min(timeline.flags.length - 1, Math.floor(centre / timeline.stepSamples))] ?? 0;
+  }
+  return out;
+}
+
+// Energy-and-periodicity detector: a frame is speech when it stands clear of the file's noise floor and is
+// either periodic (voiced) or clearly loud (fricatives, whispers). Gaps shorter than a syllable are closed.
+const ABOVE_FLOOR_DB = 9;
+const LOUD_ABOVE_FLOOR_DB = 18;
+const ABSOLUTE_MIN_DB = -55;
+const PERIODIC = 0.5;
+const CLOSE_GAP_SECONDS = 0.2;
+const MIN_RUN_SECONDS = 0.06;
+
+export function energySpeech(tracks: FrameTrack[]): Uint8Array[] {
+  const levels: number[] = [];
+  for (const t of tracks) for (let k = 0; k < t.levelDb.length; k += 4) levels.push(t.levelDb[k]!);
+  // Most recordings have pauses: the 10th percentile of frame levels is the noise floor. A file with
+  // no pauses at all gets a floor well below its speech, which only makes the detector more inclusive.
+  const floor = levels.length > 0 ? percentile(levels, 0.1) : -100;
+  return tracks.map((t) => {
+    const n = t.levelDb.length;
+    const flags = new Uint8Array(n);
+    for (let k = 0; k < n; k++) {
+      const l = t.levelDb[k]!;
+      if (l < ABSOLUTE_MIN_DB || l < floor + ABOVE_FLOOR_DB) continue;
+      if (t.periodicity[k]! >= PERIODIC || l >= floor + LOUD_ABOVE_FLOOR_DB) flags[k] = 1;
+    }
+    const frameSeconds = t.hop / t.rate;
+    fillRuns(flags, 0, Math.round(CLOSE_GAP_SECONDS / frameSeconds), 1);
+    fillRuns(flags, 1, Math.round(MIN_RUN_SECONDS / frameSeconds), 0);
+    return flags;
+  });
+}
+
+/** Replaces interior runs of `value` shorter than `maxLen` with `replacement`. */
+function fillRuns(flags: Uint8Array, value: number, maxLen: number, replacement: number): void {
+  let k = 0;
+  while (k < flags.length) {
+    if (flags[k] !== value) {
+      k++;
+      continue;
+    }
+    let m = k;
+    while (m < flags.length && flags[m] === value) m++;
+    const interior = value === 0 ? k > 0 && m < flags.length : true;
+    if (interior && m - k < maxLen) flags.fill(replacement, k, m);
+    k = m;
+  }
+}
