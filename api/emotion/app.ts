@@ -35,7 +35,7 @@ declare module 'express-serve-static-core' {
 
 function cors(_req: Request, res: Response, next: NextFunction) {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After, Server-Timing');
   next();
 }
 
@@ -50,6 +50,17 @@ function bearer(tokens: EmotionTokenService) {
     req.emotionToken = token;
     next();
   };
+}
+
+/** When each request's body started to arrive: the "receive" stage of Server-Timing. */
+const receiveStarted = new WeakMap<Request, number>();
+
+/** Server-Timing (W3C) lets callers and the benchmark see where the time went, without a body change. */
+function serverTiming(stages: Record<string, number | undefined>): string {
+  return Object.entries(stages)
+    .filter(([, ms]) => typeof ms === 'number' && Number.isFinite(ms))
+    .map(([name, ms]) => `${name};dur=${(ms as number).toFixed(1)}`)
+    .join(', ');
 }
 
 export function createEmotionApp(d: EmotionAppDeps): Express {
@@ -82,15 +93,21 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       if (!type.startsWith('audio/')) throw new InvalidRequestError('Content-Type must be audio/* (the raw audio file bytes)');
       next();
     },
+    (req, _res, next) => {
+      receiveStarted.set(req, performance.now());
+      next();
+    },
     audioBody,
     async (req, res) => {
+      const receiveMs = performance.now() - (receiveStarted.get(req) ?? performance.now());
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
       await d.jobs.assertCapacity();
       const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: req.emotionToken!._id };
       const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, budgetMs: d.budgetMs });
       if (!outcome.ok) throw deserializeJobError(outcome.error);
-      const { stages: _stages, ...result } = outcome.value;
+      const { stages, ...result } = outcome.value;
+      res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));
       res.status(200).json(result);
     },
   );

@@ -1,7 +1,8 @@
 // Owns `npm run bench:emotion`: the emotion engine's speed on the issue's reference inputs (15 s clip, 60 s WAV,
 // 10 MB mp3 at 320 and 96 kbps, 10 MB GSM WAV), generated with espeak-ng + sox/ffmpeg into a temp dir, with a
-// per-stage breakdown. Modes: in-process (default); `--url URL --token T` is reserved for the end-to-end HTTP
-// run (the lead adds it: a Target that POSTs instead of calling the engine); `--praat` prints the feature
+// per-stage breakdown. Modes: end to end through HTTP (default: starts private engines, the emotion API and one
+// emotion worker as processes; or `--url URL --token T` against a running service), the stages read from the
+// API's Server-Timing header; `--in-process` calls the engine directly; `--praat` prints the feature
 // cross-check table; `--calibrate` prints the features of modal voices (the mapping's reference values).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +13,11 @@ import { defaultModelsDir } from '../../shared/paths';
 import type { EmotionResult } from '../../shared/queues/contracts';
 import { EmotionEngine } from '../../workers/emotion/engine';
 import { praatMeasures } from '../../test/fixtures/emotion/praat';
+import { spawnService, type ServiceProcess } from '../../test/support/processes';
+import { startFerretDb, startRedis } from '../engines/local-engines';
+import { connectMongo } from '../../shared/db/mongo';
+import { createModels } from '../../shared/db/models';
+import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 
 const TEN_MB = 10_000_000;
 const TEXT =
@@ -85,8 +91,53 @@ async function inProcessTarget(opts: { maxDurationSeconds?: number }): Promise<T
   };
 }
 
-async function bench(target: Target, inputs: Input[], repeats: number): Promise<void> {
-  const stages = ['probe', 'decode', 'features', 'vad', 'mapping'];
+/** Parses `name;dur=12.3, other;dur=4` into milliseconds by name. */
+function parseServerTiming(header: string | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of (header ?? '').split(',')) {
+    const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+function httpTarget(url: string, token: string): Target {
+  return {
+    async analyse(bytes) {
+      const t0 = performance.now();
+      const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'audio/wav' }, body: bytes });
+      const body = (await res.json()) as EmotionResult & { error?: { code: string; message: string } };
+      const wallMs = performance.now() - t0;
+      if (!res.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${res.status}`), { code: `${res.status} ${body.error?.code ?? ''}` });
+      return { result: { ...body, stages: parseServerTiming(res.headers.get('server-timing')) }, wallMs };
+    },
+    close: async () => undefined,
+  };
+}
+
+/** Private engines, one emotion API and one emotion worker as separate processes, and a token. */
+async function localHttpStack(dir: string): Promise<{ url: string; token: string; stop(): Promise<void> }> {
+  const redis = await startRedis({ dir: path.join(dir, 'redis') });
+  const mongo = await startFerretDb({ dataDir: path.join(dir, 'ferretdb') });
+  const env = { REDIS_URL: redis.url, MONGODB_URI: `${mongo.url}bench`, LOG_LEVEL: 'warn' };
+  const procs: ServiceProcess[] = [await spawnService('emotion-api', env), await spawnService('emotion-worker', env)];
+  await Promise.all(procs.map((p) => p.ready(60_000)));
+  const conn = await connectMongo(env.MONGODB_URI);
+  const { token } = await new EmotionTokenService(createModels(conn)).create('bench');
+  await conn.close();
+  return {
+    url: `http://127.0.0.1:${procs[0]!.port}/feelings/v3/analysis`,
+    token,
+    async stop() {
+      for (const p of procs) await p.stop();
+      await mongo.stop();
+      await redis.stop();
+    },
+  };
+}
+
+async function bench(target: Target, inputs: Input[], repeats: number, overHttp: boolean): Promise<void> {
+  const stages = overHttp ? ['receive', 'probe', 'decode', 'vad', 'features', 'mapping', 'worker'] : ['probe', 'decode', 'vad', 'features', 'mapping'];
   console.log(['input', 'MB', 'duration s', 'wall ms (best)', ...stages.map((s) => `${s} ms`), 'intervals', 'outcome'].join(' | '));
   for (const input of inputs) {
     const bytes = fs.readFileSync(input.file);
@@ -97,7 +148,7 @@ async function bench(target: Target, inputs: Input[], repeats: number): Promise<
         if (r.wallMs < best.wallMs) best = r;
       } catch (err) {
         const e = err as Error & { code?: string };
-        best = { wallMs: Number.NaN, error: `${e.code ?? 'error'}: ${e.message}` };
+        best = { wallMs: Number.NaN, error: `${e.code ?? 'error'}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ''}` };
         break;
       }
     }
@@ -164,14 +215,20 @@ async function main(): Promise<void> {
   try {
     if (process.argv.includes('--praat')) return await praatTable(dir);
     if (process.argv.includes('--calibrate')) return await calibrate(dir);
-    if (arg('--url')) throw new Error('--url (end-to-end through HTTP) is not wired yet; run without it for the in-process breakdown');
-    console.log(`bench:emotion in-process on ${os.cpus().length} cores; inputs in ${dir}`);
+    const inProcess = process.argv.includes('--in-process');
+    const url = arg('--url');
+    // Inputs first: making them blocks the event loop, which would strand pooled keep-alive sockets.
     const inputs = makeInputs(dir);
-    const target = await inProcessTarget({});
+    const stack = inProcess || url ? null : await localHttpStack(dir);
+    const mode = inProcess ? 'in-process' : `end to end through HTTP (${url ?? stack!.url})`;
+    console.log(`bench:emotion ${mode} on ${os.cpus().length} cores; inputs in ${dir}`);
+    const target = inProcess ? await inProcessTarget({}) : httpTarget(url ?? stack!.url, arg('--token') ?? stack!.token);
     try {
-      await bench(target, inputs, Number(arg('--repeats') ?? 3));
+      await bench(target, inputs, Number(arg('--repeats') ?? 3), !inProcess);
+      if (!inProcess) console.log('wall = client-side time to the full answer; worker = time in the worker; receive = body upload as the API saw it');
     } finally {
       await target.close();
+      await stack?.stop();
     }
   } finally {
     if (!arg('--dir')) fs.rmSync(dir, { recursive: true, force: true });
