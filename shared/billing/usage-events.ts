@@ -56,7 +56,10 @@ export async function rollUpOverage(models: Models, hour: string): Promise<numbe
     const account = await models.Account.findById(customerId, { marketplace: 1 }).lean();
     await models.MeteringRecord.updateOne(
       { _id: `${customerId}:${hour}` },
-      { $set: { customerId, hour, quantity, subscriptionId: account?.marketplace?.subscriptionId ?? null } },
+      {
+        $set: { customerId, hour, quantity, subscriptionId: account?.marketplace?.subscriptionId ?? null },
+        $setOnInsert: { dimension: 'overage_calls', reportedAt: null },
+      },
       { upsert: true },
     );
   }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
+import { rollUpOverage } from '../../../shared/billing/usage-events';
 
 describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', () => {
   // A movable clock: the month boundary is crossed by moving it, not by waiting.
@@ -37,6 +38,12 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     expect(usage.data).to.include({ total_calls: 5, monthly_limit: 3, remaining_calls: 0, over_limit_calls: 2, hard_cap_enabled: false });
     expect(usage.metadata).to.include({ remaining_calls: 0, over_limit_calls: 2 });
     expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId, overage: true })).to.equal(2);
+    // Hourly metering records for the marketplace: recomputed from the events, so running twice changes nothing.
+    const [event] = await stack.api.deps.models.UsageEvent.find({ customerId: acc.customerId, overage: true }).lean();
+    await rollUpOverage(stack.api.deps.models, event!.hour);
+    await rollUpOverage(stack.api.deps.models, event!.hour);
+    const record = await stack.api.deps.models.MeteringRecord.findById(`${acc.customerId}:${event!.hour}`).lean();
+    expect(record).to.include({ quantity: 2, dimension: 'overage_calls', reportedAt: null });
   });
 
   it('stops at the limit with 429 quota_exceeded when the hard cap is switched ON, charging nothing', async () => {
