@@ -33,6 +33,8 @@ export const configSchema = z.object({
   LIVENESS_BUDGET_MS: positiveInt.default(10_000),
   /** The emotion spec's processing time-out is 5 s. */
   EMOTION_BUDGET_MS: positiveInt.default(5_000),
+  /** On SIGTERM a front-end answers /readyz 503 for this long before it stops accepting (for load balancers without a preStop hook). */
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   /** Reject new jobs with 503 when this many are already waiting per worker process. */
   MAX_BACKLOG_PER_WORKER: positiveInt.default(32),
   /** How many worker processes serve a queue, for backlog shedding; default: the workers connected to the queue. */

@@ -81,6 +81,7 @@ export async function startFrontEndBase(o: {
         port: server.port,
         async stop() {
           readiness.accepting = false;
+          if (config.SHUTDOWN_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_DELAY_MS));
           await server.close(drainMs);
           await jobs.close();
           await closeRedis(subscriber);

@@ -3,7 +3,8 @@ import { loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/logger';
 import { runUntilSignal } from '../../shared/process';
 import { startLivenessApi } from './server';
+import { mountConsole } from '../console/mount';
 
 const config = loadConfig();
 const log = createLogger('liveness-api', config.LOG_LEVEL);
-runUntilSignal(log, () => startLivenessApi({ config, log }));
+runUntilSignal(log, () => startLivenessApi({ config, log, extend: mountConsole }));

@@ -5,6 +5,7 @@ import type { Config } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
 import type { Models } from '../../shared/db/models';
 import { AccountService } from '../../shared/accounts/account-service';
+import { AuthCache } from '../../shared/accounts/auth-cache';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
@@ -52,7 +53,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     dbName: o.dbName,
   });
   const { redis, models } = base;
-  const accounts = new AccountService(models, clock);
+  const accounts = new AccountService(models, clock, new AuthCache(redis, config.QUEUE_PREFIX));
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
   const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock };
   const app = createLivenessApp({

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../shared/config';
 import { connectMongo } from '../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
 import { AccountService } from '../../shared/accounts/account-service';
+import { AuthCache } from '../../shared/accounts/auth-cache';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock } from '../../shared/billing/month';
@@ -47,7 +48,8 @@ export async function openContext(json: boolean): Promise<AdminContext> {
   return {
     config,
     models,
-    accounts: new AccountService(models, systemClock),
+    // The same auth cache as the API processes, so changes made here take effect there at once.
+    accounts: new AccountService(models, systemClock, new AuthCache(redis, config.QUEUE_PREFIX)),
     ledger: new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock),
     emotionTokens: new EmotionTokenService(models),
     json,

@@ -7,6 +7,7 @@ import { isDuplicateKeyError } from '../db/models';
 import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId } from '../billing/plans';
 import { monthAfter, monthOf, type Clock } from '../billing/month';
 import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
+import type { AuthCache } from './auth-cache';
 
 export type KeySlot = 'primary' | 'secondary';
 export type Account = AccountDoc & { _id: string };
@@ -38,10 +39,19 @@ export interface PlanView {
 }
 
 export class AccountService {
+  /** With a cache, authentication reads Redis; every write below then keeps it right (see auth-cache.ts). */
   constructor(
     private readonly models: Models,
     private readonly clock: Clock,
+    private readonly cache?: AuthCache,
   ) {}
+
+  /** Drops cached authentications of this customer's keys after an account change. */
+  private async accountChanged(customerId: string): Promise<void> {
+    if (!this.cache) return;
+    const keys = await this.models.ApiKey.find({ customerId }, { hash: 1 }).lean();
+    await this.cache.forget(keys.map((k) => k.hash));
+  }
 
   async create(input: CreateAccountInput): Promise<{ account: Account; primaryKey: string | null; secondaryKey: string | null }> {
     if (!isPlanId(input.plan)) throw new InvalidRequestError(`unknown plan "${input.plan}"`);
@@ -89,7 +99,7 @@ export class AccountService {
 
   private async writeKey(customerId: string, slot: KeySlot): Promise<string> {
     const key = generateApiKey();
-    await this.models.ApiKey.findOneAndUpdate(
+    const previous = await this.models.ApiKey.findOneAndUpdate(
       { customerId, slot },
       {
         $set: { hash: sha256Hex(key), prefix: displayPrefix(key), rotatedAt: this.clock() },
@@ -97,7 +107,8 @@ export class AccountService {
         $setOnInsert: { _id: randomUUID(), customerId, slot },
       },
       { upsert: true },
-    );
+    ).lean();
+    if (previous && this.cache) await this.cache.revoke(previous.hash);
     return key;
   }
 
@@ -113,14 +124,31 @@ export class AccountService {
   async authenticate(presented: string | undefined): Promise<AuthenticatedKey | null> {
     if (!presented || !API_KEY_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
+    const cached = await this.cache?.get(digest);
+    if (cached === 'revoked') return null;
+    if (cached && !this.changeDue(cached.account)) return this.admit(cached);
     const key = await this.models.ApiKey.findOne({ hash: digest }).lean();
     if (!key || !sameDigest(key.hash, digest)) return null;
     const account = await this.current(key.customerId);
     if (!account) return null;
-    if (account.status === 'suspended') throw new ForbiddenError('This account is suspended; contact support');
-    if (account.status === 'cancelled') throw new ForbiddenError('This subscription has ended');
-    if (account.status !== 'active') throw new ForbiddenError('This account is not activated yet');
-    return { account, keyId: key._id, slot: key.slot as KeySlot };
+    const auth: AuthenticatedKey = { account, keyId: key._id, slot: key.slot as KeySlot };
+    await this.cache?.put(digest, auth);
+    return this.admit(auth);
+  }
+
+  /** 403 when the key is valid but the account may not use the API. */
+  private admit(auth: AuthenticatedKey): AuthenticatedKey {
+    const { status } = auth.account;
+    if (status === 'suspended') throw new ForbiddenError('This account is suspended; contact support');
+    if (status === 'cancelled') throw new ForbiddenError('This subscription has ended');
+    if (status !== 'active') throw new ForbiddenError('This account is not activated yet');
+    return auth;
+  }
+
+  /** A scheduled plan change has come due: the cached account is out of date. */
+  private changeDue(account: Account): boolean {
+    const due = account.scheduledChange?.effectiveMonth;
+    return !!due && monthOf(this.clock()) >= due;
   }
 
   async get(customerId: string): Promise<Account | null> {
@@ -145,6 +173,7 @@ export class AccountService {
       update,
       { new: true },
     ).lean();
+    if (applied) await this.accountChanged(customerId);
     return ((applied ?? (await this.get(customerId))) as Account | null);
   }
 
@@ -168,6 +197,7 @@ export class AccountService {
         { _id: customerId },
         { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } },
       );
+      await this.accountChanged(customerId);
       await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan });
       return { effective: 'now' };
     }
@@ -176,6 +206,7 @@ export class AccountService {
       { _id: customerId },
       { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now } } },
     );
+    await this.accountChanged(customerId);
     await this.audit(customerId, 'plan.downgrade_scheduled', { from: account.plan, to: plan, effectiveMonth });
     return { effective: effectiveMonth };
   }
@@ -187,6 +218,7 @@ export class AccountService {
       { $set: { scheduledChange: { plan: null, cancel: true, effectiveMonth, requestedAt: this.clock() } } },
     );
     if (res.matchedCount === 0) throw new NotFoundError('customer not found');
+    await this.accountChanged(customerId);
     await this.audit(customerId, 'plan.cancellation_scheduled', { effectiveMonth });
     return { effective: effectiveMonth };
   }
@@ -198,6 +230,7 @@ export class AccountService {
       { $set: { scheduledChange: null } },
     );
     if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
+    await this.accountChanged(customerId);
     await this.audit(customerId, 'plan.scheduled_change_withdrawn', null);
   }
 
@@ -206,15 +239,18 @@ export class AccountService {
     if (!account) throw new NotFoundError('customer not found');
     if (account.plan === 'free' && !on) throw new InvalidRequestError('the free plan always has the hard cap on');
     await this.models.Account.updateOne({ _id: customerId }, { $set: { hardCap: on } });
+    await this.accountChanged(customerId);
     await this.audit(customerId, on ? 'hard_cap.on' : 'hard_cap.off', null);
   }
 
   async setMonthlyLimit(customerId: string, limit: number | null): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId }, { $set: { monthlyLimit: limit } });
+    await this.accountChanged(customerId);
   }
 
   async setStatus(customerId: string, status: 'active' | 'suspended' | 'cancelled'): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId }, { $set: { status } });
+    await this.accountChanged(customerId);
     await this.audit(customerId, `status.${status}`, null);
   }
 

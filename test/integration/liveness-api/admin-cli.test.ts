@@ -29,6 +29,8 @@ describe('operator CLI (npm run -s admin)', () => {
 
   it('account set, key regenerate and usage show agree with GET /v1/usage', async () => {
     const created = (await admin('account', 'create', '--email', 'ops2@example.com', '--plan', 'enterprise', '--monthly-limit', '250000')).json;
+    // Used once, so the API process has it cached: the CLI's changes must still take effect at once.
+    expect((await stack.usage(created.primaryKey)).body.data.hard_cap_enabled).to.equal(false);
     const set = await admin('account', 'set', '--customer', created.customerId, '--hard-cap', 'on');
     expect(set.code).to.equal(0);
     const regen = await admin('key', 'regenerate', '--customer', created.customerId, '--which', 'primary');
@@ -38,6 +40,8 @@ describe('operator CLI (npm run -s admin)', () => {
     const cli = (await admin('usage', 'show', '--customer', created.customerId)).json;
     expect(cli).to.deep.equal(api);
     expect(cli).to.include({ monthly_limit: 250000, hard_cap_enabled: true, plan: 'enterprise' });
+    await admin('account', 'set', '--customer', created.customerId, '--status', 'suspended');
+    expect((await stack.usage(regen.json.key)).status).to.equal(403);
   });
 
   it('refuses bad arguments with a message and a non-zero exit', async () => {

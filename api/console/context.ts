@@ -1,0 +1,81 @@
+// Owns what every console route gets: the services, and helpers to render a page for this request
+// (its CSRF token, a one-shot flash message, no-store caching).
+import type { Request, Response } from 'express';
+import type { Config } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import type { Models } from '../../shared/db/models';
+import type { Account, AccountService } from '../../shared/accounts/account-service';
+import type { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import type { CreditLedger } from '../../shared/billing/credit-ledger';
+import type { Clock } from '../../shared/billing/month';
+import type { Mailer } from '../../shared/mail/mailer';
+import type { Redis } from 'ioredis';
+import type { AttemptLimiter } from './attempts';
+import { ensureSession, type CookieOptions } from './http';
+import type { RegistrationTokenSigner } from './registration-token';
+import type { SessionStore } from './session';
+import type { TotpService } from './totp';
+import type { VerificationTokens } from './verification-token';
+import type { AppContext, PageContext } from './views/layout';
+
+export interface ConsoleDeps {
+  config: Config;
+  log: Logger;
+  models: Models;
+  accounts: AccountService;
+  ledger: CreditLedger;
+  emotionTokens: EmotionTokenService;
+  clock: Clock;
+  redis: Redis;
+  sessions: SessionStore;
+  attempts: AttemptLimiter;
+  totp: TotpService;
+  verification: VerificationTokens;
+  registration: RegistrationTokenSigner;
+  mailer: Mailer;
+  cookie: CookieOptions;
+  /** Local mail sink folder when the dev mailbox page is on; null otherwise. */
+  mailboxDir: string | null;
+}
+
+/** The origin links in e-mails point at: PUBLIC_BASE_URL, or (local) the address the browser used. */
+export function baseUrl(d: ConsoleDeps, req: Request): string {
+  return (d.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
+}
+
+export function sendPage(res: Response, body: string, status = 200): void {
+  res.status(status).type('html').send(body);
+}
+
+/** Page context with a session (created if needed, for the CSRF token); consumes the flash. */
+export async function pageContext(d: ConsoleDeps, req: Request, res: Response): Promise<PageContext> {
+  const session = await ensureSession(req, res, d.sessions, d.cookie);
+  const flash = session.data.flash ?? null;
+  if (flash) {
+    delete session.data.flash;
+    await d.sessions.save(session);
+  }
+  return { csrf: session.data.csrf, flash, devMailbox: d.mailboxDir !== null };
+}
+
+export async function appContext(d: ConsoleDeps, req: Request, res: Response, account: Account): Promise<AppContext> {
+  const ctx = await pageContext(d, req, res);
+  return { ...ctx, csrf: ctx.csrf!, email: account.email, company: account.company ?? '' };
+}
+
+/** Sets a message for the next page, then redirects there (POST → redirect → GET). */
+export async function redirectWithFlash(d: ConsoleDeps, req: Request, res: Response, to: string, flash: NonNullable<PageContext['flash']>): Promise<void> {
+  const session = await ensureSession(req, res, d.sessions, d.cookie);
+  session.data.flash = flash;
+  await d.sessions.save(session);
+  res.redirect(303, to);
+}
+
+export function clientIp(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+}
+
+export function formField(req: Request, name: string): string {
+  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v : '';
+}

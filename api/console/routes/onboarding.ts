@@ -1,0 +1,194 @@
+// Owns the onboarding transitions: marketplace link → registration → verification e-mail → password →
+// activation (both keys shown once). Each step checks where the visitor really is, so no URL skips one.
+import { Router, type Request, type Response } from 'express';
+import { InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
+import { verificationMail } from '../../../shared/mail/templates';
+import type { PlanId } from '../../../shared/billing/plans';
+import { RULES } from '../attempts';
+import { adoptSession, requireStage } from '../http';
+import { hashPassword, passwordProblems } from '../passwords';
+import { VERIFICATION_TTL_MS } from '../verification-token';
+import { readRegistration, type RegistrationInput } from '../validation';
+import {
+  checkInboxPage,
+  keysOncePage,
+  passwordPage,
+  registerPage,
+  registrationLinkProblemPage,
+  resendDonePage,
+  resendPage,
+  verifyProblemPage,
+} from '../views/onboarding';
+import { baseUrl, clientIp, formField, pageContext, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+
+const EMPTY: RegistrationInput = { firstName: '', lastName: '', email: '', company: '', website: '' };
+
+export function onboardingRoutes(d: ConsoleDeps): Router {
+  const r = Router();
+
+  async function subscriptionTaken(subscriptionId: string): Promise<boolean> {
+    return (await d.models.Account.exists({ 'marketplace.subscriptionId': subscriptionId })) !== null;
+  }
+
+  async function sendVerification(req: Request, account: { _id: string; email: string; firstName?: string | null }): Promise<void> {
+    const token = d.verification.issue(account._id, account.email);
+    const link = `${baseUrl(d, req)}/console/verify?token=${encodeURIComponent(token)}`;
+    await d.mailer.send(account.email, verificationMail({ firstName: account.firstName || 'there', link, validHours: VERIFICATION_TTL_MS / 3600_000 }));
+  }
+
+  r.get('/register', async (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const ctx = await pageContext(d, req, res);
+    const check = d.registration.verify(token);
+    if (!check.ok) return sendPage(res, registrationLinkProblemPage(ctx, check.reason), check.reason === 'expired' ? 410 : 400);
+    if (await subscriptionTaken(check.subscription.subscriptionId)) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
+    sendPage(res, registerPage(ctx, { token, subscription: check.subscription, values: EMPTY, errors: {} }));
+  });
+
+  r.post('/register', async (req, res) => {
+    const token = formField(req, 'token');
+    const ctx = await pageContext(d, req, res);
+    const check = d.registration.verify(token);
+    if (!check.ok) return sendPage(res, registrationLinkProblemPage(ctx, check.reason), check.reason === 'expired' ? 410 : 400);
+    const sub = check.subscription;
+    const { input, errors } = readRegistration(req.body as Record<string, unknown>);
+    const again = (status: number, formError?: string) =>
+      sendPage(res, registerPage(ctx, { token, subscription: sub, values: input, errors, formError }), status);
+    if (Object.keys(errors).length > 0) return again(400, 'Please correct the highlighted fields.');
+
+    // Two quick submits of the same form must not create two accounts for one subscription.
+    const lockKey = `${d.config.QUEUE_PREFIX}:console:registering:${sub.subscriptionId}`;
+    if ((await d.redis.set(lockKey, '1', 'EX', 30, 'NX')) !== 'OK') return again(409, 'This registration is already being processed.');
+    let account;
+    try {
+      if (await subscriptionTaken(sub.subscriptionId)) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
+      try {
+        ({ account } = await d.accounts.create({
+          ...input,
+          plan: sub.plan as PlanId,
+          status: 'pending',
+          marketplace: { accountId: sub.marketplaceAccountId, subscriptionId: sub.subscriptionId },
+        }));
+      } catch (err) {
+        if (!(err instanceof InvalidRequestError)) throw err;
+        errors.email = 'An account with this e-mail already exists. Sign in, or use another address.';
+        return again(409);
+      }
+    } finally {
+      await d.redis.del(lockKey);
+    }
+    await d.accounts.audit(account._id, 'console.registered', { plan: sub.plan, subscriptionId: sub.subscriptionId });
+    const session = req.consoleSession!;
+    session.data.pendingEmail = account.email;
+    try {
+      await sendVerification(req, account);
+    } catch (err) {
+      req.log.warn({ code: (err as { code?: string }).code }, 'verification mail not sent at registration');
+      session.data.flash = { kind: 'error', text: 'Your account is registered, but we could not send the confirmation e-mail just now. Use "Send a new link" in a minute.' };
+    }
+    await d.sessions.save(session);
+    res.redirect(303, '/console/register/sent');
+  });
+
+  r.get('/register/sent', async (req, res) => {
+    const ctx = await pageContext(d, req, res);
+    const email = req.consoleSession?.data.pendingEmail;
+    if (!email) return res.redirect(303, '/console/verify/resend');
+    sendPage(res, checkInboxPage(ctx, email));
+  });
+
+  r.get('/verify', async (req, res) => {
+    const ctx = await pageContext(d, req, res);
+    const ip = clientIp(req);
+    try {
+      await d.attempts.assertOpen(RULES.verifyLink, ip);
+    } catch (err) {
+      if (err instanceof TooManyRequestsError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+      throw err;
+    }
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const check = await d.verification.check(token);
+    if (!check.ok && check.reason === 'invalid') {
+      await d.attempts.fail(RULES.verifyLink, ip);
+      return sendPage(res, verifyProblemPage(ctx, { reason: 'invalid' }), 400);
+    }
+    const account = await d.accounts.get(check.customerId);
+    if (!account || account.email !== check.email) {
+      await d.attempts.fail(RULES.verifyLink, ip);
+      return sendPage(res, verifyProblemPage(ctx, { reason: 'invalid' }), 400);
+    }
+    if (!check.ok) {
+      await d.attempts.fail(RULES.verifyLink, ip);
+      // A used link of an activated account: nothing to resend, the way forward is signing in.
+      const reason = check.reason === 'used' && account.status !== 'pending' ? 'active' : check.reason;
+      return sendPage(res, verifyProblemPage(ctx, { reason, email: check.email }), 410);
+    }
+    if (account.status !== 'pending') return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
+    // Opening the link does not use it up (mail scanners prefetch links); setting the password does.
+    const session = await d.sessions.rotate(req.consoleSession!, { stage: 'verified', customerId: account._id, verifyNonce: check.nonce });
+    adoptSession(req, res, d.cookie, session);
+    res.redirect(303, '/console/activate');
+  });
+
+  r.get('/verify/resend', async (req, res) => {
+    sendPage(res, resendPage(await pageContext(d, req, res), typeof req.query.email === 'string' ? req.query.email : ''));
+  });
+
+  r.post('/verify/resend', async (req, res) => {
+    const ctx = await pageContext(d, req, res);
+    const email = formField(req, 'email').trim().toLowerCase();
+    if (!email) return sendPage(res, resendPage(ctx), 400);
+    await d.attempts.assertOpen(RULES.verifyResend, email);
+    await d.attempts.fail(RULES.verifyResend, email);
+    const account = await d.accounts.getByEmail(email);
+    // The same answer whether or not the address is registered: the page must not reveal accounts.
+    if (account && account.status === 'pending') await sendVerification(req, account);
+    sendPage(res, resendDonePage(ctx, email));
+  });
+
+  r.get('/activate', requireStage('verified'), async (req, res) => {
+    const account = await d.accounts.get(req.consoleSession!.data.customerId!);
+    const ctx = await pageContext(d, req, res);
+    if (!account || account.status !== 'pending') return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
+    sendPage(res, passwordPage(ctx, { email: account.email }));
+  });
+
+  r.post('/activate', requireStage('verified'), async (req, res) => {
+    const session = req.consoleSession!;
+    const customerId = session.data.customerId!;
+    const account = await d.accounts.get(customerId);
+    const ctx = await pageContext(d, req, res);
+    if (!account || account.status !== 'pending') return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
+    const password = formField(req, 'password');
+    const problems = passwordProblems(password);
+    if (password !== formField(req, 'confirm')) problems.push('The same password typed twice');
+    if (problems.length > 0) return sendPage(res, passwordPage(ctx, { email: account.email, problems }), 400);
+
+    const passwordHash = await hashPassword(password);
+    if (!session.data.verifyNonce || !(await d.verification.consume(session.data.verifyNonce))) {
+      return sendPage(res, verifyProblemPage(ctx, { reason: 'used', email: account.email }), 410);
+    }
+    const activated = await d.models.Account.updateOne({ _id: customerId, status: 'pending' }, { $set: { passwordHash, status: 'active' } });
+    if (activated.modifiedCount === 0) return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
+    const keys = await d.accounts.issueKeys(customerId);
+    await d.accounts.audit(customerId, 'console.activated', null);
+
+    // The keys go into this one response and nowhere else (not the session, not a log).
+    const next = await d.sessions.rotate(session, { stage: 'anonymous', customerId: undefined, verifyNonce: undefined, pendingEmail: undefined });
+    adoptSession(req, res, d.cookie, next);
+    sendPage(res, keysOncePage({ ...ctx, csrf: next.data.csrf }, { ...keys, plan: account.plan as PlanId }));
+  });
+
+  r.post('/activate/done', async (req, res) => {
+    const saved = formField(req, 'saved') === 'yes';
+    await redirectWithFlash(d, req, res, '/console/sign-in', {
+      kind: 'success',
+      text: saved
+        ? 'Your account is active. Sign in to set up two-factor sign-in.'
+        : 'Your account is active. If you did not save your keys, regenerate them from the dashboard after signing in.',
+    });
+  });
+
+  return r;
+}
+

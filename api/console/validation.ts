@@ -1,0 +1,43 @@
+// Owns the registration fields' rules (the spec's onboarding table). The browser script mirrors them
+// for inline feedback; this is the one the server trusts.
+export interface RegistrationInput {
+  firstName: string;
+  lastName: string;
+  email: string;
+  company: string;
+  website: string;
+}
+
+export type FieldErrors = Partial<Record<keyof RegistrationInput, string>>;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/;
+/** `https://<domain>`: https, a dotted host name, nothing after it but an optional slash. */
+const WEBSITE = /^https:\/\/(([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})\/?$/i;
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v.trim() : '';
+}
+
+export function readRegistration(body: Record<string, unknown>): { input: RegistrationInput; errors: FieldErrors } {
+  const input: RegistrationInput = {
+    firstName: text(body.firstName),
+    lastName: text(body.lastName),
+    email: text(body.email).toLowerCase(),
+    company: text(body.company),
+    website: text(body.website),
+  };
+  const errors: FieldErrors = {};
+  if (!input.firstName) errors.firstName = 'This field is required.';
+  else if (input.firstName.length > 100) errors.firstName = 'Use at most 100 characters.';
+  if (!input.lastName) errors.lastName = 'This field is required.';
+  else if (input.lastName.length > 100) errors.lastName = 'Use at most 100 characters.';
+  if (!input.email) errors.email = 'Enter your work e-mail address.';
+  else if (input.email.length > 254 || !EMAIL.test(input.email)) errors.email = 'Enter an e-mail address like name@company.com.';
+  if (!input.company) errors.company = 'Enter your company name.';
+  else if (input.company.length > 200) errors.company = 'Use at most 200 characters.';
+  const site = WEBSITE.exec(input.website);
+  if (!input.website) errors.website = 'Enter your company website.';
+  else if (!site) errors.website = 'Use the form https://example.com (https, the domain only).';
+  else input.website = `https://${site[1]!.toLowerCase()}`;
+  return { input, errors };
+}
