@@ -7,6 +7,8 @@ import { key } from './admin/commands/key';
 import { usage } from './admin/commands/usage';
 import { emotionToken } from './admin/commands/emotion-token';
 import { metering } from './admin/commands/metering';
+import { marketplace } from './admin/commands/marketplace';
+import { mail } from './admin/commands/mail';
 
 const COMMANDS: Record<string, Command> = {
   account,
@@ -14,6 +16,8 @@ const COMMANDS: Record<string, Command> = {
   usage,
   'emotion-token': emotionToken,
   metering,
+  marketplace,
+  mail,
 };
 
 const HELP = `usage: npm run -s admin -- <command> [--json]
@@ -23,7 +27,9 @@ const HELP = `usage: npm run -s admin -- <command> [--json]
   key regenerate --customer ID --which primary|secondary
   usage show --customer ID
   emotion-token create --name N [--customer ID] | emotion-token revoke --id ID
-  metering rollup [--hour YYYY-MM-DDTHH]`;
+  metering rollup [--hour YYYY-MM-DDTHH]
+  marketplace subscribe --plan P [--account ID] [--subscription ID]
+  mail list [--to ADDRESS]`;
 
 async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);

@@ -10,6 +10,7 @@ import { createLogger } from '../shared/logger';
 import { entryPoint } from '../shared/paths';
 import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
 import { clearLocalState, writeLocalState } from './engines/local-state';
+import { startLocalMail, type LocalMail } from './engines/local-mail';
 
 const config = loadConfig();
 const log = createLogger('supervisor', config.LOG_LEVEL);
@@ -26,6 +27,7 @@ interface Managed {
 let stopping = false;
 const engines: Engine[] = [];
 const children: Managed[] = [];
+let mailSink: LocalMail | null = null;
 
 function launch(m: Managed): void {
   // Own process group: a terminal's Ctrl-C reaches only the supervisor, which stops the tiers in order.
@@ -71,6 +73,7 @@ async function shutdown(signal: string, exitCode = 0): Promise<void> {
   await stopTier('front', Math.max(config.LIVENESS_BUDGET_MS, config.EMOTION_BUDGET_MS) + 3000);
   await stopTier('worker', 30_000);
   for (const e of engines.reverse()) await e.stop();
+  await mailSink?.stop();
   clearLocalState(config.VAR_DIR);
   log.info('stopped');
   process.exit(exitCode);
@@ -104,9 +107,18 @@ async function main(): Promise<void> {
     mongoUri = `${mongo.url}liveness`;
     log.info({ url: mongo.url }, 'embedded FerretDB started (SQLite, var/ferretdb)');
   }
+  let smtpUrl = config.SMTP_URL;
+  if (!smtpUrl) {
+    // The embedded mail sink: verification and welcome mail land in var/mailbox (admin mail list, /console/dev/mailbox).
+    mailSink = await startLocalMail({ dir: path.join(config.VAR_DIR, 'mailbox') });
+    smtpUrl = mailSink.url;
+    log.info({ url: mailSink.url, dir: mailSink.dir }, 'local mail sink started (nothing is relayed)');
+  }
   const env: Record<string, string> = {
     REDIS_URL: redisUrl,
     MONGODB_URI: mongoUri,
+    SMTP_URL: smtpUrl,
+    ...(mailSink ? { MAILBOX_DIR: mailSink.dir } : {}),
     APP_SECRET: config.APP_SECRET ?? localSecret(),
   };
   const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
@@ -122,6 +134,7 @@ async function main(): Promise<void> {
     livenessPort: config.LIVENESS_PORT,
     emotionPort: config.EMOTION_PORT,
     supervisorPid: process.pid,
+    ...(mailSink ? { smtpUrl: mailSink.url, mailDir: mailSink.dir } : {}),
   });
   log.info(
     {

@@ -25,7 +25,7 @@ export const PASSWORD_RULES: PasswordRule[] = [
   { id: 'upper', label: 'An upper-case letter', test: (pw) => /\p{Lu}/u.test(pw) },
   { id: 'lower', label: 'A lower-case letter', test: (pw) => /\p{Ll}/u.test(pw) },
   { id: 'digit', label: 'A digit', test: (pw) => /\p{Nd}/u.test(pw) },
-  { id: 'symbol', label: 'A symbol (for example ! ? # %)', test: (pw) => /[^\p{L}\p{N}\s]/u.test(pw) },
+  { id: 'symbol', label: 'A symbol, such as ! ? # %', test: (pw) => /[^\p{L}\p{N}\s]/u.test(pw) },
 ];
 
 /** The rules a password fails; empty when it is acceptable. */

@@ -9,6 +9,9 @@ export interface LocalState {
   livenessPort: number;
   emotionPort: number;
   supervisorPid: number;
+  /** The local mail sink (when SMTP_URL is unset): its smtp:// URL and mailbox folder. */
+  smtpUrl?: string;
+  mailDir?: string;
 }
 
 export const localStateFile = (varDir: string) => path.join(varDir, 'local-engines.json');

@@ -50,6 +50,15 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
 .nav a[aria-current="page"] { color: var(--primary); background: var(--primary-soft); }
 .account-menu { display: flex; align-items: center; gap: 12px; }
 .account-menu .who { color: var(--muted); font-size: .88rem; max-width: 240px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+@media (max-width: 720px) {
+  .topbar-inner { gap: 6px 12px; padding: 10px 16px 0; }
+  .account-menu { margin-left: auto; }
+  .account-menu .who { display: none; }
+  .nav { order: 3; flex: 1 0 100%; flex-wrap: nowrap; overflow-x: auto; padding-bottom: 8px; }
+  .nav a { white-space: nowrap; padding: 6px 10px; }
+  main.app { padding: 20px 14px 48px; }
+  .card { padding: 18px; }
+}
 main.app { max-width: 1120px; margin: 0 auto; padding: 28px 20px 64px; }
 .page-head { display: flex; justify-content: space-between; align-items: flex-end; gap: 16px; flex-wrap: wrap; margin-bottom: 20px; }
 .page-head p { margin: 0; color: var(--muted); }

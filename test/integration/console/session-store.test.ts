@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import crypto from 'node:crypto';
+import { Redis } from 'ioredis';
+import { SessionStore } from '../../../api/console/session';
+import { isolation, testRedisUrl } from '../../support/engines';
+
+describe('Console sessions (Redis)', () => {
+  let redis: Redis;
+  let prefix: string;
+  let now: number;
+  let store: SessionStore;
+  const MIN = 60_000;
+
+  before(async () => {
+    redis = new Redis(testRedisUrl());
+    prefix = isolation('sessions').prefix;
+  });
+  beforeEach(() => {
+    now = Date.UTC(2026, 10, 22, 9, 0, 0);
+    store = new SessionStore(redis, prefix, { idleMs: 30 * MIN, absoluteMs: 12 * 60 * MIN }, () => now);
+  });
+  after(async () => redis.quit());
+
+  it('keeps a session server-side: Redis holds a hash of the id, never the id the cookie carries', async () => {
+    const s = await store.create();
+    const keys = await redis.keys(`${prefix}:console:session:*`);
+    const digest = crypto.createHash('sha256').update(s.id).digest('base64url');
+    expect(keys).to.include(`${prefix}:console:session:${digest}`);
+    expect(keys.join()).to.not.contain(s.id);
+    expect((await store.load(s.id))?.data.csrf).to.equal(s.data.csrf);
+  });
+
+  it('gives every session its own random id and CSRF token', async () => {
+    const a = await store.create();
+    const b = await store.create();
+    expect(a.id).to.not.equal(b.id);
+    expect(a.data.csrf).to.have.length.greaterThan(40).and.not.equal(b.data.csrf);
+  });
+
+  it('ends a session after 30 idle minutes, and keeps it alive while it is used', async () => {
+    const s = await store.create({ stage: 'authenticated', customerId: 'c1' });
+    for (let i = 0; i < 4; i++) {
+      now += 25 * MIN;
+      expect(await store.load(s.id), `request ${i}`).to.not.equal(null);
+    }
+    now += 31 * MIN;
+    expect(await store.load(s.id)).to.equal(null);
+  });
+
+  it('lets Redis expire an idle session by itself (the TTL is the idle limit)', async () => {
+    const s = await store.create();
+    const ttl = await redis.pttl(`${prefix}:console:session:${crypto.createHash('sha256').update(s.id).digest('base64url')}`);
+    expect(ttl).to.be.greaterThan(29 * MIN).and.at.most(30 * MIN);
+  });
+
+  it('ends a session 12 hours after sign-in however active it was', async () => {
+    const s = await store.create({ stage: 'authenticated', customerId: 'c1' });
+    for (let i = 0; i < 12 * 3; i++) {
+      now += 20 * MIN;
+      const alive = await store.load(s.id);
+      if (i < 35) expect(alive, `at ${(i + 1) * 20} min`).to.not.equal(null);
+      else expect(alive).to.equal(null);
+    }
+  });
+
+  it('rotates to a new id and CSRF token; the old id is dead at once', async () => {
+    const s = await store.create();
+    const rotated = await store.rotate(s, { stage: 'password', customerId: 'c1' }, true);
+    expect(rotated.id).to.not.equal(s.id);
+    expect(rotated.data.csrf).to.not.equal(s.data.csrf);
+    expect(await store.load(s.id)).to.equal(null);
+    expect((await store.load(rotated.id))?.data).to.include({ stage: 'password', customerId: 'c1' });
+  });
+
+  it('restarts the absolute lifetime at sign-in but not at later rotations', async () => {
+    const anon = await store.create();
+    now += 11 * 60 * MIN;
+    const signedIn = await store.rotate(anon, { stage: 'password', customerId: 'c1' }, true);
+    expect(signedIn.data.createdAt).to.equal(now);
+    now += 10 * MIN;
+    const full = await store.rotate(signedIn, { stage: 'authenticated' });
+    expect(full.data.createdAt).to.equal(signedIn.data.createdAt);
+  });
+
+  it('refuses ids that are unknown, empty or absurdly long', async () => {
+    expect(await store.load(undefined)).to.equal(null);
+    expect(await store.load('')).to.equal(null);
+    expect(await store.load('x'.repeat(500))).to.equal(null);
+    expect(await store.load(crypto.randomBytes(32).toString('base64url'))).to.equal(null);
+  });
+});
