@@ -1,0 +1,262 @@
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { portrait } from '../../support/images';
+import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
+import { startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
+import { median, prng } from './harness';
+import { rawRequest } from './raw-http';
+
+function chunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(body));
+  return Buffer.concat([len, body, crc]);
+}
+
+/** A valid PNG header declaring width x height RGB pixels, with only a few rows of (compressed) data. */
+function pngBomb(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const rows = Buffer.alloc(4 * (1 + width * 3));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** Opens a socket, sends a request line, then one header byte per second; resolves with the seconds until the server closes it. */
+function slowLoris(port: number, limitMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const sock = net.connect(port, '127.0.0.1');
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = setTimeout(() => {
+      clearInterval(timer);
+      sock.destroy();
+      reject(new Error(`socket still open after ${limitMs} ms`));
+    }, limitMs);
+    sock.on('connect', () => {
+      sock.write('POST /v1/check/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      timer = setInterval(() => sock.writable && sock.write('X'), 1000);
+    });
+    sock.on('data', () => undefined);
+    sock.on('error', () => undefined);
+    sock.on('close', () => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      resolve((Date.now() - t0) / 1000);
+    });
+  });
+}
+
+describe('Abuse: bombs, slow clients, oversized headers, key guessing, security headers', function () {
+  this.timeout(110_000);
+  let live: LivenessStack;
+  let emo: EmotionStack;
+  let account: { customerId: string; primaryKey: string };
+  let dir: string;
+
+  before(async () => {
+    live = await startLivenessStack('abuse-liveness');
+    emo = await startEmotionStack('abuse-emotion');
+    account = await live.createAccount('business');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-abuse-'));
+  });
+  after(async () => {
+    await live?.stop();
+    await emo?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const analyse = (body: Buffer) =>
+    rawRequest(emo.api.port, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${emo.token}`, 'content-type': 'audio/flac' }, body, timeoutMs: 30_000 });
+
+  describe('decompression bombs', () => {
+    it('refuses a 60-byte-per-row PNG declaring 50000 x 50000 pixels with 400 invalid_image, fast and without allocating the pixels', async () => {
+      const bomb = pngBomb(50_000, 50_000);
+      expect(bomb.length).to.be.lessThan(2_000_000);
+      const rss0 = process.memoryUsage().rss;
+      const res = await live.check(account.primaryKey, bomb, 'png');
+      expect(res.status).to.equal(400);
+      expect(res.body.error.code).to.equal('invalid_image');
+      expect(res.body.error.message).to.match(/50000x50000/);
+      // 7.5 GB of RGB if decoded; the API and the worker both live in this process.
+      expect(process.memoryUsage().rss - rss0).to.be.lessThan(200 * 1024 * 1024);
+      expect(await live.api.deps.models.UsageEvent.countDocuments({ customerId: account.customerId })).to.equal(0);
+    });
+
+    it('refuses a 2 MB FLAC of three hours of silence with 400 too_long before decoding it', async () => {
+      const file = path.join(dir, 'silence-3h.flac');
+      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '10800', '-c:a', 'flac', file]);
+      const res = await analyse(fs.readFileSync(file));
+      expect(res.status, res.text).to.equal(400);
+      expect(res.json.error.code).to.equal('too_long');
+      expect(res.ms).to.be.lessThan(5000);
+    });
+
+    it('refuses headers that lie about the length: a WAV claiming 4 GB of samples, a FLAC and an MP3 claiming days', async () => {
+      const rate = 16000;
+      const pcm = Buffer.alloc(rate * 2);
+      const wav = Buffer.alloc(44);
+      wav.write('RIFF', 0, 'latin1');
+      wav.writeUInt32LE(0xfffffff0, 4);
+      wav.write('WAVEfmt ', 8, 'latin1');
+      wav.writeUInt32LE(16, 16);
+      wav.writeUInt16LE(1, 20);
+      wav.writeUInt16LE(1, 22);
+      wav.writeUInt32LE(rate, 24);
+      wav.writeUInt32LE(rate * 2, 28);
+      wav.writeUInt16LE(2, 32);
+      wav.writeUInt16LE(16, 34);
+      wav.write('data', 36, 'latin1');
+      wav.writeUInt32LE(0xffffffd0, 40);
+      const lyingWav = Buffer.concat([wav, pcm]);
+
+      const flacFile = path.join(dir, 'short.flac');
+      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=220:r=16000', '-t', '2', '-c:a', 'flac', flacFile]);
+      const flac = fs.readFileSync(flacFile);
+      // STREAMINFO starts at byte 8; total samples are the low 36 bits at bytes 21..25 of the file.
+      flac[21] = (flac[21]! & 0xf0) | 0x0f;
+      flac.fill(0xff, 22, 26);
+
+      const mp3File = path.join(dir, 'short.mp3');
+      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=220:r=44100', '-t', '2', '-c:a', 'libmp3lame', '-q:a', '4', mp3File]);
+      const mp3 = fs.readFileSync(mp3File);
+      const xing = mp3.indexOf('Xing');
+      expect(xing).to.be.greaterThan(0);
+      mp3.writeUInt32BE(0x0fffffff, xing + 8); // frame count: 268 M frames ≈ 81 days
+
+      for (const [name, body] of [['wav', lyingWav], ['flac', flac], ['mp3', mp3]] as const) {
+        const res = await analyse(body);
+        // Refused by the header (too_long), or decoded for what it really holds (2 s): never a long decode.
+        expect([200, 400], `${name}: ${res.text}`).to.include(res.status);
+        if (res.status === 400) expect(['too_long', 'bit_rate_out_of_range', 'corrupt_audio', 'no_audio'], name).to.include(res.json.error.code);
+        else expect(res.json.summary.duration, name).to.be.lessThan(3);
+        expect(res.ms, name).to.be.lessThan(5500);
+      }
+    });
+
+    it('answers a 280 kB FLAC of 25 minutes of silence (under the 30 min limit) within the 5 s budget, in bounded memory', async () => {
+      const file = path.join(dir, 'silence-25m.flac');
+      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '1500', '-c:a', 'flac', file]);
+      const rss0 = process.memoryUsage().rss;
+      const res = await analyse(fs.readFileSync(file));
+      // Either analysed (all silence) or cut off by the processing time-out: never a hang or a 500.
+      expect([200, 503], res.text).to.include(res.status);
+      if (res.status === 503) expect(res.json.error.code).to.equal('processing_timeout');
+      else expect(res.json.results).to.have.length(300);
+      expect(res.ms).to.be.lessThan(5000 + 1500);
+      // 12 M samples at 8 kHz as float32 = 48 MB; a couple of copies at most.
+      expect(process.memoryUsage().rss - rss0).to.be.lessThan(250 * 1024 * 1024);
+    });
+  });
+
+  describe('slow and oversized requests', () => {
+    it('closes a slow-loris socket (one header byte per second) within 15 s (headersTimeout 10 s) on both APIs', async () => {
+      const [a, b] = await Promise.all([slowLoris(live.api.port, 45_000), slowLoris(emo.api.port, 45_000)]);
+      expect(a).to.be.lessThan(15);
+      expect(b).to.be.lessThan(15);
+    });
+
+    it('answers 431 to 20 kB of headers on both APIs, at once', async () => {
+      for (const port of [live.api.port, emo.api.port]) {
+        const res = await rawRequest(port, { path: '/v1/health', method: 'GET', headers: { 'x-filler': 'a'.repeat(20_000) }, timeoutMs: 5000 });
+        expect(res.status).to.equal(431);
+        expect(res.ms).to.be.lessThan(2000);
+      }
+    });
+
+    it('answers 413 to a body past 10 MB on both APIs without reading it all', async () => {
+      const big = Buffer.alloc(11 * 1024 * 1024, 0x41);
+      const l = await rawRequest(live.api.port, { path: '/v1/check/liveness', headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey }, body: big });
+      expect(l.status).to.equal(413);
+      const e = await rawRequest(emo.api.port, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${emo.token}`, 'content-type': 'audio/wav' }, body: big });
+      expect(e.status).to.equal(413);
+    });
+  });
+
+  describe('keys', () => {
+    const usage = (key: string) => rawRequest(live.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': key } });
+
+    it('answers 1000 guessed keys (10 at a time) with plain 401s — not throttled per client, documented — and keeps serving the real key', async () => {
+      const r = prng(99);
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const guess = () => `lc_${Array.from({ length: 43 }, () => alphabet[Math.floor(r() * 64)]).join('')}`;
+      const redis = live.api.deps.redis;
+      const keysBefore = (await redis.keys(`${live.prefix}:*`)).length;
+      const statuses: number[] = [];
+      const times: number[] = [];
+      for (let batch = 0; batch < 100; batch++) {
+        const res = await Promise.all(Array.from({ length: 10 }, () => usage(guess())));
+        for (const x of res) {
+          statuses.push(x.status);
+          times.push(x.ms);
+          expect(x.json.error.code).to.equal('invalid_api_key');
+          expect(x.json.metadata.customer_id).to.equal(null);
+        }
+      }
+      expect(new Set(statuses)).to.deep.equal(new Set([401]));
+      // A guess leaves no state behind (no per-guess Redis keys), so guessing cannot exhaust memory.
+      expect((await redis.keys(`${live.prefix}:*`)).length).to.equal(keysBefore);
+      expect((await usage(account.primaryKey)).status).to.equal(200);
+      console.log(`      1000 guesses: p50 ${median(times).toFixed(1)} ms; 2^256 key space (32 random bytes)`);
+    });
+
+    it('takes as long to refuse a key sharing 40 leading characters with a real one as a key sharing none', async () => {
+      const real = account.primaryKey;
+      const other = (c: string) => (c === 'A' ? 'B' : 'A');
+      const near = real.slice(0, 40) + [...real.slice(40)].map(other).join('');
+      const far = 'lc_' + [...real.slice(3)].map(other).join('');
+      expect(near.length).to.equal(real.length);
+      for (let i = 0; i < 20; i++) await Promise.all([usage(near), usage(far)]);
+      const tNear: number[] = [];
+      const tFar: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        // Interleaved so drift (GC, other tests on the machine) hits both series alike.
+        const a = await usage(i % 2 ? near : far);
+        const b = await usage(i % 2 ? far : near);
+        expect([a.status, b.status]).to.deep.equal([401, 401]);
+        (i % 2 ? tNear : tFar).push(a.ms);
+        (i % 2 ? tFar : tNear).push(b.ms);
+      }
+      const mNear = median(tNear);
+      const mFar = median(tFar);
+      console.log(`      median 401: 40 shared chars ${mNear.toFixed(2)} ms, 0 shared ${mFar.toFixed(2)} ms`);
+      expect(Math.abs(mNear - mFar)).to.be.lessThan(Math.max(2, 0.3 * Math.min(mNear, mFar)));
+    });
+  });
+
+  describe('security headers', () => {
+    it('sends helmet\'s headers on both APIs, on successes and errors alike, and no X-Powered-By', async () => {
+      const face = await portrait();
+      const responses = [
+        await rawRequest(live.api.port, { method: 'GET', path: '/v1/health' }),
+        await rawRequest(live.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': 'lc_nope' } }),
+        await rawRequest(live.api.port, { path: '/v1/check/liveness', headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey }, body: JSON.stringify({ image: face.toString('base64'), image_format: 'jpeg' }) }),
+        await rawRequest(emo.api.port, { path: '/feelings/v3/analysis', headers: { 'content-type': 'audio/wav' }, body: 'x' }),
+        await rawRequest(emo.api.port, { method: 'GET', path: '/nowhere' }),
+      ];
+      for (const res of responses) {
+        expect(res.headers['content-security-policy']).to.be.a('string');
+        expect(res.headers['x-content-type-options']).to.equal('nosniff');
+        expect(res.headers['strict-transport-security']).to.match(/max-age=\d+/);
+        expect(res.headers['x-frame-options']).to.equal('SAMEORIGIN');
+        expect(res.headers['referrer-policy']).to.equal('no-referrer');
+        expect(res.headers['cross-origin-opener-policy']).to.equal('same-origin');
+        expect(res.headers).to.not.have.property('x-powered-by');
+      }
+      expect(responses[2]!.status).to.equal(200);
+    });
+  });
+});

@@ -1,0 +1,138 @@
+import { expect } from 'chai';
+import { portrait } from '../../support/images';
+import type { ServiceProcess } from '../../support/processes';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, sleep, startServices, stopAll } from './harness';
+
+interface Sample {
+  phase: string;
+  status: number;
+  ms: number;
+  code?: string;
+}
+
+async function health(port: number): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, body: await res.json() };
+}
+
+// Redis, then MongoDB, stop and come back on the same port under a steady trickle of requests. The service
+// processes are never restarted. Redis comes back empty (no persistence, the worst case): the credit
+// counters are rebuilt from the usage events and the queue starts afresh.
+describe('Faults: Redis and MongoDB restart under a trickle of liveness requests', function () {
+  this.timeout(115_000);
+  const BUDGET_MS = 3000;
+  let engines: PrivateEngines;
+  let ledger: Ledger;
+  let procs: ServiceProcess[] = [];
+  let account: { customerId: string; key: string };
+  let face: string;
+  let phase = 'up';
+  let running = true;
+  const samples: Sample[] = [];
+  let trickle: Promise<void>;
+
+  before(async () => {
+    engines = await PrivateEngines.start('restart');
+    const { prefix, dbName } = isolationIds('restart');
+    const env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
+    procs = await startServices(['liveness-api', 'liveness-worker'], env);
+    ledger = await Ledger.open(engines, dbName, prefix);
+    account = await ledger.account('business');
+    face = (await portrait()).toString('base64');
+    // One request every 150 ms, two at a time at most; each sample carries the phase it was sent in.
+    const lane = async () => {
+      while (running) {
+        const sentIn = phase;
+        const r = await postLiveness(procs[0]!.port, account.key, face, 'jpeg', 30_000);
+        samples.push({ phase: sentIn, status: r.status, ms: r.ms, code: r.body?.error?.code });
+        await sleep(150);
+      }
+    };
+    trickle = Promise.all([lane(), sleep(75).then(lane)]).then(() => undefined);
+  });
+
+  after(async () => {
+    running = false;
+    await trickle?.catch(() => undefined);
+    await stopAll(procs);
+    await ledger?.close().catch(() => undefined);
+    await engines?.stop();
+  });
+
+  const api = () => procs[0]!.port;
+  const ofPhase = (p: string) => samples.filter((s) => s.phase === p);
+
+  it('serves 200s while both engines are up', async () => {
+    await sleep(2500);
+    const up = ofPhase('up');
+    expect(up.length).to.be.greaterThan(5);
+    expect(up.map((s) => s.status).every((s) => s === 200), JSON.stringify(up)).to.equal(true);
+  });
+
+  it('fails fast with 503 while Redis is down, health says so, and recovers by itself', async () => {
+    phase = 'redis-stopping';
+    await engines.stopRedis();
+    await eventually(async () => (await health(api())).status === 503, 10_000);
+    expect((await health(api())).body).to.deep.equal({ status: 'error', message: 'queue unavailable' });
+    phase = 'redis-down';
+    await sleep(3000);
+    phase = 'redis-starting';
+    await engines.startRedisAgain();
+    await eventually(async () => (await health(api())).status === 200, 30_000);
+    phase = 'redis-back';
+    await eventually(async () => ofPhase('redis-back').some((s) => s.status === 200), 30_000);
+
+    const down = ofPhase('redis-down');
+    expect(down.length).to.be.greaterThan(3);
+    for (const s of down) {
+      expect(s.status, JSON.stringify(s)).to.equal(503);
+      expect(s.ms, JSON.stringify(s)).to.be.lessThan(1000);
+    }
+    // Anything sent around the transitions is either served or refused, never a 500 or a hang.
+    for (const s of samples) {
+      expect([200, 503], JSON.stringify(s)).to.include(s.status);
+      expect(s.ms).to.be.lessThan(BUDGET_MS + 3000);
+    }
+  });
+
+  it('fails fast with 503 while MongoDB is down, health says "database unavailable", and recovers by itself', async () => {
+    await sleep(1500);
+    phase = 'mongo-stopping';
+    await engines.stopMongo();
+    await eventually(async () => (await health(api())).status === 503, 15_000);
+    expect((await health(api())).body).to.deep.equal({ status: 'error', message: 'database unavailable' });
+    phase = 'mongo-down';
+    await sleep(6000);
+    phase = 'mongo-starting';
+    await engines.startMongoAgain();
+    await eventually(async () => (await health(api())).status === 200, 30_000);
+    phase = 'mongo-back';
+    await eventually(async () => ofPhase('mongo-back').some((s) => s.status === 200), 30_000);
+
+    const down = ofPhase('mongo-down');
+    console.log('      mongo-down samples (status/ms):', down.map((s) => `${s.status}/${Math.round(s.ms)}`).join(' '));
+    expect(down.length).to.be.greaterThan(2);
+    for (const s of down) {
+      expect(s.status, JSON.stringify(s)).to.equal(503);
+      // The driver's server selection gives up after 3 s; generous bound for "fails fast, does not hang".
+      expect(s.ms, JSON.stringify(s)).to.be.lessThan(5000);
+    }
+    for (const s of samples) {
+      expect([200, 503], JSON.stringify(s)).to.include(s.status);
+      expect(s.ms).to.be.lessThan(BUDGET_MS + 5000);
+    }
+  });
+
+  it('recorded every 200 exactly once as a usage event, and the credit counters agree', async () => {
+    running = false;
+    await trickle;
+    const ok = samples.filter((s) => s.status === 200).length;
+    // Events written while MongoDB was restarting are retried in the background for a few seconds.
+    await eventually(async () => (await ledger.usageEvents(account.customerId)) === ok, 20_000).catch(() => undefined);
+    expect(await ledger.usageEvents(account.customerId)).to.equal(ok);
+    const credits = await ledger.credits(account.customerId);
+    expect(credits.pending).to.deep.equal([]);
+    expect(credits.used).to.equal(ok);
+    expect(credits.calls).to.equal(ok);
+  });
+});

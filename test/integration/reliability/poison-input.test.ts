@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { portrait } from '../../support/images';
+import type { ServiceProcess } from '../../support/processes';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, spawnEntry, startServices, stopAll } from './harness';
+
+// Two worker processes serve the queue; one input makes the handler throw an unexpected error, another
+// kills the process that takes it. Neither may take the pool down, nor come back to crash the other worker.
+describe('Faults: an input that crashes a liveness worker', function () {
+  this.timeout(115_000);
+  const BUDGET_MS = 3000;
+  let engines: PrivateEngines;
+  let ledger: Ledger;
+  let api: ServiceProcess;
+  let workers: ServiceProcess[] = [];
+  let account: { customerId: string; key: string };
+  let face: Buffer;
+  let served = 0;
+
+  const send = async (image: Buffer) => {
+    const r = await postLiveness(api.port, account.key, image.toString('base64'));
+    if (r.status === 200) served++;
+    return r;
+  };
+  const alive = () => workers.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null);
+
+  before(async () => {
+    engines = await PrivateEngines.start('poison');
+    const { prefix, dbName } = isolationIds('poison');
+    const env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
+    api = (await startServices(['liveness-api'], env))[0]!;
+    workers = await Promise.all([0, 1].map(() => spawnEntry('test/integration/reliability/fixtures/poison-worker.ts', env)));
+    await Promise.all(workers.map((w) => w.ready(90_000)));
+    ledger = await Ledger.open(engines, dbName, prefix);
+    account = await ledger.account('business');
+    face = await portrait();
+  });
+
+  after(async () => {
+    await stopAll([api, ...workers]);
+    await ledger?.close();
+    await engines?.stop();
+  });
+
+  it('answers 500 internal_error for an input that makes the handler throw, charges nothing, and serves the next requests', async () => {
+    const bad = await send(Buffer.concat([face, Buffer.from('LC-POISON-THROW')]));
+    expect(bad.status).to.equal(500);
+    expect(bad.body.error.code).to.equal('internal_error');
+    expect(bad.body.metadata.customer_id).to.equal(account.customerId);
+    const next = await Promise.all(Array.from({ length: 4 }, () => send(face)));
+    expect(next.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
+    expect(alive()).to.have.length(2);
+    expect(await ledger.usageEvents(account.customerId)).to.equal(served);
+    expect((await ledger.credits(account.customerId)).used).to.equal(served);
+    // The internal error is logged with its request id, for the operator to find.
+    expect(workers.some((w) => w.logs.some((l) => l.includes('"job failed"') && l.includes('requestId')))).to.equal(true);
+  });
+
+  it('answers 503 within the budget when the input kills its worker process, and the other worker keeps serving', async () => {
+    const bad = await send(Buffer.concat([face, Buffer.from('LC-POISON-EXIT')]));
+    expect(bad.status).to.equal(503);
+    expect(bad.ms).to.be.lessThan(BUDGET_MS + 2500);
+    await eventually(async () => alive().length === 1, 5000);
+    const next = [];
+    for (let i = 0; i < 4; i++) next.push(await send(face));
+    expect(next.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
+    expect((await ledger.credits(account.customerId)).used).to.equal(served);
+  });
+
+  it('does not poison the queue: the crashed job comes back after its lock expires and the survivor skips it', async () => {
+    // The dead worker's lock lasts 30 s and the stalled check runs every 30 s: the job is handed to the
+    // surviving worker 30-60 s after the crash.
+    const survivor = alive()[0]!;
+    await eventually(async () => survivor.logs.some((l) => l.includes('deadline passed')), 70_000, 1000);
+    expect(alive()).to.deep.equal([survivor]);
+    expect((await send(face)).status).to.equal(200);
+    const credits = await ledger.credits(account.customerId);
+    expect(credits).to.deep.equal({ used: served, calls: served, pending: [] });
+    expect(await ledger.usageEvents(account.customerId)).to.equal(served);
+  });
+});

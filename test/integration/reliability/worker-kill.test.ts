@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import { portrait } from '../../support/images';
+import type { ServiceProcess } from '../../support/processes';
+import { spawnService } from '../../support/processes';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, startServices, stopAll } from './harness';
+
+// kill -9 of a liveness worker while requests wait: the API answers 503 inside its budget, charges nothing for
+// them, recovers once a new worker process starts, and the killed worker's half-done job is never billed
+// (BullMQ hands it back after the lock expires; the new worker skips it because its deadline has passed).
+describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', function () {
+  this.timeout(110_000);
+  const BUDGET_MS = 3000;
+  let engines: PrivateEngines;
+  let ledger: Ledger;
+  let api: ServiceProcess;
+  let worker: ServiceProcess;
+  let replacement: ServiceProcess | undefined;
+  let env: Record<string, string>;
+  let account: { customerId: string; key: string };
+  let face: string;
+  const outcomes: Array<{ status: number; ms: number }> = [];
+
+  before(async () => {
+    engines = await PrivateEngines.start('kill');
+    const { prefix, dbName } = isolationIds('kill');
+    env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS), MAX_BACKLOG_PER_WORKER: '100' });
+    const started = await startServices(['liveness-api', 'liveness-worker'], env);
+    api = started[0]!;
+    worker = started[1]!;
+    ledger = await Ledger.open(engines, dbName, prefix);
+    account = await ledger.account('business');
+    face = (await portrait()).toString('base64');
+    // Warm the worker (first inference allocates the sessions' buffers).
+    expect((await postLiveness(api.port, account.key, face)).status).to.equal(200);
+    outcomes.push({ status: 200, ms: 0 });
+  });
+
+  after(async () => {
+    await stopAll([api, worker, replacement]);
+    await ledger?.close();
+    await engines?.stop();
+  });
+
+  it('answers the waiting requests 503 within the budget and does not charge them', async () => {
+    const inFlight = Array.from({ length: 10 }, () => postLiveness(api.port, account.key, face));
+    // Kill right after the first answer of the batch: the worker has just taken the next job and is inside
+    // the engine with the rest queued behind it.
+    await Promise.race(inFlight);
+    await worker.kill9();
+    const results = await Promise.all(inFlight);
+    outcomes.push(...results);
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 503), statuses.join(',')).to.equal(true);
+    expect(statuses.filter((s) => s === 503).length).to.be.greaterThan(0);
+    for (const r of results.filter((x) => x.status === 503)) {
+      expect(r.body.error.code).to.equal('service_unavailable');
+      expect(r.retryAfter).to.match(/^\d+$/);
+      expect(r.ms).to.be.lessThan(BUDGET_MS + 2500);
+    }
+    // Billing: one credit and one usage event per 200, and nothing left reserved.
+    const ok = outcomes.filter((o) => o.status === 200).length;
+    const credits = await ledger.credits(account.customerId);
+    expect(credits).to.deep.equal({ used: ok, calls: ok, pending: [] });
+    expect(await ledger.usageEvents(account.customerId)).to.equal(ok);
+  });
+
+  it('sheds with 503 at once while no worker is connected, without charging', async () => {
+    // BullMQ sees the dead worker's connections close; the API stops queuing work nobody will take.
+    await eventually(async () => {
+      const r = await postLiveness(api.port, account.key, face);
+      outcomes.push(r);
+      return r.ms < 1000;
+    }, 15_000);
+    const r = await postLiveness(api.port, account.key, face);
+    expect(r.status).to.equal(503);
+    expect(r.ms).to.be.lessThan(1000);
+    outcomes.push(r);
+  });
+
+  it('recovers by itself once a new worker process starts, and never bills the killed job twice', async () => {
+    replacement = await spawnService('liveness-worker', env);
+    await replacement.ready(90_000);
+    await eventually(async () => {
+      const r = await postLiveness(api.port, account.key, face);
+      outcomes.push(r);
+      return r.status === 200;
+    }, 20_000, 500);
+    const after = await Promise.all(Array.from({ length: 4 }, () => postLiveness(api.port, account.key, face)));
+    expect(after.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
+
+    // The killed job's lock expires (lockDuration 30 s); the stalled-job check gives it to the new worker,
+    // which must skip it (deadline passed) rather than run and bill it.
+    await eventually(async () => replacement!.logs.some((l) => l.includes('deadline passed')), 70_000, 1000);
+    const usedBefore = (await ledger.credits(account.customerId)).used;
+    expect(await ledger.usageEvents(account.customerId)).to.equal(usedBefore);
+    const credits = await ledger.credits(account.customerId);
+    expect(credits.pending).to.deep.equal([]);
+    expect(credits.calls).to.equal(credits.used);
+    expect(credits.used).to.equal(outcomes.filter((o) => o.status === 200).length + 4);
+    expect(replacement.proc.exitCode).to.equal(null);
+  });
+});
