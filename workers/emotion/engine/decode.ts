@@ -4,6 +4,7 @@
 import { InvalidInputError } from '../../../shared/errors';
 import { runChild } from './child';
 import type { Deadline } from './deadline';
+import { sharedFloat32 } from './pcm';
 
 /** Analysis rate: 8 kHz keeps GSM and narrow-band inputs comparable with wide-band ones, and Silero VAD runs at it. */
 export const ANALYSIS_RATE = 8000;
@@ -34,7 +35,7 @@ export async function decode(opts: DecodeOptions): Promise<Float32Array> {
   // timeline (and the intervals built on it) stays exact; a few samples at a seam do not change a window.
   const fitted = parts.map((p, i) => (i < n - 1 ? fit(p, segSamples) : p));
   const total = fitted.reduce((sum, p) => sum + p.length, 0);
-  const out = new Float32Array(total);
+  const out = sharedFloat32(total);
   let at = 0;
   for (const p of fitted) {
     out.set(p, at);
@@ -51,7 +52,7 @@ function finish(samples: Float32Array): Float32Array {
 
 function fit(p: Float32Array, len: number): Float32Array {
   if (p.length === len) return p;
-  const out = new Float32Array(len);
+  const out = sharedFloat32(len);
   out.set(p.subarray(0, len));
   return out;
 }
@@ -72,14 +73,15 @@ async function decodeRange(opts: DecodeOptions, start?: number, length?: number)
   return sink.samples();
 }
 
-/** Collects s16le bytes into a growing Float32Array; chunks may split a sample across their boundary. */
+/** Collects s16le bytes into a growing Float32Array (shared, for the analysis threads); chunks may split a
+ *  sample across their boundary. */
 class PcmSink {
   private buf: Float32Array;
   private len = 0;
   private carry: number | undefined;
 
   constructor(expected: number) {
-    this.buf = new Float32Array(Math.max(expected, ANALYSIS_RATE));
+    this.buf = sharedFloat32(Math.max(expected, ANALYSIS_RATE));
   }
 
   push(chunk: Buffer): void {
@@ -93,7 +95,7 @@ class PcmSink {
     this.reserve(pairs);
     const buf = this.buf;
     let len = this.len;
-    for (let k = 0; k < pairs; k++, i += 2) buf[len++] = chunk.readInt16LE(i) / 32768;
+    for (let k = 0; k < pairs; k++, i += 2) buf[len++] = ((chunk[i]! | (chunk[i + 1]! << 8)) << 16 >> 16) / 32768;
     this.len = len;
     if (i < chunk.length) this.carry = chunk[i]!;
   }
@@ -109,7 +111,7 @@ class PcmSink {
 
   private reserve(n: number): void {
     if (this.len + n <= this.buf.length) return;
-    const next = new Float32Array(Math.max(this.buf.length * 2, this.len + n));
+    const next = sharedFloat32(Math.max(this.buf.length * 2, this.len + n));
     next.set(this.buf.subarray(0, this.len));
     this.buf = next;
   }

@@ -7,12 +7,16 @@ import path from 'node:path';
 import { verifiedModelPath, modelEntry } from '../../../models/manifest';
 import type { EmotionInterval, EmotionResult } from '../../../shared/queues/contracts';
 import { ANALYSIS_RATE, decode } from './decode';
+import { InvalidInputError } from '../../../shared/errors';
 import { Deadline } from './deadline';
-import { windowFeatures, type FeatureVector } from './features';
-import { FrameAnalyser, type FrameTrack } from './frames';
+import { type FeatureVector, type WindowAnalysis } from './features';
+import { type FrameTrack } from './frames';
 import { planIntervals, roundMs } from './intervals';
 import { EmotionMapping } from './mapping';
 import { DEMUXER, probe, type ProbedAudio } from './probe';
+import { decodePcm, pcmDecodable, sharedFloat32 } from './pcm';
+import { AnalysisPool } from './pool';
+import type { PoolTask } from './pool-worker';
 import { sniff } from './sniff';
 import { energySpeech, framesFromTimeline, SileroVad } from './vad';
 
@@ -31,6 +35,8 @@ export interface EmotionEngineOptions {
   sileroMaxSeconds?: number;
   /** Parallel ffmpeg segments for long inputs (default: available cores). */
   decodeParallelism?: number;
+  /** Threads that resample PCM and analyse frames side by side (default: available cores; 1 = in the calling thread). */
+  analysisThreads?: number;
 }
 
 export interface AnalyzeOptions {
@@ -70,12 +76,12 @@ export interface ModelInfo {
 
 export class EmotionEngine {
   readonly modelInfo: ModelInfo[];
-  private readonly frames = new FrameAnalyser(ANALYSIS_RATE);
 
   private constructor(
     private readonly opts: Required<Omit<EmotionEngineOptions, 'tmpDir'>> & { tmpDir: string },
     private readonly vad: SileroVad,
     private readonly mapping: EmotionMapping,
+    private readonly pool: AnalysisPool,
     sileroFile: string,
   ) {
     this.modelInfo = [
@@ -99,8 +105,11 @@ export class EmotionEngine {
       maxDurationSeconds: opts.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,
       sileroMaxSeconds: opts.sileroMaxSeconds ?? DEFAULT_SILERO_MAX_SECONDS,
       decodeParallelism: opts.decodeParallelism ?? Math.max(1, os.availableParallelism()),
+      analysisThreads: opts.analysisThreads ?? Math.max(1, os.availableParallelism()),
     };
-    return new EmotionEngine(full, vad, mapping, sileroFile);
+    const pool = AnalysisPool.create(full.analysisThreads);
+    await pool.warmUp();
+    return new EmotionEngine(full, vad, mapping, pool, sileroFile);
   }
 
   /** The Silero detector, for the agreement measurement and tests. */
@@ -109,7 +118,7 @@ export class EmotionEngine {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.vad.release(), this.mapping.release()]);
+    await Promise.all([this.vad.release(), this.mapping.release(), this.pool.close()]);
   }
 
   async analyze(audio: Buffer, opts: AnalyzeOptions = {}): Promise<EmotionResult> {
@@ -122,20 +131,24 @@ export class EmotionEngine {
     // Long files get a coarser frame hop so the frame count (the dominant cost) stays bounded.
     const hopSeconds = duration <= LONG_HOP_AFTER_SECONDS ? BASE_HOP_SECONDS : Math.max(LONG_HOP_SECONDS, duration / MAX_FRAMES);
     const hop = Math.round(hopSeconds * ANALYSIS_RATE);
-    const tracks = plan.map((p, i) => {
-      if (i % 8 === 0) deadline.check('features');
-      return this.frames.analyse(samples, p.start, p.end, hop);
-    });
+    // Frames are analysed in the pool's threads while Silero (if chosen) runs here: the stages overlap, so
+    // 'vad' is only the time spent waiting for it after the frames were done.
+    const vadKind = opts.vad ?? (duration <= this.opts.sileroMaxSeconds ? 'silero' : 'energy');
+    const timeline = vadKind === 'silero' ? this.vad.timeline(samples, ANALYSIS_RATE, () => deadline.check('vad')) : undefined;
+    timeline?.catch(() => undefined);
+    const tracks = await this.frameTracks(samples, plan, hop, deadline);
     clock.lap('features');
 
-    const vadKind = opts.vad ?? (duration <= this.opts.sileroMaxSeconds ? 'silero' : 'energy');
-    const speech = await this.detectSpeech(vadKind, samples, tracks, deadline);
+    let speech: Uint8Array[];
+    if (timeline) {
+      const tl = await timeline;
+      speech = tracks.map((t) => framesFromTimeline(t, tl));
+    } else {
+      speech = energySpeech(tracks);
+    }
     clock.lap('vad');
 
-    const windows = tracks.map((t, i) => {
-      if (i % 8 === 0) deadline.check('features');
-      return windowFeatures(samples, t, speech[i]!);
-    });
+    const windows = await this.windowAnalyses(samples, tracks, speech, deadline);
     clock.lap('features');
 
     deadline.check('mapping');
@@ -162,12 +175,13 @@ export class EmotionEngine {
     const { samples } = await this.load(audio, deadline, new StageClock());
     const plan = planIntervals(samples.length, ANALYSIS_RATE);
     const hop = Math.round(BASE_HOP_SECONDS * ANALYSIS_RATE);
-    const tracks = plan.map((p) => this.frames.analyse(samples, p.start, p.end, hop));
+    const tracks = await this.frameTracks(samples, plan, hop, deadline);
     const silero = await this.detectSpeech('silero', samples, tracks, deadline);
     const energy = await this.detectSpeech('energy', samples, tracks, deadline);
     const chosen = opts.vad === 'energy' ? energy : silero;
+    const analysed = await this.windowAnalyses(samples, tracks, chosen, deadline);
     const windows = plan.map((p, i) => {
-      const w = windowFeatures(samples, tracks[i]!, chosen[i]!);
+      const w = analysed[i]!;
       return { from: p.from, to: p.to, speechRatio: w.speechRatio, features: w.features };
     });
     return { duration: samples.length / ANALYSIS_RATE, windows, speech: { silero, energy } };
@@ -177,6 +191,20 @@ export class EmotionEngine {
   private async load(audio: Buffer, deadline: Deadline, clock: StageClock): Promise<{ probed: ProbedAudio; samples: Float32Array }> {
     deadline.check('start');
     const sniffed = sniff(audio);
+    // Canonical 16-bit PCM (WAV, AIFF) is read and resampled in process: no temporary file, no ffmpeg.
+    if (sniffed.pcm && pcmDecodable(sniffed.pcm, ANALYSIS_RATE)) {
+      const probed = await probe(this.opts.ffprobePath, '', sniffed, { maxDurationSeconds: this.opts.maxDurationSeconds }, deadline);
+      clock.lap('probe');
+      const samples = await decodePcm(audio, sniffed.pcm, ANALYSIS_RATE, (channels, ranges) =>
+        this.pool.runAll<Float32Array>(
+          ranges.map(([from, to]) => ({ kind: 'resample', channels, inRate: sniffed.pcm!.sampleRate, outRate: ANALYSIS_RATE, from, to })),
+          () => deadline.check('decode'),
+        ),
+      );
+      if (samples.length === 0) throw new InvalidInputError('no_audio', 'The file decodes to no audio samples');
+      clock.lap('decode');
+      return { probed, samples };
+    }
     const dir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, 'emotion-'));
     const abort = new AbortController();
     let speculative: Promise<Float32Array> | undefined;
@@ -211,6 +239,31 @@ export class EmotionEngine {
     }
   }
 
+  /** Frame analysis of every window, a few windows per task, in the pool's threads. */
+  private async frameTracks(samples: Float32Array, plan: Array<{ start: number; end: number }>, hop: number, deadline: Deadline): Promise<FrameTrack[]> {
+    const shared = toShared(samples);
+    const tasks: PoolTask[] = chunk(plan, this.pool.parallelism).map((part) => ({
+      kind: 'frames',
+      samples: shared,
+      rate: ANALYSIS_RATE,
+      ranges: part.map((p): [number, number] => [p.start, p.end]),
+      hop,
+    }));
+    return (await this.pool.runAll<FrameTrack[]>(tasks, () => deadline.check('features'))).flat();
+  }
+
+  /** Per-window features (jitter and shimmer follow pulses through the samples), in the pool's threads. */
+  private async windowAnalyses(samples: Float32Array, tracks: FrameTrack[], speech: Uint8Array[], deadline: Deadline): Promise<WindowAnalysis[]> {
+    const shared = toShared(samples);
+    let at = 0;
+    const tasks: PoolTask[] = chunk(tracks, this.pool.parallelism).map((part) => {
+      const from = at;
+      at += part.length;
+      return { kind: 'windows', samples: shared, tracks: part, speech: speech.slice(from, at) };
+    });
+    return (await this.pool.runAll<WindowAnalysis[]>(tasks, () => deadline.check('features'))).flat();
+  }
+
   private async detectSpeech(kind: 'silero' | 'energy', samples: Float32Array, tracks: FrameTrack[], deadline: Deadline): Promise<Uint8Array[]> {
     if (kind === 'energy') return energySpeech(tracks);
     const timeline = await this.vad.timeline(samples, ANALYSIS_RATE, () => deadline.check('vad'));
@@ -222,6 +275,23 @@ export interface Inspection {
   duration: number;
   windows: Array<{ from: number; to: number; speechRatio: number; features: FeatureVector }>;
   speech: { silero: Uint8Array[]; energy: Uint8Array[] };
+}
+
+/** Groups of consecutive windows: about three tasks per thread (so a slow one does not hold the others up),
+ *  at most 8 windows (40 s) each, so the deadline is checked often. */
+function chunk<T>(items: T[], threads: number): T[][] {
+  const size = Math.max(1, Math.min(8, Math.ceil(items.length / (3 * threads))));
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** The samples on shared memory (decoders already allocate them there; anything else is copied once). */
+function toShared(x: Float32Array): Float32Array {
+  if (x.buffer instanceof SharedArrayBuffer) return x;
+  const s = sharedFloat32(x.length);
+  s.set(x);
+  return s;
 }
 
 /** Milliseconds per stage; a stage lapped twice (features) accumulates. */

@@ -72,14 +72,17 @@ export async function probe(
   deadline: Deadline,
 ): Promise<ProbedAudio> {
   const demuxer = DEMUXER[sniffed.format];
-  // A canonical PCM WAV header already says all ffprobe would (ffprobe costs ~0.1 s just to start);
-  // ffmpeg still reads the whole file when decoding, so a lying header ends in corrupt_audio or no_audio.
-  if (sniffed.format === 'wav' && sniffed.pcm) {
-    const { sampleRate, channels, frames } = sniffed.pcm;
-    const stream: FfprobeStream = { codec_type: 'audio', codec_name: 'pcm_s16le', sample_rate: String(sampleRate), channels, bits_per_sample: 16 };
+  // A canonical PCM WAV header already says all ffprobe would (ffprobe costs ~0.1 s just to start); the
+  // samples are then read in process (pcm.ts), or by ffmpeg for a rate the in-process resampler does not
+  // cover, and a lying header ends in corrupt_audio or no_audio.
+  // The same holds for a 16-bit PCM AIFF (ffprobe names it pcm_s16be, or pcm_s16le for AIFF-C 'sowt').
+  if ((sniffed.format === 'wav' || sniffed.format === 'aiff') && sniffed.pcm) {
+    const { sampleRate, channels, frames, bigEndian } = sniffed.pcm;
+    const codec = bigEndian ? 'pcm_s16be' : 'pcm_s16le';
+    const stream: FfprobeStream = { codec_type: 'audio', codec_name: codec, sample_rate: String(sampleRate), channels, bits_per_sample: 16 };
     const probed: ProbedAudio = {
-      meta: { sample_rate: sampleRate, channels, bit_rate: sampleRate * channels * 16, format_name: 'wav' },
-      codec: 'pcm_s16le',
+      meta: { sample_rate: sampleRate, channels, bit_rate: sampleRate * channels * 16, format_name: sniffed.format },
+      codec,
       duration: sampleRate > 0 ? frames / sampleRate : 0,
       demuxer,
     };

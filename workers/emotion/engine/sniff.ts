@@ -1,6 +1,7 @@
 // Owns format detection from the bytes alone: the spec's six formats (and their allowed sub-types) are told
 // apart by magic numbers and header fields, never by Content-Type or a file name. Anything else is a 400.
 import { InvalidInputError } from '../../../shared/errors';
+import type { PcmLayout } from './pcm';
 
 /** The spec's format families; the exact codec is confirmed later by ffprobe. */
 export type SniffedFormat = 'wav' | 'aiff' | 'aac' | 'm4a' | 'mp3' | 'wma' | 'flac';
@@ -11,8 +12,9 @@ export interface Sniffed {
   subtype?: 'pcm' | 'gsm';
   /** Bit depth declared by a WAV/AIFF header (PCM only). */
   bitsPerSample?: number;
-  /** Everything ffprobe would report, read from a canonical PCM WAV/AIFF header (lets probe skip ffprobe). */
-  pcm?: { sampleRate: number; channels: number; frames: number };
+  /** Everything ffprobe would report, read from a canonical 16-bit PCM WAV/AIFF header (lets probe skip
+   *  ffprobe), and where the samples are (lets the engine decode them without ffmpeg). */
+  pcm?: PcmLayout;
 }
 
 const ASF_GUID = Buffer.from([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce, 0x6c]);
@@ -72,6 +74,7 @@ function sniffWave(buf: Buffer): Sniffed {
   let at = 12;
   let fmt: Sniffed | undefined;
   let dataBytes: number | undefined;
+  let dataOffset = 0;
   while (at + 8 <= buf.length) {
     const id = ascii(buf, at, 4);
     const size = buf.readUInt32LE(at + 4);
@@ -81,14 +84,17 @@ function sniffWave(buf: Buffer): Sniffed {
       fmt = waveFmt(buf, body, size);
     } else if (id === 'data') {
       dataBytes = Math.min(size, buf.length - body);
+      dataOffset = body;
       break;
     }
     at = body + size + (size & 1);
   }
   if (!fmt) throw new InvalidInputError('corrupt_audio', 'WAV file has no fmt chunk');
   if (dataBytes === undefined || dataBytes === 0) throw noAudio('The WAV file has a header and no audio data');
-  if (fmt.pcm && fmt.bitsPerSample === 16) fmt.pcm.frames = Math.floor(dataBytes / (2 * fmt.pcm.channels));
-  else delete fmt.pcm;
+  if (fmt.pcm && fmt.bitsPerSample === 16) {
+    fmt.pcm.frames = Math.floor(dataBytes / (2 * fmt.pcm.channels));
+    fmt.pcm.dataOffset = dataOffset;
+  } else delete fmt.pcm;
   return fmt;
 }
 
@@ -103,7 +109,10 @@ function waveFmt(buf: Buffer, body: number, size: number): Sniffed {
   if (tag === WAVE_FORMAT_PCM) {
     const channels = buf.readUInt16LE(body + 2);
     const sampleRate = buf.readUInt32LE(body + 4);
-    return { format: 'wav', subtype: 'pcm', bitsPerSample: bits, pcm: channels > 0 ? { sampleRate, channels, frames: 0 } : undefined };
+    // Canonical only: interleaved 16-bit frames (block align = 2 bytes × channels); anything odd is left to ffmpeg.
+    const canonical = channels > 0 && buf.readUInt16LE(body + 12) === 2 * channels;
+    const pcm = canonical ? { sampleRate, channels, frames: 0, dataOffset: 0, bigEndian: false } : undefined;
+    return { format: 'wav', subtype: 'pcm', bitsPerSample: bits, pcm };
   }
   throw unsupported(`WAV with format tag 0x${tag.toString(16).padStart(4, '0')} (only PCM and GSM 6.10 are accepted)`);
 }
@@ -115,31 +124,55 @@ function sniffAiff(buf: Buffer): Sniffed {
   let comm: Sniffed | undefined;
   let frames = 0;
   let ssndBytes: number | undefined;
+  let ssndOffset = 0;
+  let channels = 0;
+  let sampleRate = 0;
+  let bigEndian = true;
   while (at + 8 <= buf.length) {
     const id = ascii(buf, at, 4);
     const size = buf.readUInt32BE(at + 4);
     const body = at + 8;
     if (id === 'COMM') {
       if (body + 18 > buf.length) throw new InvalidInputError('corrupt_audio', 'AIFF COMM chunk is truncated');
+      channels = buf.readUInt16BE(body);
       frames = buf.readUInt32BE(body + 2);
       const bits = buf.readUInt16BE(body + 6);
+      sampleRate = extended80(buf, body + 8);
       if (kind === 'AIFC') {
         // Only uncompressed AIFF-C: 'NONE' (big-endian) and 'sowt' (little-endian) PCM.
         const compression = body + 22 <= buf.length ? ascii(buf, body + 18, 4) : '';
         if (compression !== 'NONE' && compression !== 'sowt') {
           throw unsupported(`AIFF-C with compression "${compression}" (only PCM is accepted)`);
         }
+        bigEndian = compression === 'NONE';
       }
       comm = { format: 'aiff', subtype: 'pcm', bitsPerSample: bits };
     } else if (id === 'SSND') {
       // SSND starts with an 8-byte offset/blockSize header before the samples.
       ssndBytes = Math.max(0, Math.min(size, buf.length - body) - 8);
+      // The offset field skips block-alignment padding before the first sample.
+      const skip = body + 8 <= buf.length ? buf.readUInt32BE(body) : 0;
+      ssndOffset = body + 8 + skip;
+      ssndBytes = Math.max(0, ssndBytes - skip);
     }
     at = body + size + (size & 1);
   }
   if (!comm) throw new InvalidInputError('corrupt_audio', 'AIFF file has no COMM chunk');
   if (frames === 0 || !ssndBytes) throw noAudio('The AIFF file has a header and no audio data');
+  if (comm.bitsPerSample === 16 && channels > 0 && Number.isInteger(sampleRate) && sampleRate > 0) {
+    comm.pcm = { sampleRate, channels, frames: Math.floor(ssndBytes / (2 * channels)), dataOffset: ssndOffset, bigEndian };
+  }
   return comm;
+}
+
+/** An IEEE 754 80-bit extended float (AIFF's sample rate); NaN when it is not a finite positive number. */
+function extended80(buf: Buffer, at: number): number {
+  if (at + 10 > buf.length) return Number.NaN;
+  const se = buf.readUInt16BE(at);
+  const exp = se & 0x7fff;
+  if (se & 0x8000 || exp === 0x7fff) return Number.NaN;
+  const mantissa = buf.readUInt32BE(at + 2) * 2 ** 32 + buf.readUInt32BE(at + 6);
+  return mantissa * 2 ** (exp - 16383 - 63);
 }
 
 // MPEG audio header tables, enough to compute a frame's length and check that the next frame follows it.
