@@ -8,6 +8,16 @@ import { sharedFloat32 } from './pcm';
 
 /** Analysis rate: 8 kHz keeps GSM and narrow-band inputs comparable with wide-band ones, and Silero VAD runs at it. */
 export const ANALYSIS_RATE = 8000;
+/** Less audio than this (a header and a few samples) is no usable audio: 400 no_audio, not a 1 ms interval. */
+export const MIN_AUDIO_SECONDS = 0.1;
+
+export function assertEnoughAudio(samples: Float32Array): Float32Array {
+  if (samples.length === 0) throw new InvalidInputError('no_audio', 'The file decodes to no audio samples');
+  if (samples.length < MIN_AUDIO_SECONDS * ANALYSIS_RATE) {
+    throw new InvalidInputError('no_audio', `The file holds less than ${MIN_AUDIO_SECONDS} s of audio`);
+  }
+  return samples;
+}
 
 export interface DecodeOptions {
   ffmpegPath: string;
@@ -46,8 +56,7 @@ export async function decode(opts: DecodeOptions): Promise<Float32Array> {
 
 function finish(samples: Float32Array): Float32Array {
   // Header-only files and empty streams "decode successfully" to zero samples.
-  if (samples.length === 0) throw new InvalidInputError('no_audio', 'The file decodes to no audio samples');
-  return samples;
+  return assertEnoughAudio(samples);
 }
 
 function fit(p: Float32Array, len: number): Float32Array {

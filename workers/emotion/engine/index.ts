@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { verifiedModelPath, modelEntry } from '../../../models/manifest';
 import type { EmotionInterval, EmotionResult } from '../../../shared/queues/contracts';
-import { ANALYSIS_RATE, decode } from './decode';
+import { ANALYSIS_RATE, assertEnoughAudio, decode } from './decode';
 import { InvalidInputError } from '../../../shared/errors';
 import { Deadline } from './deadline';
 import { type FeatureVector, type WindowAnalysis } from './features';
@@ -201,7 +201,7 @@ export class EmotionEngine {
           () => deadline.check('decode'),
         ),
       );
-      if (samples.length === 0) throw new InvalidInputError('no_audio', 'The file decodes to no audio samples');
+      assertEnoughAudio(samples);
       clock.lap('decode');
       return { probed, samples };
     }
