@@ -54,6 +54,10 @@ export const configSchema = z.object({
   THROTTLE_BURST: positiveInt.default(60),
   THROTTLE_RATE_PER_SEC: z.coerce.number().positive().default(20),
 
+  /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
+  AUTH_FAILURE_BURST: positiveInt.default(30),
+  AUTH_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
+
   /** Secret for console sessions, CSRF and registration tokens (32+ chars). Local default: generated into var/. */
   APP_SECRET: z.string().min(32).optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),

@@ -23,6 +23,8 @@ export interface EmotionAppDeps {
   tokens: EmotionTokenService;
   jobs: JobClient;
   throttle: Throttle;
+  /** Failed authentications per client address. */
+  authFailures: Throttle;
   budgetMs: number;
   readiness: Readiness;
 }
@@ -39,14 +41,19 @@ function cors(_req: Request, res: Response, next: NextFunction) {
   next();
 }
 
-function bearer(tokens: EmotionTokenService) {
+function bearer(tokens: EmotionTokenService, failures: Throttle) {
   return async (req: Request, _res: Response, next: NextFunction) => {
+    const address = `auth-fail:${req.ip}`;
+    await failures.check(address);
     const header = req.get('authorization');
     if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
     const token = await tokens.authenticate(match[1]!);
-    if (!token) throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+    if (!token) {
+      await failures.spend(address);
+      throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+    }
     req.emotionToken = token;
     next();
   };
@@ -83,7 +90,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
   app.post(
     ANALYSIS_PATH,
     cors,
-    bearer(d.tokens),
+    bearer(d.tokens, d.authFailures),
     async (req, _res, next) => {
       await d.throttle.take(`token:${req.emotionToken!._id}`);
       next();

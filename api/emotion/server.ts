@@ -4,7 +4,7 @@ import { createLogger, type Logger } from '../../shared/logger';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase } from '../http/front-end';
-import { Throttle } from '../http/throttle';
+import { authFailureThrottle, Throttle } from '../http/throttle';
 import { createEmotionApp } from './app';
 
 export interface RunningEmotionApi {
@@ -35,6 +35,7 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
       message: 'Too many requests; retry after about 1 to 2 minutes',
       minRetryAfterSeconds: 60,
     }),
+    authFailures: authFailureThrottle(base.redis, config.QUEUE_PREFIX, config.AUTH_FAILURE_BURST, config.AUTH_FAILURE_RATE_PER_SEC),
     budgetMs: config.EMOTION_BUDGET_MS,
     readiness: base.readiness,
   });

@@ -30,6 +30,8 @@ export interface LivenessAppDeps {
   ledger: CreditLedger;
   jobs: JobClient;
   throttle: Throttle;
+  /** Failed authentications per client address. */
+  authFailures: Throttle;
   idempotency: IdempotencyStore;
   clock: Clock;
   budgetMs: number;
@@ -71,7 +73,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   });
   app.all('/v1/health', methodNotAllowed(['GET']));
 
-  const auth = requireApiKey(d.accounts);
+  const auth = requireApiKey(d.accounts, d.authFailures);
   const throttle = async (req: Request, _res: Response, next: NextFunction) => {
     await d.throttle.take(`key:${req.auth!.keyId}`);
     next();

@@ -4,6 +4,7 @@ import { UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { QuotaView } from './envelope';
+import type { Throttle } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -11,10 +12,15 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function requireApiKey(accounts: AccountService) {
+export function requireApiKey(accounts: AccountService, failures: Throttle) {
   return async (req: Request, res: Response, next: NextFunction) => {
+    const address = `auth-fail:${req.ip}`;
+    await failures.check(address);
     const auth = await accounts.authenticate(req.get('x-api-key'));
-    if (!auth) throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
+    if (!auth) {
+      await failures.spend(address);
+      throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
+    }
     req.auth = auth;
     const quota: QuotaView = { customerId: auth.account._id, remaining: null, overLimit: null };
     res.locals.quota = quota;

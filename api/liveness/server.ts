@@ -10,7 +10,7 @@ import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase } from '../http/front-end';
-import { Throttle } from '../http/throttle';
+import { authFailureThrottle, Throttle } from '../http/throttle';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
 
@@ -70,6 +70,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
       code: 'rate_limited',
       message: 'Too many requests for this API key; slow down',
     }),
+    authFailures: authFailureThrottle(redis, config.QUEUE_PREFIX, config.AUTH_FAILURE_BURST, config.AUTH_FAILURE_RATE_PER_SEC),
     idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX),
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,

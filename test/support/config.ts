@@ -15,6 +15,8 @@ export function testConfig(prefix: string, overrides: Record<string, string> = {
     MONGODB_URI: testMongoUri(),
     QUEUE_PREFIX: prefix,
     APP_SECRET: 'test-secret-test-secret-test-secret-0123',
+    // Tests send many deliberate failures from 127.0.0.1; the brute-force tests set their own limits.
+    AUTH_FAILURE_BURST: '100000',
     ...overrides,
   });
 }

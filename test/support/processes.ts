@@ -35,7 +35,7 @@ export async function spawnService(kind: ServiceKind, env: Record<string, string
   const portVar = kind === 'liveness-api' ? 'LIVENESS_PORT' : kind === 'emotion-api' ? 'EMOTION_PORT' : 'WORKER_METRICS_PORT';
   const proc = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(projectRoot, ENTRY[kind])], {
     cwd: projectRoot,
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, [portVar]: String(port) },
+    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', AUTH_FAILURE_BURST: '100000', ...env, [portVar]: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

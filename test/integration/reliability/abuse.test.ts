@@ -189,7 +189,36 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
   describe('keys', () => {
     const usage = (key: string) => rawRequest(live.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': key } });
 
-    it('answers 1000 guessed keys (10 at a time) with plain 401s — not throttled per client, documented — and keeps serving the real key', async () => {
+    it('throttles key guessing per client address: past the allowance every attempt gets 429, a right key too, until it refills', async () => {
+      const guarded = await startLivenessStack('abuse-bruteforce', { withWorker: false, env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: '4' } });
+      try {
+        const acc = await guarded.createAccount('business');
+        const r = prng(99);
+        const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+        const guess = () => `lc_${Array.from({ length: 43 }, () => alphabet[Math.floor(r() * 64)]).join('')}`;
+        const statuses: number[] = [];
+        for (let i = 0; i < 40; i++) {
+          const res = await rawRequest(guarded.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': guess() } });
+          statuses.push(res.status);
+          if (res.status === 429) {
+            expect(res.json.error.code).to.equal('rate_limited');
+            expect(Number(res.headers['retry-after'])).to.be.at.least(1);
+          }
+        }
+        expect(statuses.slice(0, 20)).to.deep.equal(Array(20).fill(401));
+        expect(statuses.slice(20).filter((x) => x === 429).length).to.be.at.least(15);
+        // While the address is over its allowance even the right key is refused: a guesser learns nothing.
+        const blocked = await rawRequest(guarded.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': acc.primaryKey } });
+        expect(blocked.status).to.equal(429);
+        await new Promise((res) => setTimeout(res, 600));
+        const after = await rawRequest(guarded.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': acc.primaryKey } });
+        expect(after.status).to.equal(200);
+      } finally {
+        await guarded.stop();
+      }
+    });
+
+    it('answers 1000 guessed keys with plain 401s when the allowance is high, leaving no per-guess state, and keeps serving the real key', async () => {
       const r = prng(99);
       const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
       const guess = () => `lc_${Array.from({ length: 43 }, () => alphabet[Math.floor(r() * 64)]).join('')}`;
@@ -207,8 +236,8 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
         }
       }
       expect(new Set(statuses)).to.deep.equal(new Set([401]));
-      // A guess leaves no state behind (no per-guess Redis keys), so guessing cannot exhaust memory.
-      expect((await redis.keys(`${live.prefix}:*`)).length).to.equal(keysBefore);
+      // One bucket per address, none per guess: guessing cannot exhaust memory.
+      expect((await redis.keys(`${live.prefix}:*`)).length).to.be.at.most(keysBefore + 1);
       expect((await usage(account.primaryKey)).status).to.equal(200);
       console.log(`      1000 guesses: p50 ${median(times).toFixed(1)} ms; 2^256 key space (32 random bytes)`);
     });

@@ -65,6 +65,7 @@ export function serviceEnv(engines: PrivateEngines, dbName: string, prefix: stri
   return {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
+    AUTH_FAILURE_BURST: '100000',
     REDIS_URL: engines.redis.url,
     MONGODB_URI: `${engines.mongo.url}${dbName}`,
     QUEUE_PREFIX: prefix,
