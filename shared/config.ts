@@ -47,6 +47,9 @@ export const configSchema = z.object({
   /** JSON array of extra spoof models: [{path, inputSize, scale, channelOrder, liveIndex, weight}] */
   EXTRA_SPOOF_MODELS: z.string().optional(),
 
+  /** Threads an emotion worker splits one long file's analysis across; default: one per core. */
+  EMOTION_ANALYSIS_THREADS: positiveInt.max(16).optional(),
+
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
 

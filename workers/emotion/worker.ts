@@ -18,6 +18,7 @@ export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
       ffmpegPath: config.FFMPEG_PATH,
       ffprobePath: config.FFPROBE_PATH,
       intraOpThreads: config.ORT_INTRA_OP_THREADS,
+      analysisThreads: config.EMOTION_ANALYSIS_THREADS,
     });
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'emotion models loaded');

@@ -137,7 +137,9 @@ export class AnalysisPool {
 function startWorker(): Worker {
   // Compiled builds run pool-worker.js; from TypeScript sources (tests, benchmarks under tsx) the thread
   // registers tsx's CommonJS hook itself, whatever loader flags the parent process was started with.
-  if (!__filename.endsWith('.ts')) return new Worker(path.join(__dirname, 'pool-worker.js'));
+  // The threads only hold one task's frames at a time: small young generations keep their RSS low.
+  const resourceLimits = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 96 };
+  if (!__filename.endsWith('.ts')) return new Worker(path.join(__dirname, 'pool-worker.js'), { resourceLimits });
   const code = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(path.join(__dirname, 'pool-worker.ts'))});`;
-  return new Worker(code, { eval: true });
+  return new Worker(code, { eval: true, resourceLimits });
 }
