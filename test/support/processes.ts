@@ -30,10 +30,15 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-export async function spawnService(kind: ServiceKind, env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
+export function spawnService(kind: ServiceKind, env: Record<string, string>): Promise<ServiceProcess> {
   const portVar = kind === 'liveness-api' ? 'LIVENESS_PORT' : kind === 'emotion-api' ? 'EMOTION_PORT' : 'WORKER_METRICS_PORT';
-  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(projectRoot, ENTRY[kind])], {
+  return spawnEntry(ENTRY[kind], kind, portVar, env);
+}
+
+/** Any project entry point (a test-only worker too), with its HTTP port on a free port in `portVar`. */
+export async function spawnEntry(entry: string, kind: ServiceKind, portVar: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(projectRoot, entry)], {
     cwd: projectRoot,
     env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', AUTH_FAILURE_BURST: '100000', ...env, [portVar]: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,7 +57,7 @@ export async function spawnService(kind: ServiceKind, env: Record<string, string
     async ready(timeoutMs = 30_000) {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
-        if (proc.exitCode !== null) throw new Error(`${kind} exited (${proc.exitCode}): ${logs.slice(-5).join('\n')}`);
+        if (proc.exitCode !== null) throw new Error(`${entry} exited (${proc.exitCode}): ${logs.slice(-5).join('\n')}`);
         try {
           const res = await fetch(`http://127.0.0.1:${port}/readyz`);
           if (res.status === 200) return;

@@ -1,22 +1,20 @@
 // Shared by the reliability suites and `npm run bench:load`: private engines this file may stop and restart
 // on the same port, the service as real OS processes, direct database/Redis access for the ledger checks,
 // a seeded PRNG for reproducible fuzzing, and small polling/percentile helpers.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
-import { startFerretDb, startRedis, freePort, type Engine } from '../../../scripts/engines/local-engines';
-import { spawnService, type ServiceKind, type ServiceProcess } from '../../support/processes';
+import { startFerretDb, startRedis, type Engine } from '../../../scripts/engines/local-engines';
+import { spawnEntry as spawnProjectEntry, spawnService, type ServiceKind, type ServiceProcess } from '../../support/processes';
 import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, type Models } from '../../../shared/db/models';
 import { AccountService } from '../../../shared/accounts/account-service';
 import { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import { systemClock, monthOf } from '../../../shared/billing/month';
 import type { PlanId } from '../../../shared/billing/plans';
-import { projectRoot } from '../../../shared/paths';
 
 /** A redis-server and a FerretDB owned by one suite, restartable on their ports. */
 export class PrivateEngines {
@@ -123,49 +121,8 @@ export class Ledger {
 }
 
 /** Spawns a project TypeScript entry point that is not one of spawnService's kinds (a test worker). */
-export async function spawnEntry(entry: string, env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(projectRoot, entry)], {
-    cwd: projectRoot,
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, WORKER_METRICS_PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: string[] = [];
-  const collect = (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-  proc.stdout!.on('data', collect);
-  proc.stderr!.on('data', collect);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const svc: ServiceProcess = {
-    kind: 'liveness-worker',
-    proc,
-    port,
-    logs,
-    exited,
-    async ready(timeoutMs = 60_000) {
-      const until = Date.now() + timeoutMs;
-      while (Date.now() < until) {
-        if (proc.exitCode !== null) throw new Error(`${entry} exited (${proc.exitCode}): ${logs.slice(-5).join('\n')}`);
-        const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-        if (ok) return;
-        await sleep(100);
-      }
-      throw new Error(`${entry} not ready within ${timeoutMs} ms`);
-    },
-    async stop(timeoutMs = 30_000) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-    async kill9() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGKILL');
-      await exited;
-    },
-  };
-  return svc;
+export function spawnEntry(entry: string, env: Record<string, string>): Promise<ServiceProcess> {
+  return spawnProjectEntry(entry, 'liveness-worker', 'WORKER_METRICS_PORT', env);
 }
 
 /** Starts services and waits until each answers /readyz (workers: models loaded). */
