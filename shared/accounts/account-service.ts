@@ -43,7 +43,7 @@ export class AccountService {
   constructor(
     private readonly models: Models,
     private readonly clock: Clock,
-    private readonly cache?: AuthCache,
+    private readonly cache?: AuthCache<AuthenticatedKey>,
   ) {}
 
   /** Drops cached authentications of this customer's keys after an account change. */

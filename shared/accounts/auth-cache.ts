@@ -4,11 +4,11 @@
 // so a reader that raced the regeneration cannot resurrect the old key. Account changes (plan, hard cap,
 // status) delete the customer's entries; entries also expire after a few seconds as a safety net.
 import type { Redis } from 'ioredis';
-import type { Account, AuthenticatedKey } from './account-service';
 
 const TTL_SECONDS = 10;
 
-export class AuthCache {
+/** T is what an authentication resolves to (AccountService's AuthenticatedKey), stored as JSON. */
+export class AuthCache<T> {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -23,17 +23,17 @@ export class AuthCache {
   }
 
   /** A cached authentication, 'revoked' for a replaced key, or null (ask the database). */
-  async get(digest: string): Promise<AuthenticatedKey | 'revoked' | null> {
+  async get(digest: string): Promise<T | 'revoked' | null> {
     try {
       const [cached, revoked] = await this.redis.mget(this.entry(digest), this.tombstone(digest));
       if (revoked) return 'revoked';
-      return cached ? (JSON.parse(cached) as AuthenticatedKey) : null;
+      return cached ? (JSON.parse(cached) as T) : null;
     } catch {
       return null; // Redis trouble: the database answers instead
     }
   }
 
-  async put(digest: string, auth: AuthenticatedKey): Promise<void> {
+  async put(digest: string, auth: T): Promise<void> {
     await this.redis.set(this.entry(digest), JSON.stringify(auth), 'EX', TTL_SECONDS).catch(() => undefined);
   }
 
