@@ -19,6 +19,9 @@ import { systemClock } from '../../shared/billing/month';
 import { createRedis, closeRedis } from '../../shared/redis';
 import { loadConfig } from '../../shared/config';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
+import { median, timeMedian } from './timing';
+
+export { median };
 
 // autocannon ships no types; this is the part of its API used here.
 interface AutocannonResult {
@@ -33,11 +36,6 @@ interface AutocannonResult {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
-export const median = (v: number[]): number => {
-  const s = [...v].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 export const f1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
 export const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -231,17 +229,6 @@ function histMeanMs(text: string, name: string, labels: string[] = []): number {
       .reduce((s, l) => s + Number(l.split(' ').pop()), 0);
   const count = pick('count');
   return count ? (pick('sum') / count) * 1000 : NaN;
-}
-
-async function timeMedian(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
-  for (let i = 0; i < 5; i++) await fn();
-  const t: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
 }
 
 /** The pieces of a request outside the engine, each timed alone against the bench's own Redis and FerretDB. */

@@ -10,11 +10,8 @@ import { loadConfig } from '../../shared/config';
 import { verifiedModelPath } from '../../models/manifest';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
 import { openSession, ort } from '../../workers/liveness/engine/ort';
+import { median, timeMedian } from './timing';
 
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const ms = (v: number) => v.toFixed(1).padStart(7);
 
 async function images(modelsDir: string): Promise<Array<{ name: string; bytes: Buffer }>> {
@@ -34,17 +31,6 @@ async function big(face: Sharp): Promise<Buffer> {
     .png({ compressionLevel: 0 }).toBuffer();
   const base = await face.clone().resize(4032, 3024, { fit: 'cover' }).png({ compressionLevel: 0 }).toBuffer();
   return sharp(base).composite([{ input: noise, blend: 'soft-light' }]).jpeg({ quality: 92 }).toBuffer();
-}
-
-async function timeRuns(runs: number, fn: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 5; i++) await fn();
-  const t: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
 }
 
 async function main(): Promise<void> {
@@ -89,9 +75,9 @@ async function main(): Promise<void> {
       const file = verifiedModelPath(cfg.MODELS_DIR, s.name);
       const data = Float32Array.from({ length: s.shape.reduce((a, b) => a * b, 1) }, (_, i) => (i * 37) % 255);
       const node = await openSession(file, threads);
-      const tNode = await timeRuns(runs, () => node.run({ [s.input]: new ort.Tensor('float32', data, s.shape) }));
+      const tNode = await timeMedian(runs, () => node.run({ [s.input]: new ort.Tensor('float32', data, s.shape) }));
       const wasm = await web.InferenceSession.create(new Uint8Array(fs.readFileSync(file)), { executionProviders: ['wasm'] });
-      const tWasm = await timeRuns(runs, () => wasm.run({ [s.input]: new web!.Tensor('float32', data, s.shape) }));
+      const tWasm = await timeMedian(runs, () => wasm.run({ [s.input]: new web!.Tensor('float32', data, s.shape) }));
       console.log(`  ${s.name.padEnd(22)} node ${ms(tNode)}   wasm ${ms(tWasm)}   wasm/node ${(tWasm / tNode).toFixed(2)}x`);
     }
   }
