@@ -39,8 +39,11 @@ export class JobRunner<I, R> {
       prefix: opts.prefix,
       concurrency: 1,
       autorun: false,
-      // A killed worker's job is noticed within ~lockDuration; by then its deadline has passed and it is skipped.
-      lockDuration: 30_000,
+      // A killed worker's job is found by another worker's stalled check (within about lockDuration plus two
+      // check intervals); by then its deadline has passed and it is skipped. 15 s keeps that short while a job's
+      // longest CPU-bound stretch (a few seconds) still lets the lock renew (every lockDuration / 2).
+      lockDuration: 15_000,
+      stalledInterval: 15_000,
       maxStalledCount: 1,
     });
     this.worker.on('error', (err) => opts.log.error({ err }, 'worker connection error'));

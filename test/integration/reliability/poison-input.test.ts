@@ -67,8 +67,8 @@ describe('Faults: an input that crashes a liveness worker', function () {
   });
 
   it('does not poison the queue: the crashed job comes back after its lock expires and the survivor skips it', async () => {
-    // The dead worker's lock lasts 30 s and the stalled check runs every 30 s: the job is handed to the
-    // surviving worker 30-60 s after the crash.
+    // The dead worker's lock lasts 15 s and the stalled check runs every 15 s (it needs two passes): the job
+    // is handed to the surviving worker about 15-45 s after the crash.
     const survivor = alive()[0]!;
     await eventually(async () => survivor.logs.some((l) => l.includes('deadline passed')), 70_000, 1000);
     expect(alive()).to.deep.equal([survivor]);

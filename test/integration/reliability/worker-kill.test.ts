@@ -88,7 +88,7 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
     const after = await Promise.all(Array.from({ length: 4 }, () => postLiveness(api.port, account.key, face)));
     expect(after.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
 
-    // The killed job's lock expires (lockDuration 30 s); the stalled-job check gives it to the new worker,
+    // The killed job's lock expires (lockDuration 15 s); the stalled-job check gives it to the new worker,
     // which must skip it (deadline passed) rather than run and bill it.
     await eventually(async () => replacement!.logs.some((l) => l.includes('deadline passed')), 70_000, 1000);
     const usedBefore = (await ledger.credits(account.customerId)).used;
