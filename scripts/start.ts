@@ -2,14 +2,12 @@
 // then the liveness API, the emotion API and their workers as separate OS processes (counts from config),
 // restarts a process that dies, and on SIGINT/SIGTERM stops front-ends, then workers, then engines.
 import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../shared/config';
 import { createLogger } from '../shared/logger';
 import { entryPoint } from '../shared/paths';
 import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
-import { clearLocalState, writeLocalState } from './engines/local-state';
+import { clearLocalState, ensureLocalSecret, writeLocalState } from './engines/local-state';
 import { startLocalMail, type LocalMail } from './engines/local-mail';
 
 const config = loadConfig();
@@ -79,16 +77,6 @@ async function shutdown(signal: string, exitCode = 0): Promise<void> {
   process.exit(exitCode);
 }
 
-/** A stable local secret for console sessions and registration links, kept under var/. */
-function localSecret(): string {
-  const file = path.join(config.VAR_DIR, 'app-secret');
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(config.VAR_DIR, { recursive: true });
-    fs.writeFileSync(file, crypto.randomBytes(32).toString('base64url'), { mode: 0o600 });
-  }
-  return fs.readFileSync(file, 'utf8').trim();
-}
-
 async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -119,7 +107,7 @@ async function main(): Promise<void> {
     MONGODB_URI: mongoUri,
     SMTP_URL: smtpUrl,
     ...(mailSink ? { MAILBOX_DIR: mailSink.dir } : {}),
-    APP_SECRET: config.APP_SECRET ?? localSecret(),
+    APP_SECRET: config.APP_SECRET ?? ensureLocalSecret(config.VAR_DIR),
   };
   const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
     children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, tier });

@@ -1,20 +1,15 @@
 // admin marketplace subscribe --plan P [--account ID] [--subscription ID]: simulates a marketplace
 // subscription and prints its registration link (the signed token the registration page accepts).
-import fs from 'node:fs';
-import path from 'node:path';
 import { isPlanId } from '../../../shared/billing/plans';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
-import { readLocalState } from '../../engines/local-state';
+import { readLocalSecret, readLocalState } from '../../engines/local-state';
 import { optional, output, required, UsageError, type Command } from '../context';
 
 /** APP_SECRET, or the local one `npm start` generated under var/ (scripts/start.ts). */
 function appSecret(config: { APP_SECRET?: string; VAR_DIR: string }): string {
-  if (config.APP_SECRET) return config.APP_SECRET;
-  try {
-    return fs.readFileSync(path.join(config.VAR_DIR, 'app-secret'), 'utf8').trim();
-  } catch {
-    throw new UsageError('APP_SECRET is not set and no local secret exists yet (run `npm start` once)');
-  }
+  const secret = config.APP_SECRET ?? readLocalSecret(config.VAR_DIR);
+  if (!secret) throw new UsageError('APP_SECRET is not set and no local secret exists yet (run `npm start` once)');
+  return secret;
 }
 
 export const marketplace: Command = async (ctx, words, flags) => {
