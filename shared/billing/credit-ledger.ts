@@ -26,8 +26,11 @@ export type ReserveResult = { ok: true; month: string } | { ok: false; reason: '
 export interface CommitResult {
   /** False when the reservation was already released (the API gave up) or committed before. */
   committed: boolean;
+  /** Whether this call was billed as overage. */
   overage: boolean;
-  snapshot: UsageSnapshot | null;
+  /** The month's committed calls and overage calls after this commit (0 when not committed). */
+  used: number;
+  overageCalls: number;
 }
 
 /** A reservation older than this was orphaned by a crashed API process; it is released when seen. */
@@ -36,8 +39,10 @@ export const STALE_RESERVATION_MS = 120_000;
 const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 
 // Hash fields: calls (committed + in flight), used, overage, d:DD (daily committed), p:<requestId> (in flight, value = ms).
+// Returns -1 when the hash is missing (seed it from the events, then ask again), 0 when capped, 1 when reserved.
 const RESERVE = `
 local key = KEYS[1]
+if redis.call('EXISTS', key) == 0 then return -1 end
 local limit, capped, rid, now, stale = tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local calls = tonumber(redis.call('HGET', key, 'calls') or '0')
 if capped and calls >= limit then
@@ -66,7 +71,7 @@ if (not capped) and used > limit then
   redis.call('HINCRBY', key, 'overage', 1)
   over = 1
 end
-return {1, over}
+return {1, over, used, tonumber(redis.call('HGET', key, 'overage') or '0')}
 `;
 
 const RELEASE = `
@@ -96,10 +101,9 @@ export class CreditLedger {
     return `${this.prefix}:credits:${customerId}:${month}`;
   }
 
-  /** Rebuilds the month's counters from the usage events when Redis does not have them. */
-  private async ensureSeeded(customerId: string, month: string): Promise<string> {
+  /** Rebuilds the month's counters from the usage events (called when Redis does not have them). */
+  private async seed(customerId: string, month: string): Promise<void> {
     const key = this.key(customerId, month);
-    if ((await this.redis.exists(key)) === 1) return key;
     const events = await this.models.UsageEvent.find(
       { service: 'liveness', customerId, month, billable: true },
       { at: 1, overage: 1 },
@@ -116,27 +120,32 @@ export class CreditLedger {
     const ttlMs = Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
     const dailyArgs = [...daily].flatMap(([d, n]) => [d, String(n)]);
     await this.redis.eval(SEED, 1, key, String(events.length), String(overage), String(ttlMs), ...dailyArgs);
-    return key;
   }
 
   /** Takes one credit for `requestId`, atomically refusing past the limit when the hard cap is on. */
   async reserve(customerId: string, plan: PlanView, requestId: string): Promise<ReserveResult> {
     const month = monthOf(this.clock());
-    const key = await this.ensureSeeded(customerId, month);
-    const ok = await this.redis.eval(
-      RESERVE, 1, key, String(plan.monthlyLimit), plan.hardCap ? '1' : '0', requestId, String(this.clock().getTime()), String(STALE_RESERVATION_MS),
-    );
+    const run = () =>
+      this.redis.eval(
+        RESERVE, 1, this.key(customerId, month), String(plan.monthlyLimit), plan.hardCap ? '1' : '0', requestId,
+        String(this.clock().getTime()), String(STALE_RESERVATION_MS),
+      );
+    let ok = await run();
+    if (ok === -1) {
+      await this.seed(customerId, month);
+      ok = await run();
+    }
     return ok === 1 ? { ok: true, month } : { ok: false, reason: 'quota_exceeded', month };
   }
 
   /** Turns a reservation into a billed call; decides overage from the committed count. */
   async commit(customerId: string, month: string, requestId: string, plan: PlanView): Promise<CommitResult> {
     const day = this.clock().toISOString().slice(8, 10);
-    const [committed, over] = (await this.redis.eval(
+    const [committed, over, used, overageCalls] = (await this.redis.eval(
       COMMIT, 1, this.key(customerId, month), requestId, String(plan.monthlyLimit), plan.hardCap ? '1' : '0', day,
-    )) as [number, number];
-    if (committed !== 1) return { committed: false, overage: false, snapshot: null };
-    return { committed: true, overage: over === 1, snapshot: await this.snapshotOf(customerId, month, plan) };
+    )) as [number, number, number?, number?];
+    if (committed !== 1) return { committed: false, overage: false, used: 0, overageCalls: 0 };
+    return { committed: true, overage: over === 1, used: used ?? 0, overageCalls: overageCalls ?? 0 };
   }
 
   /** Returns a reservation's credit; a no-op (false) when the worker already committed it. */
@@ -146,12 +155,12 @@ export class CreditLedger {
 
   async snapshot(customerId: string, plan: PlanView): Promise<UsageSnapshot> {
     const month = monthOf(this.clock());
-    await this.ensureSeeded(customerId, month);
-    return this.snapshotOf(customerId, month, plan);
-  }
-
-  private async snapshotOf(customerId: string, month: string, plan: PlanView): Promise<UsageSnapshot> {
-    const h = await this.redis.hgetall(this.key(customerId, month));
+    const key = this.key(customerId, month);
+    let h = await this.redis.hgetall(key);
+    if (Object.keys(h).length === 0) {
+      await this.seed(customerId, month);
+      h = await this.redis.hgetall(key);
+    }
     const used = Number(h.used ?? 0);
     const daily: Record<string, number> = {};
     for (const [field, value] of Object.entries(h)) if (field.startsWith('d:')) daily[field.slice(2)] = Number(value);

@@ -42,10 +42,15 @@ export function createLivenessHandler(engine: LivenessAnalyzer, ledger: CreditLe
       verdict: { isFakeFace: result.isFakeFace, isFakeLikelihood: result.isFakeLikelihood, isValidFace: result.isValidFace },
       at: clock(),
     });
-    const s = commit.snapshot!;
     return {
       result,
-      usage: { remaining: s.remaining, overLimit: s.overage, monthlyLimit: s.monthlyLimit, used: s.used, overage: commit.overage },
+      usage: {
+        remaining: Math.max(0, plan.monthlyLimit - commit.used),
+        overLimit: commit.overageCalls,
+        monthlyLimit: plan.monthlyLimit,
+        used: commit.used,
+        overage: commit.overage,
+      },
     };
   };
 }
