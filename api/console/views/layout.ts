@@ -56,6 +56,15 @@ export function csrfField(csrf: string | null): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${csrf ?? ''}">`;
 }
 
+/** The work e-mail field of the sign-in and "send a new link" forms, with inline validation. */
+export function workEmailField(value: string | undefined, autocomplete: 'email' | 'username'): SafeHtml {
+  return html`<div class="field">
+    <label for="email">Work e-mail</label>
+    <input id="email" name="email" type="email" required autocomplete="${autocomplete}" value="${value ?? ''}" data-rule="email" aria-describedby="email-error">
+    <div class="error-text" id="email-error" role="alert"></div>
+  </div>`;
+}
+
 /** Onboarding and sign-in: a single card. `step` draws the onboarding progress (1..5). */
 export function authPage(ctx: PageContext, o: { title: string; body: SafeHtml; wide?: boolean; step?: number }): string {
   const steps = o.step

@@ -5,7 +5,7 @@ import { PASSWORD_RULES } from '../passwords';
 import type { MarketplaceSubscription } from '../registration-token';
 import type { FieldErrors, RegistrationInput } from '../validation';
 import { html, type SafeHtml } from './html';
-import { authPage, csrfField, type PageContext } from './layout';
+import { authPage, csrfField, workEmailField, type PageContext } from './layout';
 
 function field(o: {
   id: keyof RegistrationInput;
@@ -108,11 +108,7 @@ export function verifyProblemPage(ctx: PageContext, o: { reason: 'invalid' | 'ex
       ? html`<div class="actions"><a class="btn btn-primary" href="/console/sign-in">Sign in</a></div>`
       : html`<form method="post" action="/console/verify/resend" data-validate novalidate data-once>
   ${csrfField(ctx.csrf)}
-  <div class="field">
-    <label for="email">Work e-mail</label>
-    <input id="email" name="email" type="email" required autocomplete="email" value="${o.email ?? ''}" data-rule="email" aria-describedby="email-error">
-    <div class="error-text" id="email-error" role="alert"></div>
-  </div>
+  ${workEmailField(o.email, 'email')}
   <button class="btn btn-primary" type="submit">Send a new link</button>
 </form>`;
   return authPage(ctx, { title: copy.h, body: html`<h1>${copy.h}</h1><p class="lead">${copy.p}</p>${body}` });

@@ -1,6 +1,6 @@
 // Owns the sign-in pages: e-mail and password, mandatory TOTP setup (QR code + secret), the TOTP code.
 import { html, raw } from './html';
-import { authPage, csrfField, type PageContext } from './layout';
+import { authPage, csrfField, workEmailField, type PageContext } from './layout';
 
 export function signInPage(ctx: PageContext, o: { email?: string; error?: string; notice?: string }): string {
   return authPage(ctx, {
@@ -11,11 +11,7 @@ ${o.notice ? html`<div class="alert alert-success" role="status"><p>${o.notice}<
 ${o.error ? html`<div class="alert alert-error" role="alert"><p>${o.error}</p></div>` : ''}
 <form method="post" action="/console/sign-in" data-validate novalidate data-once>
   ${csrfField(ctx.csrf)}
-  <div class="field">
-    <label for="email">Work e-mail</label>
-    <input id="email" name="email" type="email" required autocomplete="username" value="${o.email ?? ''}" data-rule="email" aria-describedby="email-error">
-    <div class="error-text" id="email-error" role="alert"></div>
-  </div>
+  ${workEmailField(o.email, 'username')}
   <div class="field">
     <label for="password">Password</label>
     <input id="password" name="password" type="password" required autocomplete="current-password" data-rule="required" aria-describedby="password-error">
