@@ -20,14 +20,15 @@ const COMMANDS: Record<string, Command> = {
   mail,
 };
 
-const HELP = `usage: npm run -s admin -- <command> [--json]
+const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   account create --email E --plan P [--company C] [--hard-cap on|off] [--monthly-limit N]
   account set --customer ID [--plan P] [--hard-cap on|off] [--monthly-limit N] [--status active|suspended|cancelled]
   account show --customer ID
   key regenerate --customer ID --which primary|secondary
   usage show --customer ID
   emotion-token create --name N [--customer ID] | emotion-token revoke --id ID
-  metering rollup [--hour YYYY-MM-DDTHH]
+  metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH]
+  metering pending | metering mark-reported --hour YYYY-MM-DDTHH --customer ID
   marketplace subscribe --plan P [--account ID] [--subscription ID]
   mail list [--to ADDRESS]`;
 
@@ -39,10 +40,11 @@ async function main(): Promise<number> {
     return name ? 64 : 0;
   }
   const { words, flags } = parseArgs(rest);
-  const json = flags.json === true;
+  const get = typeof flags.get === 'string' ? flags.get : undefined;
+  const json = flags.json === true || get !== undefined;
   let ctx;
   try {
-    ctx = await openContext(json);
+    ctx = await openContext(json, get);
     await command(ctx, words, flags);
     return 0;
   } catch (err) {

@@ -23,6 +23,8 @@ export interface AdminContext {
   redis: Redis;
   emotionTokens: EmotionTokenService;
   json: boolean;
+  /** --get FIELD: print only that field of the JSON answer (for shell scripts without jq). */
+  get?: string;
   close(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ export function resolveEngines(config: Config): { mongoUri: string; redisUrl: st
   return { mongoUri, redisUrl };
 }
 
-export async function openContext(json: boolean): Promise<AdminContext> {
+export async function openContext(json: boolean, get?: string): Promise<AdminContext> {
   const config = loadConfig();
   const engines = resolveEngines(config);
   const conn: Connection = await connectMongo(engines.mongoUri);
@@ -53,6 +55,7 @@ export async function openContext(json: boolean): Promise<AdminContext> {
     ledger: new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock),
     emotionTokens: new EmotionTokenService(models),
     json,
+    get,
     redis,
     close: async () => {
       await closeRedis(redis);
@@ -99,8 +102,14 @@ export function onOff(value: string | undefined, name: string): boolean | undefi
   throw new UsageError(`--${name} takes on or off`);
 }
 
-/** Prints JSON with --json, otherwise a short human line. */
-export function output(ctx: { json: boolean }, value: unknown, human: string): void {
+/** Prints JSON with --json, one field's value with --get FIELD, otherwise a short human line. */
+export function output(ctx: { json: boolean; get?: string }, value: unknown, human: string): void {
+  if (ctx.get !== undefined) {
+    const field = (value as Record<string, unknown> | null)?.[ctx.get];
+    if (field === undefined) throw new UsageError(`--get ${ctx.get}: the answer has no such field`);
+    process.stdout.write(`${typeof field === 'string' ? field : JSON.stringify(field)}\n`);
+    return;
+  }
   process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${human}\n`);
 }
 

@@ -15,15 +15,25 @@ function limit(value: string | undefined): number | undefined {
   return n;
 }
 
+/** Only an enterprise contract sets its own limit; other plans take the plan's, so the flag would be ignored. */
+function assertLimitAllowed(planId: PlanId | undefined, newLimit: number | undefined): void {
+  if (newLimit !== undefined && planId !== 'enterprise') {
+    throw new UsageError(`--monthly-limit applies to the enterprise plan only (this account's plan is ${planId ?? 'unknown'})`);
+  }
+}
+
 export const account: Command = async (ctx, words, flags) => {
   const [verb] = words;
   if (verb === 'create') {
+    const planId = plan(required(flags, 'plan'))!;
+    const monthlyLimit = limit(optional(flags, 'monthly-limit'));
+    assertLimitAllowed(planId, monthlyLimit);
     const created = await ctx.accounts.create({
       email: required(flags, 'email'),
-      plan: plan(required(flags, 'plan'))!,
+      plan: planId,
       company: optional(flags, 'company'),
       hardCap: onOff(optional(flags, 'hard-cap'), 'hard-cap'),
-      monthlyLimit: limit(optional(flags, 'monthly-limit')),
+      monthlyLimit,
     });
     output(
       ctx,
@@ -34,10 +44,12 @@ export const account: Command = async (ctx, words, flags) => {
   }
   if (verb === 'set') {
     const customerId = required(flags, 'customer');
-    if (!(await ctx.accounts.get(customerId))) throw new UsageError(`no customer ${customerId}`);
+    const before = await ctx.accounts.get(customerId);
+    if (!before) throw new UsageError(`no customer ${customerId}`);
     const newPlan = plan(optional(flags, 'plan'));
     const cap = onOff(optional(flags, 'hard-cap'), 'hard-cap');
     const newLimit = limit(optional(flags, 'monthly-limit'));
+    assertLimitAllowed(newPlan ?? (before.plan as PlanId), newLimit);
     const status = optional(flags, 'status');
     let planChange: { effective: string } | null = null;
     if (newPlan) planChange = await ctx.accounts.changePlan(customerId, newPlan);
