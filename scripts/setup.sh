@@ -40,26 +40,55 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   fi
 fi
 
+# FerretDB v1.24 needs Go >= 1.24; Debian 12 ships 1.19. Use the Go on PATH when it is new enough, otherwise
+# fetch the official toolchain module (golang.org/toolchain) through the Go module proxy with whatever Go
+# exists (Debian's golang-go is enough for `go mod download`) and keep it beside the engines.
+GO_TOOLCHAIN_VERSION=1.24.4
+go_for_ferretdb() {
+  if command -v go >/dev/null && go_at_least "$(go env GOVERSION 2>/dev/null)"; then command -v go; return; fi
+  local dest="$ENGINE_HOME/go$GO_TOOLCHAIN_VERSION"
+  if [[ ! -x "$dest/bin/go" ]]; then
+    if ! command -v go >/dev/null; then
+      if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go ca-certificates >/dev/null
+      else
+        echo "setup: FerretDB $FERRETDB_VERSION is missing and Go is not installed." >&2
+        echo "       Install Go >= 1.24 (or Debian's golang-go), or set MONGODB_URI to a MongoDB 7 server." >&2
+        exit 1
+      fi
+    fi
+    echo "setup: fetching the Go $GO_TOOLCHAIN_VERSION toolchain through the Go module proxy" >&2
+    local arch; arch=$(go env GOARCH)
+    local dir; dir=$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download -json "golang.org/toolchain@v0.0.1-go$GO_TOOLCHAIN_VERSION.linux-$arch" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+    [[ -n "$dir" && -d "$dir" ]] || { echo "setup: could not fetch the Go toolchain" >&2; exit 1; }
+    mkdir -p "$ENGINE_HOME" && rm -rf "$dest.tmp" && cp -r "$dir" "$dest.tmp" && chmod -R u+w "$dest.tmp"
+    chmod +x "$dest.tmp"/bin/* "$dest.tmp"/pkg/tool/*/*
+    mv "$dest.tmp" "$dest"
+  fi
+  echo "$dest/bin/go"
+}
+go_at_least() { # go_at_least go1.26.8 -> true when >= 1.24
+  local v=${1#go}; local major=${v%%.*}; local rest=${v#*.}; local minor=${rest%%.*}
+  [[ $major =~ ^[0-9]+$ && $minor =~ ^[0-9]+$ ]] && (( major > 1 || (major == 1 && minor >= 24) ))
+}
+
 # FerretDB is needed only for the embedded local MongoDB-wire engine.
 if [[ -z "${MONGODB_URI:-}" || $want_test == 1 ]] && [[ ! -x "$FERRETDB_BIN" ]] && ! command -v ferretdb >/dev/null; then
-  if ! command -v go >/dev/null; then
-    echo "setup: FerretDB $FERRETDB_VERSION is missing and Go is not installed." >&2
-    echo "       Install Go (https://go.dev/dl) so this script can build it, or set MONGODB_URI to a MongoDB 7 server." >&2
-    exit 1
-  fi
-  echo "setup: building FerretDB $FERRETDB_VERSION with the Go toolchain (once, ~1 min)" >&2
+  GO=$(go_for_ferretdb)
+  echo "setup: building FerretDB $FERRETDB_VERSION with $("$GO" version) (once, ~1 min)" >&2
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   (
     cd "$work"
-    go mod init lc-engines >/dev/null 2>&1
+    "$GO" mod init lc-engines >/dev/null 2>&1
     # `go install pkg@version` trips over the proxy's version list here, so fetch the exact version instead.
-    GOFLAGS=-mod=mod go get "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" >/dev/null 2>&1
-    src=$(go list -m -f '{{.Dir}}' "github.com/FerretDB/FerretDB")
+    GOFLAGS=-mod=mod "$GO" get "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" >/dev/null 2>&1
+    src=$("$GO" list -m -f '{{.Dir}}' "github.com/FerretDB/FerretDB")
     cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
     # The module zip lacks the generated version file the binary refuses to start without.
     echo "$FERRETDB_VERSION" > "$work/src/build/version/version.txt"
-    cd "$work/src" && go build -trimpath -o "$work/ferretdb" ./cmd/ferretdb
+    cd "$work/src" && "$GO" build -trimpath -o "$work/ferretdb" ./cmd/ferretdb
   )
   mkdir -p "$ENGINE_HOME"
   mv "$work/ferretdb" "$FERRETDB_BIN"
