@@ -17,6 +17,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { Ingress, type IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import { CronJob, type ICronJob } from 'kubernetes-models/batch/v1/CronJob';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret, type ISecret } from 'kubernetes-models/v1/Secret';
@@ -130,6 +131,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'networking.k8s.io/v1/Ingress': Ingress,
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
+  'batch/v1/CronJob': CronJob,
 };
 
 const k8sFiles = walk(K8S, (f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml');
@@ -230,6 +232,17 @@ describe('deploy/ manifests', () => {
       expect(names('ScaledObject')).to.deep.equal(['emotion-worker', 'liveness-worker']);
       expect(names('ConfigMap')).to.deep.equal(['lc-config']);
       expect(secretExample, 'secret.example.yaml defines lc-secrets').to.not.equal(undefined);
+    });
+
+    it('schedules the hourly metering rollup with the compiled admin CLI (the image has no tsx), never two at once', () => {
+      const jobs = ofKind<ICronJob>('CronJob');
+      expect(jobs.map((j) => j.metadata?.name)).to.deep.equal(['metering-rollup']);
+      const job = jobs[0]!;
+      expect(job.spec?.schedule).to.equal('10 * * * *');
+      expect(job.spec?.concurrencyPolicy).to.equal('Forbid');
+      const c = job.spec?.jobTemplate.spec?.template.spec?.containers[0];
+      expect(c?.command?.join(' ')).to.include('node dist/scripts/admin.js metering rollup --since');
+      expect(fs.existsSync(path.join(projectRoot, 'scripts', 'admin.ts')), 'the CLI the CronJob runs is built from scripts/admin.ts').to.equal(true);
     });
 
     it('kustomization.yaml lists every manifest except the examples, and pins the image', () => {
