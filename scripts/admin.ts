@@ -9,6 +9,7 @@ import { emotionToken } from './admin/commands/emotion-token';
 import { metering } from './admin/commands/metering';
 import { marketplace } from './admin/commands/marketplace';
 import { mail } from './admin/commands/mail';
+import { retention } from './admin/commands/retention';
 
 const COMMANDS: Record<string, Command> = {
   account,
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   metering,
   marketplace,
   mail,
+  retention,
 };
 
 const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
@@ -30,7 +32,8 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH]
   metering pending | metering mark-reported --hour YYYY-MM-DDTHH --customer ID
   marketplace subscribe --plan P [--account ID] [--subscription ID]
-  mail list [--to ADDRESS]`;
+  mail list [--to ADDRESS]
+  retention prune --keep-months N [--dry-run]`;
 
 async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);

@@ -5,6 +5,7 @@ import { testMongoUri, testRedisUrl } from '../../support/engines';
 import { recordUsageEvent } from '../../../shared/billing/usage-events';
 import { hourOf } from '../../../shared/billing/month';
 import { hoursSince } from '../../../scripts/admin/commands/metering';
+import { firstKeptMonth } from '../../../scripts/admin/commands/retention';
 
 describe('operator CLI: scripting, contract limits and the metering schedule', function () {
   // Each CLI call is a fresh tsx process (seconds each on a busy 2-core machine); a test makes up to six.
@@ -73,5 +74,26 @@ describe('operator CLI: scripting, contract limits and the metering schedule', f
     expect(hoursSince(new Date('2026-03-01T02:00:00Z'), now)).to.deep.equal(['2026-03-01T02', '2026-03-01T03', '2026-03-01T04']);
     expect(hoursSince(new Date('2026-03-01T05:00:00Z'), now)).to.deep.equal([]);
     expect(() => hoursSince(new Date('2025-01-01T00:00:00Z'), now)).to.throw('at most');
+  });
+
+  it('retention prune keeps the last N months (at least 13) and refuses while old metering records are unreported', async () => {
+    expect(firstKeptMonth(new Date('2026-11-23T12:00:00Z'), 13)).to.equal('2025-11');
+    expect(firstKeptMonth(new Date('2026-01-05T00:00:00Z'), 13)).to.equal('2025-01');
+    const tooFew = await admin('retention', 'prune', '--keep-months', '6', '--json');
+    expect(tooFew.code).to.equal(64);
+    const models = stack.api.deps.models;
+    const old = new Date(Date.UTC(new Date().getUTCFullYear() - 2, 0, 15));
+    await recordUsageEvent(models, { requestId: '00000000-0000-4000-8000-0000000000aa', service: 'liveness', customerId: 'c-old', keyId: 'k', plan: 'starter', billable: true, overage: true, latencyMs: 20, at: old });
+    await recordUsageEvent(models, { requestId: '00000000-0000-4000-8000-0000000000ab', service: 'liveness', customerId: 'c-old', keyId: 'k', plan: 'starter', billable: true, overage: false, latencyMs: 20, at: new Date() });
+    await admin('metering', 'rollup', '--hour', hourOf(old), '--json');
+    const blocked = await admin('retention', 'prune', '--keep-months', '13', '--json');
+    expect(blocked.code).to.equal(64);
+    expect(JSON.parse(blocked.stdout).error.message).to.include('not reported yet');
+    await admin('metering', 'mark-reported', '--hour', hourOf(old), '--customer', 'c-old', '--json');
+    const dry = JSON.parse((await admin('retention', 'prune', '--keep-months', '13', '--dry-run', '--json')).stdout);
+    expect(dry).to.include({ dryRun: true, usageEvents: 1, meteringRecords: 1 });
+    const done = JSON.parse((await admin('retention', 'prune', '--keep-months', '13', '--json')).stdout);
+    expect(done).to.include({ dryRun: false, usageEvents: 1, meteringRecords: 1 });
+    expect(await models.UsageEvent.countDocuments({ customerId: 'c-old' })).to.equal(1); // this month's event stays
   });
 });
