@@ -1,6 +1,7 @@
 // Owns Prometheus metrics (prom-client): one registry per process, base units, no per-key labels.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
 const STAGE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -8,11 +9,28 @@ export const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'fai
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/**
+ * The `outcome` label of a finished job: `ok`; `rejected` when the customer's input was refused (a 4xx: no
+ * face, undecodable audio), which is not the system's fault and must not page anyone; `error` for the rest.
+ */
+export function jobOutcomeLabel(outcome: { ok: true } | { ok: false; error: { httpStatus: number } }): 'ok' | 'rejected' | 'error' {
+  if (outcome.ok) return 'ok';
+  return outcome.error.httpStatus < 500 ? 'rejected' : 'error';
+}
+
+/** used_memory and maxmemory (0 = unlimited) from INFO memory. */
+export function parseRedisMemory(info: string): { used: number; max: number } | null {
+  const used = /^used_memory:(\d+)/m.exec(info)?.[1];
+  const max = /^maxmemory:(\d+)/m.exec(info)?.[1];
+  return used === undefined || max === undefined ? null : { used: Number(used), max: Number(max) };
+}
+
 export function createMetrics(service: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
   const queues: Queue[] = [];
+  let redisForMemory: Redis | null = null;
   const dependencies = new Map<string, () => Promise<boolean>>();
   return {
     registry,
@@ -93,6 +111,34 @@ export function createMetrics(service: string) {
         for (const [name, check] of dependencies) this.set({ dependency: name }, (await check().catch(() => false)) ? 1 : 0);
       },
     }),
+    redisMemory: new Gauge({
+      name: 'lc_redis_memory_bytes',
+      help: 'Redis memory (INFO memory) read at scrape time: kind="used" (used_memory) and kind="max" (maxmemory, 0 = unlimited)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      async collect() {
+        if (!redisForMemory) return;
+        try {
+          const parsed = parseRedisMemory(await redisForMemory.info('memory'));
+          if (parsed) {
+            this.set({ kind: 'used' }, parsed.used);
+            this.set({ kind: 'max' }, parsed.max);
+          }
+        } catch {
+          // Redis down: lc_dependency_up says so; leave these series stale.
+        }
+      },
+    }),
+    mailSent: new Counter({
+      name: 'lc_mail_sent_total',
+      help: 'Console e-mails handed to the mail server, by outcome (sent, failed)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    /** Report this Redis's memory at scrape time (with noeviction, a full Redis stops job intake). */
+    watchRedisMemory(redis: Redis) {
+      redisForMemory = redis;
+    },
     /** A dependency (redis, mongodb) whose reachability this process reports at scrape time. */
     watchDependency(name: string, check: () => Promise<boolean>) {
       dependencies.set(name, check);

@@ -57,6 +57,7 @@ export async function startFrontEndBase(o: {
   await jobs.start();
   metrics.watchQueue(jobs.queue);
   metrics.watchDependency('redis', async () => redis.status === 'ready');
+  metrics.watchRedisMemory(redis);
   metrics.watchDependency('mongodb', () => pingMongo(mongo));
 
   const readiness: Readiness = {

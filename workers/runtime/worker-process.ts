@@ -5,7 +5,7 @@ import type { Connection } from 'mongoose';
 import type { Config } from '../../shared/config';
 import { requireUrl } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
-import { createMetrics, type Metrics } from '../../shared/metrics';
+import { createMetrics, jobOutcomeLabel, type Metrics } from '../../shared/metrics';
 import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
 import { connectMongo, pingMongo } from '../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
@@ -83,7 +83,7 @@ export async function startWorker<I, R>(
     handler,
     log,
     onFinished: (outcome, envelope) => {
-      const outcomeLabel = outcome.ok ? 'ok' : 'error';
+      const outcomeLabel = jobOutcomeLabel(outcome);
       metrics.jobs.inc({ queue: def.queueName, outcome: outcomeLabel });
       metrics.jobProcessing.observe({ queue: def.queueName, outcome: outcomeLabel }, outcome.workerMs / 1000);
       metrics.jobWait.observe({ queue: def.queueName }, Math.max(0, Date.now() - outcome.workerMs - envelope.enqueuedAt) / 1000);
