@@ -1,4 +1,5 @@
-// Owns configuration: one zod schema, parsed once at start-up. No other module reads process.env.
+// Owns configuration: one zod schema, parsed once at start-up. No module of api/, workers/ or shared/ reads
+// process.env (test/unit/shared/no-env-reads.test.ts holds that); the local scripts read PATH and the engine cache.
 import path from 'node:path';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
