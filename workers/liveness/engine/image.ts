@@ -38,6 +38,11 @@ export interface TensorSpec {
   antialias?: boolean;
   /** Outside the image: repeat edge pixels (default) or read black (letterboxing). */
   border?: 'replicate' | 'black';
+  /**
+   * Clamp taps to the source box's own pixels rather than the image's, as cv2.resize does on an ROI
+   * (a box with integer corners whose right/bottom pixels are included).
+   */
+  clampToBox?: boolean;
 }
 
 /**
@@ -58,7 +63,7 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
   const black = spec.border === 'black';
   // Sampling tables, one entry per (output coordinate, tap): source pixel offsets and weights, computed
   // once per axis so the inner loop is table lookups and multiply-adds (3x faster than per-pixel math).
-  const axis = (n: number, start: number, step: number, size: number, stride: number) => {
+  const axis = (n: number, start: number, step: number, size: number, stride: number, lo: number, hi: number) => {
     const i0 = new Int32Array(n * taps), i1 = new Int32Array(n * taps), w = new Float32Array(n * taps);
     const ok = new Uint8Array(n * taps);
     for (let o = 0; o < n; o++) {
@@ -66,17 +71,18 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
         const u = start + (o + (t + 0.5) / taps) * step - 0.5;
         const k = o * taps + t;
         ok[k] = black && (u < -0.5 || u > size - 0.5) ? 0 : 1;
-        const f = Math.min(size - 1, Math.max(0, u));
+        const f = Math.min(hi, Math.max(lo, u));
         const f0 = Math.floor(f);
         i0[k] = f0 * stride;
-        i1[k] = Math.min(size - 1, f0 + 1) * stride;
+        i1[k] = Math.min(hi, f0 + 1) * stride;
         w[k] = f - f0;
       }
     }
     return { i0, i1, w, ok };
   };
-  const X = axis(ow, src.x, src.w / ow, iw, 3);
-  const Y = axis(oh, src.y, src.h / oh, ih, iw * 3);
+  const roi = spec.clampToBox === true;
+  const X = axis(ow, src.x, src.w / ow, iw, 3, roi ? Math.max(0, src.x) : 0, roi ? Math.min(iw - 1, src.x + src.w - 1) : iw - 1);
+  const Y = axis(oh, src.y, src.h / oh, ih, iw * 3, roi ? Math.max(0, src.y) : 0, roi ? Math.min(ih - 1, src.y + src.h - 1) : ih - 1);
   const inv = 1 / (taps * taps);
   const m0 = mean[0] as number, m1 = mean[1] as number, m2 = mean[2] as number;
   const k0 = 1 / (std[0] as number), k1 = 1 / (std[1] as number), k2 = 1 / (std[2] as number);

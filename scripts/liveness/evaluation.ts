@@ -1,0 +1,169 @@
+// Owns what the liveness accuracy scripts share: reading labelled image sets, running the engine on them
+// (with an optional per-image cache of the models' logits), leave-one-source-out refits of the fusion,
+// and the ISO 30107-3 style metrics (APCER, BPCER, EER) plus AUC and its bootstrap interval over sources.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AppError } from '../../shared/errors';
+import { fitFusion, fusedLikelihood, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import type { LivenessEngine, LivenessFeatures } from '../../workers/liveness/engine/index';
+
+export interface ManifestRow {
+  /** Path relative to the set's folder. */
+  file: string;
+  /** The set's folder name (e.g. "liveness", "liveness-pool"). */
+  dataset: string;
+  label: 'live' | 'spoof';
+  kind: string;
+  type: string;
+  /** Source group (owner/repo); rows of one group are correlated and must never straddle a CV split. */
+  group: string;
+}
+
+/** Minimal RFC 4180 parser (quoted fields, doubled quotes); manifests are small. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [], cur = '', quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { cur += '"'; i++; } else if (c === '"') quoted = false; else cur += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(cur); cur = ''; }
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(cur); cur = '';
+      if (row.some((v) => v !== '')) rows.push(row);
+      row = [];
+    } else cur += c;
+  }
+  row.push(cur);
+  if (row.some((v) => v !== '')) rows.push(row);
+  return rows;
+}
+
+export function readManifest(dir: string): ManifestRow[] {
+  const [header, ...rows] = parseCsv(fs.readFileSync(path.join(dir, 'manifest.csv'), 'utf8'));
+  if (!header) throw new Error(`${dir}/manifest.csv is empty`);
+  const col = (name: string) => header.indexOf(name);
+  if (col('file') < 0 || col('label') < 0) throw new Error('manifest.csv needs at least the columns file,label');
+  const dataset = path.basename(path.resolve(dir));
+  return rows.map((r) => {
+    const get = (name: string) => (col(name) >= 0 ? (r[col(name)] ?? '') : '');
+    const label = get('label');
+    if (label !== 'live' && label !== 'spoof') throw new Error(`manifest.csv: label "${label}" is neither live nor spoof`);
+    const source = get('source');
+    // "owner/repo@commit:path" -> "owner/repo"; without a source column each file is its own group.
+    const group = source ? source.split('@')[0]! : get('file');
+    return { file: get('file'), dataset, label, kind: get('kind') || 'full', type: get('type') || (label === 'live' ? '' : 'unknown'), group };
+  });
+}
+
+export interface Scored {
+  row: ManifestRow;
+  /** Likelihood the engine answered with its shipped fusion; undefined when it refused the image. */
+  likelihood?: number;
+  features?: Pick<LivenessFeatures, 'spoofLogits' | 'passLogits' | 'detector'>;
+  /** Error code when the engine refused the image (invalid_image: undecodable or no face). */
+  error?: string;
+  errorMessage?: string;
+}
+
+/**
+ * Runs the engine over a set. `cache` (a JSON file) keeps each image's logits keyed by set, file and the
+ * engine's model hashes, so re-running a report does not re-run the models; a changed model misses the cache.
+ */
+export async function scoreDataset(engine: LivenessEngine, dir: string, rows: ManifestRow[], cache?: string): Promise<Scored[]> {
+  const key = crypto.createHash('sha256').update(JSON.stringify([engine.modelInfo, engine.spoofSpecs])).digest('hex').slice(0, 16);
+  const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache) ? JSON.parse(fs.readFileSync(cache, 'utf8')) : {};
+  const out: Scored[] = [];
+  for (const row of rows) {
+    const id = `${key}|${row.dataset}|${row.file}`;
+    const hit = stored[id];
+    if (hit) {
+      out.push({ row, ...hit, likelihood: hit.features ? fusedLikelihood(engine.fusion, hit.features.spoofLogits) : undefined });
+      continue;
+    }
+    const bytes = fs.readFileSync(path.join(dir, row.file));
+    const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
+    try {
+      const { result, features } = await engine.analyzeDetailed(bytes, format);
+      const f = { spoofLogits: features.spoofLogits, passLogits: features.passLogits, detector: features.detector };
+      out.push({ row, likelihood: result.isFakeLikelihood, features: f });
+      stored[id] = { features: f };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      out.push({ row, error: err.code, errorMessage: err.message });
+      stored[id] = { error: err.code, errorMessage: err.message };
+    }
+  }
+  if (cache) fs.writeFileSync(cache, JSON.stringify(stored));
+  return out;
+}
+
+export const trainingRows = (scored: Scored[]): TrainingRow[] =>
+  scored.filter((s) => s.row.kind === 'full' && s.features)
+    .map((s) => ({ logits: s.features!.spoofLogits, isSpoof: s.row.label === 'spoof', group: s.row.group }));
+
+/**
+ * Leave-one-source-group-out: each group in `groups` is scored by a fusion fitted (weights and anchor)
+ * on the full frames of all other groups, so no image is scored by a fusion that saw its own repository.
+ */
+export function crossValidatedLikelihoods(
+  scored: Scored[],
+  models: string[],
+  opts: { l2: number; threshold: number },
+  groups: Iterable<string> = new Set(scored.map((s) => s.row.group)),
+): Map<Scored, number> {
+  const out = new Map<Scored, number>();
+  for (const g of groups) {
+    const f = fitFusion(trainingRows(scored.filter((s) => s.row.group !== g)), models, opts);
+    for (const s of scored) if (s.row.group === g && s.features) out.set(s, fusedLikelihood(f, s.features.spoofLogits));
+  }
+  return out;
+}
+
+export function auc(pos: number[], neg: number[]): number {
+  if (pos.length === 0 || neg.length === 0) return NaN;
+  let s = 0;
+  for (const p of pos) for (const n of neg) s += p > n ? 1 : p === n ? 0.5 : 0;
+  return s / (pos.length * neg.length);
+}
+
+/** Spoofs accepted: score at or below the threshold ("spoof" means score > threshold). */
+export const apcer = (spoof: number[], t: number) => (spoof.length ? spoof.filter((s) => s <= t).length / spoof.length : NaN);
+/** Live faces rejected. */
+export const bpcer = (live: number[], t: number) => (live.length ? live.filter((s) => s > t).length / live.length : NaN);
+
+export function eer(spoof: number[], live: number[]): { eer: number; threshold: number } {
+  let best = { gap: Infinity, eer: NaN, threshold: NaN };
+  for (const t of [...new Set([...spoof, ...live])].sort((a, b) => a - b)) {
+    const a = apcer(spoof, t), b = bpcer(live, t);
+    if (Math.abs(a - b) < best.gap) best = { gap: Math.abs(a - b), eer: (a + b) / 2, threshold: t };
+  }
+  return { eer: best.eer, threshold: best.threshold };
+}
+
+/**
+ * 95% interval of the AUC when the source repositories are resampled with replacement (frames of one
+ * repository are correlated, so resampling frames would understate the uncertainty).
+ */
+export function bootstrapAuc(items: Array<{ group: string; spoof: boolean; score: number }>, rounds = 2000, seed = 12): [number, number] {
+  const groups = [...new Set(items.map((i) => i.group))];
+  const byGroup = new Map(groups.map((g) => [g, items.filter((i) => i.group === g)]));
+  let state = seed;
+  const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const aucs: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const pos: number[] = [], neg: number[] = [];
+    for (let k = 0; k < groups.length; k++) {
+      for (const i of byGroup.get(groups[Math.floor(rand() * groups.length)]!)!) (i.spoof ? pos : neg).push(i.score);
+    }
+    const a = auc(pos, neg);
+    if (!Number.isNaN(a)) aucs.push(a);
+  }
+  aucs.sort((a, b) => a - b);
+  return [aucs[Math.floor(0.025 * aucs.length)]!, aucs[Math.min(aucs.length - 1, Math.floor(0.975 * aucs.length))]!];
+}
+
+export const pct = (v: number) => (Number.isNaN(v) ? '  -  ' : `${(100 * v).toFixed(1)}%`);

@@ -1,0 +1,146 @@
+// Owns the map from the spoof models' fake logits to isFakeLikelihood: a small logistic model
+// (one non-negative weight per model + a bias) fitted with L2, whose bias is anchored so that the default
+// threshold sits at the equal-error point of out-of-source scores. Fitting lives here too (scripts reuse it).
+import fusionJson from './fusion.json';
+
+export interface FusionParams {
+  /** isFakeLikelihood = sigmoid(bias + sum over models of weights[model] * fakeLogit[model]) */
+  weights: Record<string, number>;
+  bias: number;
+}
+
+export interface Fusion extends FusionParams {
+  /** Threshold the bias was anchored to, and how. */
+  operatingPoint: { threshold: number; rule: string };
+  l2: number;
+  /** Source groups (owner/repo) of the images it was fitted on: scoring those again is not an honest test. */
+  fittedSources: string[];
+}
+
+export const shippedFusion: Fusion = fusionJson;
+
+export const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+const logit = (p: number) => Math.log(p / (1 - p));
+
+export function fusedLogit(f: FusionParams, logits: Record<string, number>): number {
+  let z = f.bias;
+  for (const [name, w] of Object.entries(f.weights)) z += w * (logits[name] ?? 0);
+  return z;
+}
+
+export const fusedLikelihood = (f: FusionParams, logits: Record<string, number>) => sigmoid(fusedLogit(f, logits));
+
+/**
+ * L2-penalised logistic regression of y (1 = spoof) on the rows of x, by Newton's method; the bias is not
+ * penalised. Weights are kept non-negative (a feature whose weight would turn negative is dropped and
+ * the rest refitted): every model's fake logit is evidence for "fake", so the fused score must rise with each.
+ */
+export function fitLogisticL2(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
+  const k = x[0]?.length ?? 0;
+  const active = Array.from({ length: k }, () => true);
+  for (;;) {
+    const idx = active.flatMap((a, i) => (a ? [i] : []));
+    const { w, b } = newton(x.map((r) => idx.map((i) => r[i]!)), y, l2);
+    const full = Array.from({ length: k }, () => 0);
+    idx.forEach((i, j) => (full[i] = w[j]!));
+    const worst = idx.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), idx[0] ?? -1);
+    if (worst < 0 || full[worst]! >= 0) return { w: full, b };
+    active[worst] = false;
+  }
+}
+
+function newton(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
+  const k = x[0]?.length ?? 0;
+  const d = k + 1; // last parameter: bias
+  const theta = new Array<number>(d).fill(0);
+  for (let it = 0; it < 100; it++) {
+    const g = new Array<number>(d).fill(0);
+    const H = Array.from({ length: d }, () => new Array<number>(d).fill(0));
+    for (let j = 0; j < k; j++) { g[j] = l2 * theta[j]!; H[j]![j] = l2; }
+    H[k]![k] = 1e-9;
+    for (let i = 0; i < x.length; i++) {
+      const row = [...x[i]!, 1];
+      let z = 0;
+      for (let j = 0; j < d; j++) z += theta[j]! * row[j]!;
+      const p = sigmoid(z);
+      const r = p - y[i]!;
+      const wt = Math.max(p * (1 - p), 1e-9);
+      for (let j = 0; j < d; j++) {
+        g[j] = g[j]! + r * row[j]!;
+        const Hj = H[j]!;
+        for (let l = 0; l < d; l++) Hj[l] = Hj[l]! + wt * row[j]! * row[l]!;
+      }
+    }
+    const step = solve(H, g);
+    let moved = 0;
+    for (let j = 0; j < d; j++) { theta[j] = theta[j]! - step[j]!; moved += Math.abs(step[j]!); }
+    if (moved < 1e-10) break;
+  }
+  return { w: theta.slice(0, k), b: theta[k]! };
+}
+
+/** Gaussian elimination with partial pivoting (the systems are at most a few unknowns). */
+function solve(A: number[][], b: number[]): number[] {
+  const n = b.length;
+  const M = A.map((r, i) => [...r, b[i]!]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
+    [M[c], M[p]] = [M[p]!, M[c]!];
+    const piv = M[c]![c]!;
+    if (Math.abs(piv) < 1e-15) continue;
+    for (let r = 0; r < n; r++) {
+      if (r === c) continue;
+      const f = M[r]![c]! / piv;
+      const Mr = M[r]!, Mc = M[c]!;
+      for (let l = c; l <= n; l++) Mr[l] = Mr[l]! - f * Mc[l]!;
+    }
+  }
+  return M.map((r, i) => (Math.abs(r[i]!) < 1e-15 ? 0 : r[n]! / r[i]!));
+}
+
+/** The threshold t on scores where the share of spoofs at or below t is closest to the share of live above it. */
+export function equalErrorPoint(spoof: number[], live: number[]): number {
+  let best = { gap: Infinity, t: 0 };
+  const cands = [...new Set([...spoof, ...live])].sort((a, b) => a - b);
+  for (let i = 0; i < cands.length; i++) {
+    // Midway between neighbouring scores: a threshold that does not sit on any sample.
+    const t = i + 1 < cands.length ? (cands[i]! + cands[i + 1]!) / 2 : cands[i]! + 1e-6;
+    const a = spoof.filter((s) => s <= t).length / spoof.length;
+    const b = live.filter((s) => s > t).length / live.length;
+    if (Math.abs(a - b) < best.gap) best = { gap: Math.abs(a - b), t };
+  }
+  return best.t;
+}
+
+export interface TrainingRow {
+  logits: Record<string, number>;
+  isSpoof: boolean;
+  /** Source repository; rows of one group never straddle a split. */
+  group: string;
+}
+
+/**
+ * Fits the fusion on `rows`: L2 logistic weights on all rows, then the bias shifted so that `threshold`
+ * is the equal-error point of leave-one-source-out scores of these same rows (an in-sample anchor
+ * would sit too close to the training images and reject more live users out of source).
+ */
+export function fitFusion(rows: TrainingRow[], models: string[], opts: { l2: number; threshold: number }): FusionParams {
+  const base = fitWeights(rows, models, opts.l2);
+  const groups = [...new Set(rows.map((r) => r.group))];
+  const oos: Array<{ z: number; isSpoof: boolean }> = [];
+  for (const g of groups) {
+    const train = rows.filter((r) => r.group !== g);
+    if (!train.some((r) => r.isSpoof) || !train.some((r) => !r.isSpoof)) continue;
+    const inner = fitWeights(train, models, opts.l2);
+    for (const r of rows) if (r.group === g) oos.push({ z: fusedLogit(inner, r.logits), isSpoof: r.isSpoof });
+  }
+  const zStar = equalErrorPoint(oos.filter((o) => o.isSpoof).map((o) => o.z), oos.filter((o) => !o.isSpoof).map((o) => o.z));
+  // Shift so that the out-of-source equal-error logit maps to the threshold.
+  return { weights: base.weights, bias: base.bias + logit(opts.threshold) - zStar };
+}
+
+function fitWeights(rows: TrainingRow[], models: string[], l2: number): FusionParams {
+  const { w, b } = fitLogisticL2(rows.map((r) => models.map((m) => r.logits[m] ?? 0)), rows.map((r) => (r.isSpoof ? 1 : 0)), l2);
+  return { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
+}
