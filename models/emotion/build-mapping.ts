@@ -85,13 +85,13 @@ function w(roughAbove: number, roughBelow: number, softAbove: number, softBelow:
  */
 const WEIGHTS: MappingParameters['weights'] = {
   f0_mean_st: w(0.15, 0.1, 0.1, 0.15),
-  f0_range_st: w(0.5, 0.4, 0.55, 0.6),
+  f0_range_st: w(0.5, 0.4, 0.4, 0.6),
   f0_slope_st_s: w(0.05, 0.05, 0.25, 0.25),
   jitter_local: w(0.45, 0.0, -0.45, 0.0),
   shimmer_local: w(0.25, 0.0, -0.25, 0.0),
-  hnr_db: w(0.0, -0.2, 0.1, 0.4),
+  hnr_db: w(0.0, -0.2, 0.1, 0.45),
   cpps_db: w(0.0, -0.1, 0.1, 0.25),
-  alpha_ratio_db: w(0.5, 0.3, -0.6, 0.0),
+  alpha_ratio_db: w(0.5, 0.3, -0.7, 0.0),
   hammarberg_db: w(-0.3, -0.35, 0.0, 0.45),
   spectral_slope_db_khz: w(0.25, 0.15, -0.3, 0.0),
   spectral_flux_db: w(0.2, 0.15, 0.0, 0.0),

@@ -144,7 +144,7 @@ export class EmotionEngine {
 
     const silero = timeline ? await timeline.then((tl) => tracks.map((t) => framesFromTimeline(t, tl))) : undefined;
     const energy = vadKind !== 'silero' ? energySpeech(tracks) : undefined;
-    const speech = silero && energy ? eitherSpeech(silero, energy) : (silero ?? energy)!;
+    const speech = silero && energy ? eitherSpeech(tracks, silero, energy) : (silero ?? energy)!;
     clock.lap('vad');
 
     const windows = await this.windowAnalyses(samples, tracks, speech, deadline);
@@ -177,7 +177,7 @@ export class EmotionEngine {
     const tracks = await this.frameTracks(samples, plan, hop, deadline);
     const silero = await this.detectSpeech('silero', samples, tracks, deadline);
     const energy = await this.detectSpeech('energy', samples, tracks, deadline);
-    const both = eitherSpeech(silero, energy);
+    const both = eitherSpeech(tracks, silero, energy);
     const chosen = opts.vad === 'energy' ? energy : opts.vad === 'silero' ? silero : both;
     const analysed = await this.windowAnalyses(samples, tracks, chosen, deadline);
     const windows = plan.map((p, i) => {

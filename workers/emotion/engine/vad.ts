@@ -124,9 +124,14 @@ export function levelNormalised(x: Float32Array): Float32Array {
   return out;
 }
 
-/** A frame is speech when Silero or the (guarded) energy detector says so. */
-export function eitherSpeech(a: Uint8Array[], b: Uint8Array[]): Uint8Array[] {
-  return a.map((flags, w) => flags.map((f, k) => (f || b[w]![k] ? 1 : 0)));
+/** A frame is speech when Silero or the energy detector says so, in a run that moves like speech (Silero
+ *  too answers "speech" to a loud steady tone). */
+export function eitherSpeech(tracks: FrameTrack[], a: Uint8Array[], b: Uint8Array[]): Uint8Array[] {
+  return a.map((flags, w) => {
+    const out = flags.map((f, k) => (f || b[w]![k] ? 1 : 0));
+    dropUnspeechlikeRuns(tracks[w]!, out);
+    return out;
+  });
 }
 
 /** Per-frame speech flags of one window's track, read off a file-wide timeline at each frame's centre. */
