@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what this project needs and a fresh machine lacks, from Debian's packages and the Go module proxy only.
 #   scripts/setup.sh          runtime: redis-server, ffmpeg + ffprobe, FerretDB 1.24 (unless the URLs are set)
-#   scripts/setup.sh --test   also what the test suite drives: chromium, espeak-ng, sox, prometheus
+#   scripts/setup.sh --test   also what the test suite drives: chromium, espeak-ng, sox, praat, prometheus
 # Used by `npm start`, `npm test` and .ci/run alike. Idempotent: does nothing when everything is there.
 set -euo pipefail
 
@@ -22,6 +22,7 @@ if [[ $want_test == 1 ]]; then
   need chromium chromium
   need espeak-ng espeak-ng
   need sox sox
+  need praat praat
   need prometheus prometheus
   need promtool prometheus
 fi

@@ -1,76 +1,117 @@
-// Owns the emotion mapping model: the modal-speech reference (mean and spread of each acoustic feature) and
-// the logistic weights that turn normalised features into rough and soft, written as a small ONNX graph
-// (IsNaN/Where → Sub → Div → Clip → MatMul → Add → Sigmoid) to models/dist/emotion-mapping.onnx.
+// Owns the emotion mapping model: the neutral-speech reference (mean and spread of each acoustic feature) and
+// the piecewise-linear logistic weights that turn normalised features into rough and soft, written as a small
+// ONNX graph (IsNaN/Where → Sub → Div → Clip → Relu split into above/below the reference → two MatMuls → Add →
+// Sigmoid) to models/dist/emotion-mapping.onnx.
 // The protobuf is hand-encoded (a dozen fields of onnx.proto3), so building it needs no dependency.
-// Re-fitting means changing the numbers below (or replacing the file): the engine has no weights of its own.
+// The feature names (models/emotion/feature-names.ts) are stored in the model's metadata and checked by name
+// when the engine loads it. `npm run fit:emotion` writes a fitted model through the same builder.
 import fs from 'node:fs';
 import path from 'node:path';
 import { defaultModelsDir } from '../../shared/paths';
 
-export const EMOTION_MAPPING_FILE = 'emotion-mapping.onnx';
-export const EMOTION_MAPPING_VERSION = '1';
+import { FEATURE_NAMES, FEATURES_METADATA_KEY, type FeatureName } from './feature-names';
 
-/** Must match FEATURE_NAMES in workers/emotion/engine/features.ts (the engine checks the column count). */
-const FEATURES = [
-  'f0_mean_st',
-  'f0_range_st',
-  'jitter_local',
-  'shimmer_local',
-  'hnr_db',
-  'cpps_db',
-  'alpha_ratio_db',
-  'hammarberg_db',
-  'voiced_fraction',
-  'loudness_db',
-] as const;
+export const EMOTION_MAPPING_FILE = 'emotion-mapping.onnx';
+export const EMOTION_MAPPING_VERSION = '2';
+
+/** Weights of one feature for one output: `above` multiplies the z-score where it is above the reference,
+ *  `below` where it is below. Different slopes on each side let a cue count in one direction only (soft falls
+ *  with more high-frequency energy than neutral speech has, but does not rise with less: sadness has less). */
+export interface SideWeights {
+  above: number;
+  below: number;
+}
+
+/** Everything the mapping model holds: the reference (filled in for a missing feature, and the centre and
+ *  unit of each z-score), the logistic weights and biases, and where they came from. */
+export interface MappingParameters {
+  reference: Record<FeatureName, { mean: number; sd: number }>;
+  weights: Record<FeatureName, { rough: SideWeights; soft: SideWeights }>;
+  bias: { rough: number; soft: number };
+  /** One line saying where the numbers come from (stored in the model's metadata as `source`). */
+  source: string;
+}
 
 /**
- * Modal (neutral) connected speech as this engine measures it at 8 kHz, per 5 s window.
+ * Neutral connected speech as this engine measures it at 8 kHz, per 5 s window.
  * mean: the reference value; a missing feature (NaN, e.g. F0 of whispered speech) is replaced by it.
  * sd: the spread that counts as one unit of deviation.
  * Sources: jitter and shimmer in Praat's "local" terms, which this extractor matches within a few tenths of
- * a percent (docs/emotion-engine.md): running speech has jitter ≈ 1–2 % and shimmer ≈ 10–15 %, well above
- * sustained-vowel norms (1.04 %, 3.81 %); HNR of running speech ≈ 10 dB; F0 level halfway between typical
- * male and female voices (≈ 150 Hz = 30 st re 27.5 Hz); F0 range (20th–80th percentile) of neutral reading
- * ≈ 3–4 st. CPPS, alpha ratio, Hammarberg index and voiced fraction depend on the extractor and the 8 kHz
- * band, so they are this extractor's values on modal espeak-ng voices (en-us, m3, f3; the calibration mode
- * of `npm run bench:emotion -- --calibrate` prints them), rounded.
+ * a percent (docs/emotion-engine.md): running speech has jitter ≈ 1–2 % and shimmer ≈ 10–15 %; HNR of running
+ * speech ≈ 10 dB; F0 level halfway between typical male and female voices (≈ 150 Hz = 30 st re 27.5 Hz);
+ * F0 range (20th–80th percentile) of neutral reading ≈ 3–4 st, within-run slopes near 0 (declination is
+ * slow); articulation rate of read speech ≈ 4–5 syllables per second (de Jong & Wempe 2009 count ≈ 3.5–4.5
+ * nuclei/s); F1/F2 region centroids of a mixed male/female vowel space (Hillenbrand et al. 1995, weighted to
+ * the regions' limits). CPPS, alpha ratio, Hammarberg index, spectral slope and flux, voiced fraction and
+ * level range depend on the extractor and the 8 kHz band, so they are this extractor's values on neutral
+ * espeak-ng voices passed through the same Praat resynthesis as the test stimuli (en-us, f3;
+ * `npm run bench:emotion -- --calibrate` prints them), rounded.
  */
-const REFERENCE: Record<(typeof FEATURES)[number], { mean: number; sd: number }> = {
+const REFERENCE: MappingParameters['reference'] = {
   f0_mean_st: { mean: 30.0, sd: 6.0 },
   f0_range_st: { mean: 3.5, sd: 2.0 },
+  f0_slope_st_s: { mean: 0.0, sd: 8.0 },
   jitter_local: { mean: 0.015, sd: 0.01 },
   shimmer_local: { mean: 0.15, sd: 0.05 },
   hnr_db: { mean: 10.0, sd: 4.0 },
   cpps_db: { mean: 12.0, sd: 3.0 },
   alpha_ratio_db: { mean: -9.0, sd: 5.0 },
   hammarberg_db: { mean: 17.0, sd: 6.0 },
+  spectral_slope_db_khz: { mean: -6.0, sd: 2.0 },
+  spectral_flux_db: { mean: 5.0, sd: 0.8 },
+  f1_proxy_hz: { mean: 500, sd: 50 },
+  f2_proxy_hz: { mean: 1700, sd: 80 },
   voiced_fraction: { mean: 0.65, sd: 0.15 },
-  loudness_db: { mean: -26.0, sd: 8.0 },
+  syllable_rate: { mean: 4.5, sd: 1.0 },
+  level_range_db: { mean: 22.0, sd: 4.0 },
 };
+
+/** [rough above, rough below, soft above, soft below] → SideWeights per output. */
+function w(roughAbove: number, roughBelow: number, softAbove: number, softBelow: number): { rough: SideWeights; soft: SideWeights } {
+  return { rough: { above: roughAbove, below: roughBelow }, soft: { above: softAbove, below: softBelow } };
+}
 
 /**
- * Logistic weights per normalised feature (z-score, clipped to ±4), from the literature's directions:
- * rough (pressed/strained, aroused): more jitter and shimmer, less HNR and CPPS, flatter tilt (higher alpha
- * ratio, lower Hammarberg index), wider F0 range, louder, and phonation at all (whisper cannot be strained).
- * soft (breathy, gentle): aperiodicity without perturbation (low HNR and CPPS, jitter not raised), steeper
- * tilt, fewer voiced frames, quieter, narrower F0 range.
+ * Logistic weights per normalised feature (z-score, clipped to ±4), on each side of the reference, from the
+ * emotion profiles of Juslin & Laukka (2003, table 7), Banse & Scherer (1996) and Eyben et al. (2016):
+ * rough = how charged the voice is (anger and joy high, sadness and calm low): more and faster F0 movement,
+ * more high-frequency energy (higher alpha ratio, lower Hammarberg index, shallower slope), fast rate,
+ * large energy dynamics and spectral flux, irregularity (jitter, shimmer, low HNR) — above the reference only:
+ * a very regular voice is not calmer for it.
+ * soft = friendly, gentle (joy and calm high, anger low, sadness not high): rises with F0 variability, rising
+ * contours and a regular voice; falls with high-frequency energy *above* neutral and with irregularity; and
+ * falls with flat, falling, slow, low delivery (sadness) — while less high-frequency energy than neutral
+ * (sadness, calm) does not raise it, which is what made sad speech the "softest" class before.
  */
-const WEIGHTS: Record<(typeof FEATURES)[number], { rough: number; soft: number }> = {
-  f0_mean_st: { rough: 0.1, soft: 0.0 },
-  f0_range_st: { rough: 0.35, soft: -0.2 },
-  jitter_local: { rough: 0.8, soft: -0.5 },
-  shimmer_local: { rough: 0.4, soft: -0.1 },
-  hnr_db: { rough: -0.25, soft: -0.6 },
-  cpps_db: { rough: -0.2, soft: -0.5 },
-  alpha_ratio_db: { rough: 0.6, soft: -0.5 },
-  hammarberg_db: { rough: -0.5, soft: 0.5 },
-  voiced_fraction: { rough: 0.3, soft: -0.6 },
-  loudness_db: { rough: 0.3, soft: -0.3 },
+const WEIGHTS: MappingParameters['weights'] = {
+  f0_mean_st: w(0.15, 0.1, 0.1, 0.15),
+  f0_range_st: w(0.5, 0.4, 0.4, 0.6),
+  f0_slope_st_s: w(0.05, 0.05, 0.25, 0.25),
+  jitter_local: w(0.45, 0.0, -0.45, 0.0),
+  shimmer_local: w(0.25, 0.0, -0.25, 0.0),
+  hnr_db: w(0.0, -0.2, 0.1, 0.45),
+  cpps_db: w(0.0, -0.1, 0.1, 0.25),
+  alpha_ratio_db: w(0.5, 0.3, -0.7, 0.0),
+  hammarberg_db: w(-0.3, -0.35, 0.0, 0.45),
+  spectral_slope_db_khz: w(0.25, 0.15, -0.3, 0.0),
+  spectral_flux_db: w(0.2, 0.15, 0.0, 0.0),
+  f1_proxy_hz: w(0.1, 0.05, 0.0, 0.0),
+  f2_proxy_hz: w(0.0, 0.0, 0.1, 0.1),
+  voiced_fraction: w(0.2, 0.2, 0.0, 0.0),
+  syllable_rate: w(0.35, 0.35, 0.1, 0.3),
+  level_range_db: w(0.25, 0.15, 0.0, 0.1),
 };
 
-/** Modal speech (all z = 0) maps to sigmoid(bias): about 0.2 on both scales, leaving room above. */
+/** Neutral speech (all z = 0) maps to sigmoid(bias): about 0.2 on both scales, leaving room above. */
 const BIAS = { rough: -1.4, soft: -1.4 };
+
+/** The shipped, knowledge-based mapping (the default; `npm run fit:emotion` can fit one on licensed data). */
+export const KNOWLEDGE_MAPPING: MappingParameters = {
+  reference: REFERENCE,
+  weights: WEIGHTS,
+  bias: BIAS,
+  source: 'knowledge-based: Juslin & Laukka 2003; Banse & Scherer 1996; Eyben et al. 2016 (eGeMAPS); docs/emotion-engine.md',
+};
 const Z_CLIP = 4;
 
 // ---- a minimal protobuf writer (wire types 0 varint, 2 length-delimited) ----
@@ -139,13 +180,19 @@ function valueInfo(name: string, elemType: number, dims: Array<number | string>)
   return new Msg().str(1, name).msg(2, new Msg().msg(1, tensorType));
 }
 
-/** The serialised model; deterministic, so rebuilding gives the same bytes and sha256. */
-export function emotionMappingBytes(): Buffer {
-  const F = FEATURES.length;
-  const mean = FEATURES.map((f) => REFERENCE[f].mean);
-  const sd = FEATURES.map((f) => REFERENCE[f].sd);
-  const w: number[] = [];
-  for (const f of FEATURES) w.push(WEIGHTS[f].rough, WEIGHTS[f].soft); // row-major [F, 2]
+/** The serialised model; deterministic, so rebuilding gives the same bytes and sha256. `metadata` adds
+ *  entries (the fit command records its data and figures there). */
+export function mappingBytes(p: MappingParameters, metadata: Record<string, string> = {}): Buffer {
+  const F = FEATURE_NAMES.length;
+  const mean = FEATURE_NAMES.map((f) => p.reference[f].mean);
+  const sd = FEATURE_NAMES.map((f) => p.reference[f].sd);
+  const above: number[] = [];
+  const below: number[] = [];
+  for (const f of FEATURE_NAMES) {
+    // row-major [F, 2]: column 0 rough, column 1 soft
+    above.push(p.weights[f].rough.above, p.weights[f].soft.above);
+    below.push(p.weights[f].rough.below, p.weights[f].soft.below);
+  }
 
   const graph = new Msg()
     .msg(1, node('IsNaN', ['features'], ['missing']))
@@ -153,7 +200,11 @@ export function emotionMappingBytes(): Buffer {
     .msg(1, node('Sub', ['filled', 'reference_mean'], ['centred']))
     .msg(1, node('Div', ['centred', 'reference_sd'], ['z']))
     .msg(1, node('Clip', ['z', 'z_min', 'z_max'], ['z_clipped']))
-    .msg(1, node('MatMul', ['z_clipped', 'weights'], ['logits_raw']))
+    .msg(1, node('Relu', ['z_clipped'], ['z_above']))
+    .msg(1, node('Sub', ['z_clipped', 'z_above'], ['z_below']))
+    .msg(1, node('MatMul', ['z_above', 'weights_above'], ['logits_above']))
+    .msg(1, node('MatMul', ['z_below', 'weights_below'], ['logits_below']))
+    .msg(1, node('Add', ['logits_above', 'logits_below'], ['logits_raw']))
     .msg(1, node('Add', ['logits_raw', 'bias'], ['logits']))
     .msg(1, node('Sigmoid', ['logits'], ['scores']))
     .str(2, 'emotion_mapping')
@@ -161,22 +212,75 @@ export function emotionMappingBytes(): Buffer {
     .msg(5, tensor('reference_sd', [F], sd))
     .msg(5, tensor('z_min', [], [-Z_CLIP]))
     .msg(5, tensor('z_max', [], [Z_CLIP]))
-    .msg(5, tensor('weights', [F, 2], w))
-    .msg(5, tensor('bias', [2], [BIAS.rough, BIAS.soft]))
-    .str(10, `inputs: ${FEATURES.join(', ')}; outputs: scores[:,0] = rough, scores[:,1] = soft`)
+    .msg(5, tensor('weights_above', [F, 2], above))
+    .msg(5, tensor('weights_below', [F, 2], below))
+    .msg(5, tensor('bias', [2], [p.bias.rough, p.bias.soft]))
+    .str(10, `inputs: ${FEATURE_NAMES.join(', ')}; outputs: scores[:,0] = rough, scores[:,1] = soft`)
     .msg(11, valueInfo('features', FLOAT, ['n', F]))
     .msg(12, valueInfo('scores', FLOAT, ['n', 2]));
 
   const meta = (key: string, value: string): Msg => new Msg().str(1, key).str(2, value);
-  return new Msg()
+  const model = new Msg()
     .int(1, 8) // ir_version
     .str(2, 'lc-emotion-build-mapping') // producer_name
     .str(3, EMOTION_MAPPING_VERSION) // producer_version
     .msg(7, graph)
     .msg(8, new Msg().str(1, '').int(2, 13)) // opset_import: ai.onnx 13
-    .msg(14, meta('features', FEATURES.join(',')))
+    .msg(14, meta(FEATURES_METADATA_KEY, FEATURE_NAMES.join(',')))
     .msg(14, meta('outputs', 'rough,soft'))
-    .build();
+    .msg(14, meta('source', p.source));
+  for (const [k, v] of Object.entries(metadata)) model.msg(14, meta(k, v));
+  return model.build();
+}
+
+export function emotionMappingBytes(): Buffer {
+  return mappingBytes(KNOWLEDGE_MAPPING);
+}
+
+/** The metadata_props of a serialised ONNX model (ModelProto field 14: key 1, value 2), read without a
+ *  protobuf library: the engine checks the stored feature names against FEATURE_NAMES before scoring. */
+export function onnxMetadata(bytes: Buffer): Record<string, string> {
+  const out: Record<string, string> = {};
+  forEachField(bytes, (field, value) => {
+    if (field !== 14 || !Buffer.isBuffer(value)) return;
+    let key = '';
+    let val = '';
+    forEachField(value, (f, v) => {
+      if (Buffer.isBuffer(v) && f === 1) key = v.toString('utf8');
+      if (Buffer.isBuffer(v) && f === 2) val = v.toString('utf8');
+    });
+    out[key] = val;
+  });
+  return out;
+}
+
+function forEachField(buf: Buffer, visit: (field: number, value: bigint | Buffer) => void): void {
+  let at = 0;
+  const readVarint = (): bigint => {
+    let v = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (at >= buf.length) throw new Error('truncated protobuf varint');
+      const byte = buf[at++]!;
+      v |= BigInt(byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return v;
+      shift += 7n;
+    }
+  };
+  while (at < buf.length) {
+    const tag = Number(readVarint());
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (wire === 0) visit(field, readVarint());
+    else if (wire === 2) {
+      const len = Number(readVarint());
+      if (at + len > buf.length) throw new Error('truncated protobuf field');
+      visit(field, buf.subarray(at, at + len));
+      at += len;
+    } else if (wire === 5) at += 4;
+    else if (wire === 1) at += 8;
+    else throw new Error(`unsupported protobuf wire type ${wire}`);
+  }
 }
 
 /** Writes models/dist/emotion-mapping.onnx (or into outDir); called by `npm run models`. */

@@ -4,11 +4,12 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { emotionMappingBytes } from '../../../models/emotion/build-mapping';
+import { emotionMappingBytes, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FixtureDir, pseudoRandomBytes } from '../../fixtures/emotion/audio';
 import { decode } from '../../../workers/emotion/engine/decode';
 import { Deadline } from '../../../workers/emotion/engine/deadline';
 import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';
+import { assertFeatureNames } from '../../../workers/emotion/engine/mapping';
 import { expectRejection, loadEngine } from './engine';
 
 describe('emotion engine: mapping model and plumbing', () => {
@@ -34,19 +35,40 @@ describe('emotion engine: mapping model and plumbing', () => {
     await engine.close();
   });
 
-  it('leaves no temporary file behind, after a success or a rejection', async () => {
+  it('leaves no temporary file behind, after a success or a rejection on the ffmpeg (temporary-file) path', async () => {
     const tmpDir = fs.mkdtempSync(path.join(fx.dir, 'tmp-'));
     const engine = await loadEngine({ tmpDir });
+    // inotify sees the engine's per-call directory appear even though it is gone when analyze returns.
+    const created: string[] = [];
+    const watcher = fs.watch(tmpDir, (event, name) => {
+      if (event === 'rename' && name && fs.existsSync(path.join(tmpDir, name))) created.push(name);
+    });
     try {
       fx.speak('ok.wav');
-      await engine.analyze(fx.read('ok.wav'));
-      await engine.analyze(Buffer.concat([Buffer.from('fLaC', 'latin1'), pseudoRandomBytes(3000)])).catch(() => undefined);
+      // mp3 and FLAC go through ffprobe/ffmpeg on a temporary file (PCM WAV is read in process, without one).
+      const mp3 = fx.ffmpeg('ok.wav', 'ok.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
+      const res = await engine.analyze(fs.readFileSync(mp3));
+      expect(res.meta.format_name).to.equal('mp3');
+      await expectRejection(engine.analyze(Buffer.concat([Buffer.from('fLaC', 'latin1'), pseudoRandomBytes(3000)])), 'corrupt_audio');
       fx.sox(['ok.wav'], 'r96.wav', ['rate', '96000']);
-      await engine.analyze(fx.read('r96.wav')).catch(() => undefined);
+      const flac96 = fx.ffmpeg('r96.wav', 'r96.flac', []);
+      await expectRejection(engine.analyze(fs.readFileSync(flac96)), 'sample_rate_out_of_range');
+      await new Promise((resolve) => setTimeout(resolve, 50)); // let the last inotify events arrive
+      expect(created.filter((n) => n.startsWith('emotion-')).length, 'temporary directories made').to.be.at.least(3);
       expect(fs.readdirSync(tmpDir)).to.deep.equal([]);
     } finally {
+      watcher.close();
       await engine.close();
     }
+  });
+
+  it('refuses a mapping model whose stored feature names differ from what the engine computes', () => {
+    const names = [...FEATURE_NAMES];
+    [names[0], names[1]] = [names[1]!, names[0]!];
+    const swapped = Buffer.from(emotionMappingBytes().toString('latin1').replace(FEATURE_NAMES.join(','), names.join(',')), 'latin1');
+    expect(onnxMetadata(swapped).features).to.equal(names.join(','));
+    expect(() => assertFeatureNames('swapped.onnx', swapped)).to.throw(/was built for features \[f0_range_st,f0_mean_st/);
+    expect(() => assertFeatureNames('shipped.onnx', emotionMappingBytes())).not.to.throw();
   });
 
   it('stops a running analysis with 503 processing_timeout when the deadline passes mid-way, killing ffmpeg', async () => {

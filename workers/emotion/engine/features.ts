@@ -1,24 +1,14 @@
-// Owns the per-window acoustic feature vector: the correlates of vocal strain and softness named in the
-// literature (Banse & Scherer 1996; Hillenbrand et al. 1994; Gobl & Ní Chasaide 2003; eGeMAPS, Eyben et al.
-// 2016), summarised over the speech frames of one 5 s window.
+// Owns the per-window acoustic feature vector: the cues of the emotion profiles in the literature (Juslin &
+// Laukka 2003; Banse & Scherer 1996; eGeMAPS, Eyben et al. 2016) — F0 level, variability and contour, voice
+// quality (jitter, shimmer, HNR, CPPS), spectral balance, slope and flux, formant-region proxies, speaking rate
+// and energy dynamics — summarised over the speech frames of one 5 s window. Every feature is a ratio, a
+// difference of levels or a frequency, so the recording gain does not change it.
+import { FEATURE_NAMES, type FeatureName } from '../../../models/emotion/feature-names';
 import { mean, percentile } from './dsp';
-import type { FrameTrack } from './frames';
+import { BAND_EDGES_HZ, BANDS, type FrameTrack } from './frames';
 import { perturbation } from './pulses';
 
-/** Order of the mapping model's input columns; models/emotion/build-mapping.ts uses the same list. */
-export const FEATURE_NAMES = [
-  'f0_mean_st', // mean F0 in semitones re 27.5 Hz
-  'f0_range_st', // 20th–80th percentile range of F0, semitones
-  'jitter_local', // fraction
-  'shimmer_local', // fraction
-  'hnr_db', // harmonics-to-noise ratio from the autocorrelation peak, dB
-  'cpps_db', // cepstral peak prominence, dB
-  'alpha_ratio_db', // 1–4 kHz over 50–1000 Hz energy, dB (eGeMAPS sign: flatter tilt → higher)
-  'hammarberg_db', // 0–2 kHz peak over 2–4 kHz peak, dB
-  'voiced_fraction', // voiced frames over speech frames
-  'loudness_db', // mean frame level of speech, dBFS
-] as const;
-export type FeatureName = (typeof FEATURE_NAMES)[number];
+export { FEATURE_NAMES, type FeatureName };
 export type FeatureVector = Record<FeatureName, number>;
 
 export interface WindowAnalysis {
@@ -32,6 +22,17 @@ export interface WindowAnalysis {
 
 const HNR_MIN_R = 1e-4;
 const HNR_MAX_R = 0.9999;
+/** Voiced runs shorter than this carry no contour; steeper slopes than the cap are octave errors. */
+const MIN_RUN_SECONDS = 0.05;
+const MAX_SLOPE_ST_S = 40;
+/** Spectral flux compares frames this far apart (≈ 20 ms whatever the hop). */
+const FLUX_SECONDS = 0.02;
+/** Syllable nuclei (de Jong & Wempe 2009): voiced level peaks at most 25 dB below the window's loudest
+ *  speech, each rising at least 2 dB above the dip since the previous nucleus. */
+const NUCLEUS_BELOW_MAX_DB = 25;
+const NUCLEUS_DIP_DB = 2;
+const NUCLEUS_HALF_SPAN_SECONDS = 0.03;
+const BAND_CENTRES_KHZ = Array.from({ length: BANDS }, (_, b) => (BAND_EDGES_HZ[b]! + BAND_EDGES_HZ[b + 1]!) / 2000);
 
 export function hnrFromCorrelation(r: number): number {
   const c = Math.min(HNR_MAX_R, Math.max(HNR_MIN_R, r));
@@ -40,12 +41,16 @@ export function hnrFromCorrelation(r: number): number {
 
 export function windowFeatures(x: Float32Array, track: FrameTrack, speech: Uint8Array): WindowAnalysis {
   const n = track.f0.length;
+  const frameSeconds = track.hop / track.rate;
   const f0St: number[] = [];
   const hnr: number[] = [];
   const hnrAll: number[] = [];
   const cpp: number[] = [];
   const alpha: number[] = [];
   const ham: number[] = [];
+  const slope: number[] = [];
+  const f1: number[] = [];
+  const f2: number[] = [];
   const level: number[] = [];
   let speechFrames = 0;
   let voicedFrames = 0;
@@ -60,17 +65,23 @@ export function windowFeatures(x: Float32Array, track: FrameTrack, speech: Uint8
     const f = track.f0[k]!;
     if (f > 0) {
       voicedFrames++;
-      f0St.push(12 * Math.log2(f / 27.5));
+      f0St.push(semitones(f));
       hnr.push(hnrFromCorrelation(track.periodicity[k]!));
       alpha.push(track.alphaRatio[k]!);
       ham.push(track.hammarberg[k]!);
+      slope.push(bandSlope(track, k));
+      f1.push(track.f1Centroid[k]!);
+      f2.push(track.f2Centroid[k]!);
     }
   }
   const pert = perturbation(x, track, (k) => speech[k] === 1);
   const enoughVoice = voicedFrames >= 3;
+  const speechSeconds = speechFrames * frameSeconds;
+  const voicedOnly = (xs: number[]): number => (enoughVoice ? mean(xs) : Number.NaN);
   const features: FeatureVector = {
-    f0_mean_st: enoughVoice ? mean(f0St) : Number.NaN,
+    f0_mean_st: voicedOnly(f0St),
     f0_range_st: enoughVoice ? percentile(f0St, 0.8) - percentile(f0St, 0.2) : Number.NaN,
+    f0_slope_st_s: contourSlope(track, speech),
     jitter_local: pert.jitter,
     shimmer_local: pert.shimmer,
     // Whispered speech has no voiced frames: its (low) periodicity over all speech frames is the honest HNR.
@@ -78,11 +89,128 @@ export function windowFeatures(x: Float32Array, track: FrameTrack, speech: Uint8
     cpps_db: cpp.length > 0 ? mean(cpp) : Number.NaN,
     // Spectral balance over voiced frames only (as eGeMAPS): the tilt of whispered noise says nothing
     // about vocal-fold adduction, so unvoiced speech leaves these missing (the reference fills them).
-    alpha_ratio_db: enoughVoice ? mean(alpha) : Number.NaN,
-    hammarberg_db: enoughVoice ? mean(ham) : Number.NaN,
+    alpha_ratio_db: voicedOnly(alpha),
+    hammarberg_db: voicedOnly(ham),
+    spectral_slope_db_khz: voicedOnly(slope),
+    spectral_flux_db: spectralFlux(track, speech),
+    f1_proxy_hz: voicedOnly(f1),
+    f2_proxy_hz: voicedOnly(f2),
     voiced_fraction: speechFrames > 0 ? voicedFrames / speechFrames : 0,
-    loudness_db: level.length > 0 ? mean(level) : Number.NaN,
+    syllable_rate: speechSeconds > 0 ? syllableNuclei(track, speech) / speechSeconds : Number.NaN,
+    level_range_db: level.length >= 10 ? percentile(level, 0.9) - percentile(level, 0.1) : Number.NaN,
   };
-  const frameSeconds = track.hop / track.rate;
-  return { speechRatio: n > 0 ? speechFrames / n : 0, speechSeconds: speechFrames * frameSeconds, features };
+  return { speechRatio: n > 0 ? speechFrames / n : 0, speechSeconds, features };
+}
+
+function semitones(hz: number): number {
+  return 12 * Math.log2(hz / 27.5);
+}
+
+/** Least-squares slope of the frame's band levels against band centre frequency, dB per kHz. */
+function bandSlope(t: FrameTrack, k: number): number {
+  let sx = 0;
+  let sy = 0;
+  let sxx = 0;
+  let sxy = 0;
+  for (let b = 0; b < BANDS; b++) {
+    const x = BAND_CENTRES_KHZ[b]!;
+    const y = t.bands[k * BANDS + b]!;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  return (BANDS * sxy - sx * sy) / (BANDS * sxx - sx * sx);
+}
+
+/** Duration-weighted mean F0 slope (st/s) of the voiced speech runs: rising contours > 0, falling < 0. */
+function contourSlope(t: FrameTrack, speech: Uint8Array): number {
+  const n = t.f0.length;
+  const dt = t.hop / t.rate;
+  const minFrames = Math.max(3, Math.round(MIN_RUN_SECONDS / dt));
+  let weighted = 0;
+  let weight = 0;
+  let k = 0;
+  while (k < n) {
+    if (!(t.f0[k]! > 0 && speech[k])) {
+      k++;
+      continue;
+    }
+    let m = k;
+    while (m + 1 < n && t.f0[m + 1]! > 0 && speech[m + 1]) m++;
+    const len = m - k + 1;
+    if (len >= minFrames) {
+      let sx = 0;
+      let sy = 0;
+      let sxx = 0;
+      let sxy = 0;
+      for (let i = k; i <= m; i++) {
+        const x = (i - k) * dt;
+        const y = semitones(t.f0[i]!);
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+      }
+      const s = (len * sxy - sx * sy) / (len * sxx - sx * sx);
+      weighted += Math.max(-MAX_SLOPE_ST_S, Math.min(MAX_SLOPE_ST_S, s)) * len;
+      weight += len;
+    }
+    k = m + 1;
+  }
+  return weight > 0 ? weighted / weight : Number.NaN;
+}
+
+/** Mean RMS difference (dB) of the band-level shape between speech frames ≈ 20 ms apart. */
+function spectralFlux(t: FrameTrack, speech: Uint8Array): number {
+  const step = Math.max(1, Math.round(FLUX_SECONDS / (t.hop / t.rate)));
+  let sum = 0;
+  let count = 0;
+  for (let k = step; k < t.f0.length; k++) {
+    const j = k - step;
+    if (!speech[k] || !speech[j] || !t.analysed[k] || !t.analysed[j]) continue;
+    let d = 0;
+    for (let b = 0; b < BANDS; b++) {
+      const diff = t.bands[k * BANDS + b]! - t.bands[j * BANDS + b]!;
+      d += diff * diff;
+    }
+    sum += Math.sqrt(d / BANDS);
+    count++;
+  }
+  return count > 0 ? sum / count : Number.NaN;
+}
+
+/** Syllable nuclei in the window's speech: voiced peaks of the smoothed level contour (de Jong & Wempe 2009). */
+function syllableNuclei(t: FrameTrack, speech: Uint8Array): number {
+  const n = t.levelDb.length;
+  const dt = t.hop / t.rate;
+  const smooth = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const a = Math.max(0, k - 1);
+    const b = Math.min(n - 1, k + 1);
+    let s = 0;
+    for (let i = a; i <= b; i++) s += t.levelDb[i]!;
+    smooth[k] = s / (b - a + 1);
+  }
+  let loudest = -Infinity;
+  for (let k = 0; k < n; k++) if (speech[k] && smooth[k]! > loudest) loudest = smooth[k]!;
+  if (loudest === -Infinity) return 0;
+  const threshold = loudest - NUCLEUS_BELOW_MAX_DB;
+  const half = Math.max(1, Math.round(NUCLEUS_HALF_SPAN_SECONDS / dt));
+  let count = 0;
+  let dip = Infinity;
+  for (let k = 0; k < n; k++) {
+    const v = smooth[k]!;
+    if (v < dip) dip = v;
+    if (!speech[k] || !(t.f0[k]! > 0) || v < threshold) continue;
+    let isPeak = true;
+    for (let i = Math.max(0, k - half); i <= Math.min(n - 1, k + half) && isPeak; i++) {
+      if (smooth[i]! > v || (smooth[i] === v && i < k)) isPeak = false;
+    }
+    if (isPeak && v - dip >= NUCLEUS_DIP_DB) {
+      count++;
+      dip = v;
+    }
+  }
+  return count;
 }

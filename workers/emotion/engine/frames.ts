@@ -15,13 +15,22 @@ const VOICED_UNVOICED_COST = 0.14;
 const MAX_CANDIDATES = 4;
 /** Frames more than this far below the stretch's loudest frame are not analysed (they are not speech). */
 const ENERGY_GATE_DB = 50;
-const ABSOLUTE_FLOOR_DB = -70;
+/** Digital near-silence only: speech recorded 40 dB below full scale still sits well above this, so the
+ *  analysis does not depend on the recording gain (the relative gate above does the real work). */
+const ABSOLUTE_FLOOR_DB = -95;
 const DB_PER_LN = 10 / Math.LN10;
 
 /** CPPS peak search (Hillenbrand's 60–330 Hz) and the regression's quefrency range. */
 const CPP_F0_MIN = 60;
 const CPP_F0_MAX = 330;
 const CPP_LINE_START_SECONDS = 0.001;
+
+/** Coarse spectral bands (Hz) for spectral flux and slope: level-free shape of the spectrum per frame. */
+export const BAND_EDGES_HZ = [100, 500, 1000, 1500, 2000, 3000, 3900] as const;
+export const BANDS = BAND_EDGES_HZ.length - 1;
+/** Formant-region centroids: F1 region (250–1000 Hz) and F2 region (1000–2800 Hz), proxies of F1 and F2. */
+const F1_REGION: [number, number] = [250, 1000];
+const F2_REGION: [number, number] = [1000, 2800];
 
 export interface FrameTrack {
   rate: number;
@@ -40,6 +49,12 @@ export interface FrameTrack {
   alphaRatio: Float64Array;
   /** Strongest peak 0–2 kHz minus strongest 2–4 kHz, dB. */
   hammarberg: Float64Array;
+  /** Band levels (BAND_EDGES_HZ) relative to the frame's mean band level, dB; BANDS values per frame, NaN when not analysed. */
+  bands: Float32Array;
+  /** Power-weighted centroid of the F1 region (Hz), NaN when not analysed. */
+  f1Centroid: Float32Array;
+  /** Power-weighted centroid of the F2 region (Hz), NaN when not analysed. */
+  f2Centroid: Float32Array;
   analysed: Uint8Array;
 }
 
@@ -68,7 +83,15 @@ export class FrameAnalyser {
   private readonly cppLineStart: number;
   private readonly cepDb: Float64Array;
   private readonly cepSmooth: Float64Array;
-  private readonly bins: { alphaLo: [number, number]; alphaHi: [number, number]; hamLo: [number, number]; hamHi: [number, number] };
+  private readonly bins: {
+    alphaLo: [number, number];
+    alphaHi: [number, number];
+    hamLo: [number, number];
+    hamHi: [number, number];
+    bands: number[];
+    f1: [number, number];
+    f2: [number, number];
+  };
 
   constructor(readonly rate: number) {
     this.frameLength = Math.round(FRAME_SECONDS * rate);
@@ -98,6 +121,9 @@ export class FrameAnalyser {
       alphaHi: [bin(1000), bin(Math.min(5000, nyq))],
       hamLo: [bin(0), bin(2000)],
       hamHi: [bin(2000), bin(Math.min(5000, nyq))],
+      bands: BAND_EDGES_HZ.map((hz) => bin(Math.min(hz, nyq))),
+      f1: [bin(F1_REGION[0]), bin(F1_REGION[1])],
+      f2: [bin(F2_REGION[0]), bin(Math.min(F2_REGION[1], nyq))],
     };
   }
 
@@ -116,6 +142,9 @@ export class FrameAnalyser {
       cpp: new Float64Array(count).fill(Number.NaN),
       alphaRatio: new Float64Array(count).fill(Number.NaN),
       hammarberg: new Float64Array(count).fill(Number.NaN),
+      bands: new Float32Array(count * BANDS).fill(Number.NaN),
+      f1Centroid: new Float32Array(count).fill(Number.NaN),
+      f2Centroid: new Float32Array(count).fill(Number.NaN),
       analysed: new Uint8Array(count),
     };
     if (count === 0) return t;
@@ -229,6 +258,19 @@ export class FrameAnalyser {
     for (let i = hamHi[0]; i < hamHi[1]; i++) if (p[i]! > peakHi) peakHi = p[i]!;
     t.alphaRatio[k] = 10 * Math.log10((hi + 1e-12) / (lo + 1e-12));
     t.hammarberg[k] = 10 * Math.log10((peakLo + 1e-12) / (peakHi + 1e-12));
+    // Band levels relative to their own mean: the shape of the spectrum, whatever the gain.
+    const edges = this.bins.bands;
+    let meanDb = 0;
+    for (let b = 0; b < BANDS; b++) {
+      let e = 0;
+      for (let i = edges[b]!; i < edges[b + 1]!; i++) e += p[i]!;
+      const db = 10 * Math.log10(e / (edges[b + 1]! - edges[b]!) + 1e-12);
+      t.bands[k * BANDS + b] = db;
+      meanDb += db / BANDS;
+    }
+    for (let b = 0; b < BANDS; b++) t.bands[k * BANDS + b] = t.bands[k * BANDS + b]! - meanDb;
+    t.f1Centroid[k] = centroid(p, this.bins.f1, this.rate / this.n);
+    t.f2Centroid[k] = centroid(p, this.bins.f2, this.rate / this.n);
   }
 
   private pitchCandidates(ac: Float64Array, t: FrameTrack, cand: Candidates, k: number): void {
@@ -301,6 +343,16 @@ export class FrameAnalyser {
     for (let q = cppLo; q <= cppHi; q++) if (cepSmooth[q]! > cepSmooth[bestQ]!) bestQ = q;
     return cepSmooth[bestQ]! - (icept + slope * bestQ);
   }
+}
+
+function centroid(p: Float64Array, [from, to]: [number, number], hzPerBin: number): number {
+  let w = 0;
+  let sum = 0;
+  for (let i = from; i < to; i++) {
+    w += p[i]!;
+    sum += p[i]! * i;
+  }
+  return w > 0 ? (sum / w) * hzPerBin : Number.NaN;
 }
 
 function fillFrame(x: Float32Array, s: number, L: number, win: Float64Array, out: Float64Array): void {

@@ -1,5 +1,5 @@
 // Owns the emotion engine's pipeline: sniff → ffprobe → ffmpeg decode (8 kHz mono) → frame analysis → speech
-// detection → per-window features → ONNX mapping → the spec's intervals. Stateless between calls; one
+// detection (Silero and the energy detector together) → per-window features → ONNX mapping → the spec's intervals. Stateless between calls; one
 // analysis at a time per instance (the worker process runs concurrency 1). Temporary files always removed.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,7 +18,8 @@ import { decodePcm, pcmDecodable, sharedFloat32 } from './pcm';
 import { AnalysisPool } from './pool';
 import type { PoolTask } from './pool-worker';
 import { sniff } from './sniff';
-import { energySpeech, framesFromTimeline, SileroVad } from './vad';
+import { availableCpus } from './cpus';
+import { eitherSpeech, energySpeech, framesFromTimeline, SileroVad } from './vad';
 
 export { DeadlineExceededError } from './deadline';
 export { FEATURE_NAMES } from './features';
@@ -31,7 +32,8 @@ export interface EmotionEngineOptions {
   tmpDir?: string;
   /** Longest audio accepted (seconds); longer → 400 too_long. Default: what fits the 5 s budget here. */
   maxDurationSeconds?: number;
-  /** Inputs up to this long use Silero VAD; longer ones the energy-and-periodicity detector. */
+  /** Inputs up to this long use Silero VAD together with the energy-and-periodicity detector; longer ones the
+   *  energy detector alone (Silero would cost about 1 ms per audio second). */
   sileroMaxSeconds?: number;
   /** Parallel ffmpeg segments for long inputs (default: available cores). */
   decodeParallelism?: number;
@@ -42,8 +44,9 @@ export interface EmotionEngineOptions {
 export interface AnalyzeOptions {
   /** Epoch milliseconds; past it the analysis stops with a 503 processing_timeout instead of hanging. */
   deadline?: number;
-  /** Force a speech detector (benchmarks and the agreement measurement); default chooses by duration. */
-  vad?: 'silero' | 'energy';
+  /** Force a speech detector (benchmarks and the agreement measurement); default: both (Silero and energy)
+   *  up to sileroMaxSeconds, energy alone beyond. */
+  vad?: 'silero' | 'energy' | 'both';
 }
 
 /** Measured on the 2-core reference machine (docs/emotion-engine.md): GSM at 102 min cannot finish in 5 s. */
@@ -66,7 +69,7 @@ const LONG_HOP_AFTER_SECONDS = 60;
 /** … and never more frames than this per file, so a 30 min file stays inside the budget (hop 30 ms). */
 const MAX_FRAMES = 60_000;
 /** Less speech than this in a window is scored as silence (features of a few frames mean nothing). */
-const MIN_SPEECH_SECONDS = 0.3;
+export const MIN_SPEECH_SECONDS = 0.3;
 
 export interface ModelInfo {
   name: string;
@@ -104,8 +107,8 @@ export class EmotionEngine {
       tmpDir: opts.tmpDir ?? os.tmpdir(),
       maxDurationSeconds: opts.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,
       sileroMaxSeconds: opts.sileroMaxSeconds ?? DEFAULT_SILERO_MAX_SECONDS,
-      decodeParallelism: opts.decodeParallelism ?? Math.max(1, os.availableParallelism()),
-      analysisThreads: opts.analysisThreads ?? Math.max(1, os.availableParallelism()),
+      decodeParallelism: opts.decodeParallelism ?? availableCpus(),
+      analysisThreads: opts.analysisThreads ?? availableCpus(),
     };
     const pool = AnalysisPool.create(full.analysisThreads);
     await pool.warmUp();
@@ -133,19 +136,15 @@ export class EmotionEngine {
     const hop = Math.round(hopSeconds * ANALYSIS_RATE);
     // Frames are analysed in the pool's threads while Silero (if chosen) runs here: the stages overlap, so
     // 'vad' is only the time spent waiting for it after the frames were done.
-    const vadKind = opts.vad ?? (duration <= this.opts.sileroMaxSeconds ? 'silero' : 'energy');
-    const timeline = vadKind === 'silero' ? this.vad.timeline(samples, ANALYSIS_RATE, () => deadline.check('vad')) : undefined;
+    const vadKind = opts.vad ?? (duration <= this.opts.sileroMaxSeconds ? 'both' : 'energy');
+    const timeline = vadKind !== 'energy' ? this.vad.timeline(samples, ANALYSIS_RATE, () => deadline.check('vad')) : undefined;
     timeline?.catch(() => undefined);
     const tracks = await this.frameTracks(samples, plan, hop, deadline);
     clock.lap('features');
 
-    let speech: Uint8Array[];
-    if (timeline) {
-      const tl = await timeline;
-      speech = tracks.map((t) => framesFromTimeline(t, tl));
-    } else {
-      speech = energySpeech(tracks);
-    }
+    const silero = timeline ? await timeline.then((tl) => tracks.map((t) => framesFromTimeline(t, tl))) : undefined;
+    const energy = vadKind !== 'silero' ? energySpeech(tracks) : undefined;
+    const speech = silero && energy ? eitherSpeech(tracks, silero, energy) : (silero ?? energy)!;
     clock.lap('vad');
 
     const windows = await this.windowAnalyses(samples, tracks, speech, deadline);
@@ -178,13 +177,14 @@ export class EmotionEngine {
     const tracks = await this.frameTracks(samples, plan, hop, deadline);
     const silero = await this.detectSpeech('silero', samples, tracks, deadline);
     const energy = await this.detectSpeech('energy', samples, tracks, deadline);
-    const chosen = opts.vad === 'energy' ? energy : silero;
+    const both = eitherSpeech(tracks, silero, energy);
+    const chosen = opts.vad === 'energy' ? energy : opts.vad === 'silero' ? silero : both;
     const analysed = await this.windowAnalyses(samples, tracks, chosen, deadline);
     const windows = plan.map((p, i) => {
       const w = analysed[i]!;
-      return { from: p.from, to: p.to, speechRatio: w.speechRatio, features: w.features };
+      return { from: p.from, to: p.to, speechRatio: w.speechRatio, speechSeconds: w.speechSeconds, features: w.features };
     });
-    return { duration: samples.length / ANALYSIS_RATE, windows, speech: { silero, energy } };
+    return { duration: samples.length / ANALYSIS_RATE, windows, speech: { silero, energy, both } };
   }
 
   /** Sniff, write the temporary file, probe and decode; the file is gone when this returns or throws. */
@@ -273,8 +273,8 @@ export class EmotionEngine {
 
 export interface Inspection {
   duration: number;
-  windows: Array<{ from: number; to: number; speechRatio: number; features: FeatureVector }>;
-  speech: { silero: Uint8Array[]; energy: Uint8Array[] };
+  windows: Array<{ from: number; to: number; speechRatio: number; speechSeconds: number; features: FeatureVector }>;
+  speech: { silero: Uint8Array[]; energy: Uint8Array[]; both: Uint8Array[] };
 }
 
 /** Groups of consecutive windows: about three tasks per thread (so a slow one does not hold the others up),

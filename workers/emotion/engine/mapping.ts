@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import * as ort from 'onnxruntime-node';
-import { EMOTION_MAPPING_FILE } from '../../../models/emotion/build-mapping';
+import { EMOTION_MAPPING_FILE, onnxMetadata } from '../../../models/emotion/build-mapping';
+import { FEATURES_METADATA_KEY } from '../../../models/emotion/feature-names';
 import { FEATURE_NAMES, type FeatureVector } from './features';
 
 export interface Scores {
@@ -23,10 +24,11 @@ export class EmotionMapping {
     const file = path.join(modelsDir, EMOTION_MAPPING_FILE);
     if (!fs.existsSync(file)) throw new Error(`model file ${file} is missing: run "npm run models"`);
     const bytes = fs.readFileSync(file);
+    assertFeatureNames(file, bytes);
     const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: intraOpThreads, interOpNumThreads: 1 });
     const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
     const mapping = new EmotionMapping(session, file, sha256);
-    // Refuse a model built for a different feature list: scoring garbage silently would be worse.
+    // Also run it once: a model that lists the right names but has the wrong shapes must not load either.
     const probe = await mapping.score([Object.fromEntries(FEATURE_NAMES.map((n) => [n, 0])) as FeatureVector]).catch((e: Error) => {
       throw new Error(`${file} does not accept ${FEATURE_NAMES.length} features: ${e.message}`);
     });
@@ -46,5 +48,15 @@ export class EmotionMapping {
 
   async release(): Promise<void> {
     await this.session.release();
+  }
+}
+
+/** Refuses a model whose metadata does not list exactly FEATURE_NAMES, in order: a model built for another
+ *  feature list (or with columns swapped) would score garbage without any error. */
+export function assertFeatureNames(file: string, bytes: Buffer): void {
+  const stored = onnxMetadata(bytes)[FEATURES_METADATA_KEY];
+  const expected = FEATURE_NAMES.join(',');
+  if (stored !== expected) {
+    throw new Error(`${file} was built for features [${stored ?? 'none recorded'}]; this engine computes [${expected}]: rebuild or refit it`);
   }
 }
