@@ -82,10 +82,19 @@ export function checkLivenessHandler(d: CheckDeps) {
       await finish(stored);
     } catch (err) {
       const keep = err instanceof AppError && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 429;
-      await finish(keep ? errorForReplay(d.clock, err, quotaOf(res)) : null).catch(() => undefined);
+      if (keep && claim.kind === 'new') await fillQuota(d, req, res).catch(() => undefined);
+      await finish(keep ? errorForReplay(d.clock, err as AppError, quotaOf(res)) : null).catch(() => undefined);
       throw err;
     }
   };
+}
+
+/** The caller's credits for a stored 4xx, so its replay carries the numbers the first answer had. */
+async function fillQuota(d: CheckDeps, req: Request, res: Response): Promise<void> {
+  if (quotaOf(res).remaining !== null) return;
+  const account = req.auth!.account;
+  const usage = await d.ledger.snapshot(account._id, d.accounts.planView(account));
+  res.locals.quota = { customerId: account._id, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
 }
 
 function errorForReplay(clock: Clock, err: AppError, q: QuotaView): StoredResponse {
