@@ -38,13 +38,18 @@ export class UsageDrainer {
   }
 
   async start(): Promise<void> {
+    await this.ensureGroup();
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Creates the stream and group if missing (first start, or a Redis that came back empty). */
+  private async ensureGroup(): Promise<void> {
     try {
       await this.o.redis.xgroup('CREATE', this.key, OUTBOX_GROUP, '0', 'MKSTREAM');
     } catch (err) {
       if (!/BUSYGROUP/.test((err as Error).message)) throw err;
     }
-    this.running = true;
-    this.loop = this.run();
   }
 
   async stop(): Promise<void> {
@@ -60,6 +65,10 @@ export class UsageDrainer {
         if (entries.length > 0) await this.write(entries);
       } catch (err) {
         if (!this.running) return;
+        if (/NOGROUP/.test((err as Error).message)) {
+          await this.ensureGroup().catch(() => undefined);
+          continue;
+        }
         this.o.log.warn({ err }, 'usage outbox: drain pass failed; retrying');
         await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
       }
