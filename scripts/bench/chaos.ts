@@ -11,7 +11,7 @@ import { spawnService, type ServiceProcess } from '../../test/support/processes'
 import { outboxDrained } from '../../test/support/billing';
 import { parseConfig } from '../../shared/config';
 import { HEALTHY_RUN_MS, restartDelayMs } from '../restart-policy';
-import { isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, sleep, startServices, stopAll } from '../../test/integration/reliability/harness';
+import { isolationIds, Ledger, postLiveness, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../../test/integration/reliability/harness';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -99,7 +99,15 @@ async function main(): Promise<void> {
     }
   })();
 
+  // Memory of the default worker count: the workers' summed RSS, sampled every 5 s under load.
+  let peakWorkersRss = 0;
+  const sampler = setInterval(() => {
+    const total = slots.reduce((sum, s) => sum + (s.proc?.proc.pid ? (rssOf(s.proc.proc.pid) ?? 0) : 0), 0);
+    peakWorkersRss = Math.max(peakWorkersRss, total);
+  }, 5000);
   await Promise.all([...lanes, killer]);
+  clearInterval(sampler);
+  const endRss = slots.map((s) => (s.proc?.proc.pid ? (rssOf(s.proc.proc.pid) ?? 0) : 0));
   stopping = true;
   await outboxDrained(redis, prefix, 60_000).catch((err) => console.log(`outbox: ${(err as Error).message}`));
 
@@ -122,6 +130,8 @@ async function main(): Promise<void> {
   console.log(`answers: ${[...codes].sort(([a], [b]) => a - b).map(([c, n]) => `${n} × ${c}`).join(', ')}`);
   console.log(`200s: ${ok}  503s: ${codes.get(503) ?? 0}  billed: ${billed}  usage events: ${events} (distinct ids ${distinct})  reservations left: ${pending}`);
   console.log(`billed but unanswered: ${billed - ok}  answered but unbilled: ${ok - billed}  events lost: ${billed - events}  events doubled: ${events - distinct}`);
+  const mb = (b: number) => (b / 2 ** 20).toFixed(0);
+  console.log(`liveness workers' RSS at the end: ${endRss.map(mb).join(' + ')} MB; peak sum under load ${mb(peakWorkersRss)} MB (${WORKERS} workers)`);
   for (const k of kills) {
     console.log(`kill ${k.worker} at +${((k.at - (until - SECONDS * 1000)) / 1000).toFixed(0)} s: replacement ready after ${k.readyAfterS?.toFixed(1) ?? '—'} s, first 200 after the kill ${k.first200AfterS?.toFixed(1) ?? '—'} s`);
   }
