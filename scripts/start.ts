@@ -1,6 +1,7 @@
 // `npm start`: the local supervisor. Starts the embedded engines when REDIS_URL / MONGODB_URI are unset,
 // then the liveness API, the emotion API and their workers as separate OS processes (counts from config),
-// restarts a process that dies, and on SIGINT/SIGTERM stops front-ends, then workers, then engines.
+// restarts a process that dies (at once after a healthy run, with a growing back-off only in a crash loop),
+// and on SIGINT/SIGTERM stops front-ends, then workers, then engines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../shared/config';
@@ -9,6 +10,7 @@ import { entryPoint } from '../shared/paths';
 import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
 import { clearLocalState, ensureLocalSecret, writeLocalState } from './engines/local-state';
 import { startLocalMail, type LocalMail } from './engines/local-mail';
+import { HEALTHY_RUN_MS, restartDelayMs } from './restart-policy';
 
 const config = loadConfig();
 const log = createLogger('supervisor', config.LOG_LEVEL);
@@ -18,7 +20,9 @@ interface Managed {
   script: string;
   env: Record<string, string>;
   proc: ChildProcess | null;
+  /** Consecutive crashes without a healthy run in between: the back-off exponent. */
   restarts: number;
+  startedAt: number;
   tier: 'front' | 'worker';
 }
 
@@ -36,12 +40,20 @@ function launch(m: Managed): void {
     detached: true,
   });
   m.proc = proc;
+  m.startedAt = Date.now();
   proc.on('exit', (code, signal) => {
     m.proc = null;
     if (stopping) return;
-    m.restarts++;
-    const delay = Math.min(30_000, 500 * 2 ** Math.min(m.restarts, 6));
-    log.error({ child: m.name, code, signal, restartInMs: delay }, 'process exited; restarting');
+    const ranMs = Date.now() - m.startedAt;
+    if (ranMs >= HEALTHY_RUN_MS) {
+      if (m.restarts > 0) log.info({ child: m.name, ranMs, crashesBefore: m.restarts }, 'child ran healthily; back-off reset');
+      m.restarts = 0;
+    } else {
+      m.restarts++;
+    }
+    const delay = restartDelayMs(m.restarts);
+    if (m.restarts > 1) log.error({ child: m.name, code, signal, ranMs, crashLoop: m.restarts, restartInMs: delay }, 'process exited again soon after start: crash loop, backing off');
+    else log.error({ child: m.name, code, signal, ranMs, restartInMs: delay }, 'process exited; restarting');
     setTimeout(() => !stopping && launch(m), delay);
   });
 }
@@ -110,7 +122,7 @@ async function main(): Promise<void> {
     APP_SECRET: config.APP_SECRET ?? ensureLocalSecret(config.VAR_DIR),
   };
   const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
-    children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, tier });
+    children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, startedAt: 0, tier });
   add('liveness-api', 'api/liveness/main', 'front');
   add('emotion-api', 'api/emotion/main', 'front');
   for (let i = 1; i <= config.LIVENESS_WORKERS; i++) add(`liveness-worker-${i}`, 'workers/liveness/main', 'worker');

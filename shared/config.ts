@@ -1,5 +1,6 @@
 // Owns configuration: one zod schema, parsed once at start-up. No module of api/, workers/ or shared/ reads
 // process.env (test/unit/shared/no-env-reads.test.ts holds that); the local scripts read PATH and the engine cache.
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
@@ -28,7 +29,8 @@ export const configSchema = z.object({
   QUEUE_PREFIX: z.string().min(1).default('{lc}'),
   VAR_DIR: z.string().default(varDir),
 
-  LIVENESS_WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+  /** Default: one per CPU core, at least 2, so one crashed worker never leaves the queue without a worker. */
+  LIVENESS_WORKERS: z.coerce.number().int().min(0).max(64).default(Math.max(2, os.availableParallelism())),
   EMOTION_WORKERS: z.coerce.number().int().min(0).max(64).default(1),
   /** How long the liveness API waits for a worker's answer before 503 (the issue's default: 10 s). */
   LIVENESS_BUDGET_MS: positiveInt.default(10_000),
@@ -70,6 +72,15 @@ export const configSchema = z.object({
   SECURE_COOKIES: bool.default(false),
   /** Folder of the local mail sink's mailbox (`npm start` sets it when SMTP_URL is unset); enables /console/dev/mailbox outside production. */
   MAILBOX_DIR: z.string().optional(),
+
+  /** A usage-outbox entry read by a consumer that has not acknowledged it for this long is claimed by another drainer. */
+  OUTBOX_CLAIM_IDLE_MS: positiveInt.default(10_000),
+  /** Test-only fault hook: a worker SIGKILLs itself the first time it reaches this step. Refused in production. */
+  FAULT_KILL_AT: z.enum(['after_engine', 'after_commit', 'after_publish', 'in_drainer']).optional(),
+}).superRefine((cfg, ctx) => {
+  if (cfg.NODE_ENV === 'production' && cfg.FAULT_KILL_AT !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['FAULT_KILL_AT'], message: 'a test-only fault hook; never set in production' });
+  }
 });
 
 export type Config = z.infer<typeof configSchema>;

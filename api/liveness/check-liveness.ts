@@ -1,12 +1,13 @@
 // Owns POST /v1/check/liveness: validate, reserve a credit, run the job, answer within the budget.
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { AppError, deserializeJobError, InvalidRequestError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
+import { AppError, deserializeJobError, InternalError, InvalidRequestError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
 import type { AccountService } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { JobClient } from '../../shared/queues/job-client';
 import { JobTimeoutError } from '../../shared/queues/job-client';
-import type { LivenessInput, LivenessJobValue } from '../../shared/queues/contracts';
+import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
+import type { PlanView } from '../../shared/accounts/account-service';
 import type { Metrics } from '../../shared/metrics';
 import type { Clock } from '../../shared/billing/month';
 import { nextMonthStart } from '../../shared/billing/month';
@@ -59,64 +60,96 @@ export interface CheckDeps {
   budgetMs: number;
 }
 
-const LATE_RESULT_POLL_MS = 100;
-const LATE_RESULT_TRIES = 20;
-
 export function checkLivenessHandler(d: CheckDeps) {
   return async (req: Request, res: Response) => {
     const auth = req.auth!;
     const { image, imageFormat, canonical } = parseLivenessRequest(req.body);
-    const claim = await d.idempotency.claim(auth.account._id, req.get('idempotency-key'), canonical);
+    const claim = await d.idempotency.claim(auth.account._id, req.get('idempotency-key'), canonical, req.requestId);
     if (claim.kind === 'replay') {
       res.setHeader('Idempotent-Replayed', 'true');
       res.status(claim.response.status).json(claim.response.body);
       return;
     }
+    if (claim.kind === 'committed') {
+      // The worker billed this key's call but its answer never reached the caller (a 503 or a crash): serve it now.
+      res.setHeader('Idempotent-Replayed', 'true');
+      answer(d, req, res, valueOf(req, parseOutcome(claim.outcomeJson)));
+      return;
+    }
     const finish = claim.kind === 'new' ? claim.finish : async () => undefined;
     try {
-      const stored = await runAndBill(d, req, res, image, imageFormat);
+      const stored = await runAndBill(d, req, res, image, imageFormat, claim.kind === 'new' ? claim.entryKey : undefined);
       await finish(stored);
     } catch (err) {
       const keep = err instanceof AppError && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 429;
-      await finish(keep ? errorForReplay(d.clock, err, quotaOf(res)) : null).catch(() => undefined);
+      if (keep && claim.kind === 'new') await fillQuota(d, req, res).catch(() => undefined);
+      await finish(keep ? errorForReplay(d.clock, err as AppError, quotaOf(res)) : null).catch(() => undefined);
       throw err;
     }
   };
+}
+
+/** The caller's credits for a stored 4xx, so its replay carries the numbers the first answer had. */
+async function fillQuota(d: CheckDeps, req: Request, res: Response): Promise<void> {
+  if (quotaOf(res).remaining !== null) return;
+  const account = req.auth!.account;
+  const usage = await d.ledger.snapshot(account._id, d.accounts.planView(account));
+  res.locals.quota = { customerId: account._id, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
 }
 
 function errorForReplay(clock: Clock, err: AppError, q: QuotaView): StoredResponse {
   return { status: err.httpStatus, body: { metadata: metadata(clock, 'error', q), error: { code: err.code, message: err.message } } };
 }
 
-async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buffer, imageFormat: 'jpeg' | 'png'): Promise<StoredResponse> {
+async function runAndBill(
+  d: CheckDeps,
+  req: Request,
+  res: Response,
+  image: Buffer,
+  imageFormat: 'jpeg' | 'png',
+  idempotencyEntry: string | undefined,
+): Promise<StoredResponse> {
   const auth = req.auth!;
   const customerId = auth.account._id;
-  const plan = d.accounts.planView(auth.account);
+  const plan: PlanView = d.accounts.planView(auth.account);
   await d.jobs.assertCapacity();
   const reservation = await d.ledger.reserve(customerId, plan, req.requestId);
   if (!reservation.ok) {
     d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
     // Credits still in flight count as spent: a capped caller has none left to use.
     res.locals.quota = { customerId, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
-    const retryAfter = Math.ceil((nextMonthStart(d.clock()).getTime() - d.clock().getTime()) / 1000);
+    const retryAfter = Math.ceil((nextMonthStart(new Date(reservation.at)).getTime() - reservation.at) / 1000);
     throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
   }
   const input: LivenessInput = {
     imageFormat,
-    billing: { customerId, keyId: auth.keyId, month: reservation.month, plan: plan.plan, monthlyLimit: plan.monthlyLimit, hardCap: plan.hardCap },
+    billing: {
+      customerId,
+      keyId: auth.keyId,
+      month: reservation.month,
+      plan: plan.plan,
+      monthlyLimit: plan.monthlyLimit,
+      hardCap: plan.hardCap,
+      reservedAt: reservation.at,
+      ...(idempotencyEntry ? { idempotencyEntry } : {}),
+    },
   };
   let value: LivenessJobValue;
   try {
-    value = await runJob(d, req.requestId, input, image);
+    value = await runJob(d, req, input, image);
   } catch (err) {
-    // A release that finds nothing means the worker committed first: the answer exists, serve it.
-    if (err instanceof JobTimeoutError && !(await d.ledger.release(customerId, reservation.month, req.requestId))) {
-      value = await awaitCommittedResult(d, req.requestId, err);
-    } else {
-      if (!(err instanceof JobTimeoutError)) await d.ledger.release(customerId, reservation.month, req.requestId).catch(() => false);
-      throw err;
-    }
+    // Released: the worker's settle step will find no reservation and bill nothing. Not released: the worker
+    // committed, and the same Lua script stored its answer, so the late look finds it.
+    const released = await d.ledger.release(customerId, reservation.month, req.requestId).catch(() => null);
+    if (!(err instanceof JobTimeoutError) || released !== false) throw err;
+    value = await committedResult(d, req, err);
   }
+  return answer(d, req, res, value);
+}
+
+/** Writes the 200 answer of a call and returns it for the idempotency entry. */
+function answer(d: CheckDeps, req: Request, res: Response, value: LivenessJobValue): StoredResponse {
+  const customerId = req.auth!.account._id;
   d.metrics.quotaOutcomes.inc({ outcome: value.usage?.overage ? 'overage' : 'served' });
   if (value.usage) {
     res.locals.quota = { customerId, remaining: value.usage.remaining, overLimit: value.usage.overLimit, monthlyLimit: value.usage.monthlyLimit };
@@ -128,18 +161,39 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
   return { status: 200, body };
 }
 
-async function runJob(d: CheckDeps, requestId: string, input: LivenessInput, image: Buffer): Promise<LivenessJobValue> {
-  const outcome = await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId, input, payload: image, budgetMs: d.budgetMs });
-  if (!outcome.ok) throw deserializeJobError(outcome.error);
+async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer): Promise<LivenessJobValue> {
+  return valueOf(req, await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, budgetMs: d.budgetMs }));
+}
+
+function valueOf(req: Request, outcome: JobOutcome<LivenessJobValue>): LivenessJobValue {
+  if (!outcome.ok) {
+    if (outcome.error.httpStatus === 500) req.log.error({ code: outcome.error.code }, 'job ended with an internal error');
+    throw deserializeJobError(outcome.error);
+  }
   return outcome.value;
 }
 
-async function awaitCommittedResult(d: CheckDeps, requestId: string, timeout: JobTimeoutError): Promise<LivenessJobValue> {
-  for (let i = 0; i < LATE_RESULT_TRIES; i++) {
-    const late = await d.jobs.lastLook<LivenessJobValue>(requestId);
-    if (late?.ok) return late.value;
-    if (late && !late.ok) throw deserializeJobError(late.error);
-    await new Promise((r) => setTimeout(r, LATE_RESULT_POLL_MS));
+const livenessOutcome = JOB_OUTCOME_SCHEMAS.liveness as z.ZodType<JobOutcome<LivenessJobValue>>;
+
+/** Parses an outcome kept in an idempotency entry; a malformed one is an internal error, never a cast. */
+function parseOutcome(json: string): JobOutcome<LivenessJobValue> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    raw = null;
   }
-  throw timeout;
+  const parsed = livenessOutcome.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new InternalError('the stored answer of this Idempotency-Key is unreadable');
+}
+
+/** After a failed release: the committed call's answer, stored by the same script that committed it. */
+async function committedResult(d: CheckDeps, req: Request, timeout: JobTimeoutError): Promise<LivenessJobValue> {
+  const late = await d.jobs.lastLook<LivenessJobValue>(req.requestId);
+  if (!late) {
+    req.log.error('release found no reservation and no stored answer (Redis lost its data?)');
+    throw timeout;
+  }
+  return valueOf(req, late);
 }

@@ -1,10 +1,19 @@
-// Owns the optional Idempotency-Key header: the same key and body within 24 h replays the stored
-// answer and is not charged again. Kept in Redis, where expiring data belongs.
+// Owns the optional Idempotency-Key header: the same key and body within 24 h replays the stored answer and is
+// not charged again. One Redis hash per customer and key (bodyHash, state, rid = our request id, response or
+// outcome), kept where expiring data belongs and under the `{prefix}` hash tag, so the worker's settle script
+// (shared/billing/credit-ledger.ts) can store a committed answer in it in the same step as the commit.
+//
+// States: pending (claimed; expires with the request budget plus PENDING_MARGIN_MS, so a crashed call frees the
+// key soon) → done (a final answer: 200 or a 4xx other than 429) or committed (the worker billed the call; the
+// stored outcome is replayed even if this API answered 503 or died) or deleted (5xx/429 of an unbilled call:
+// the key is free again).
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AppError, InvalidRequestError } from '../../shared/errors';
 
-const TTL_MS = 24 * 60 * 60 * 1000;
+export const DONE_TTL_MS = 24 * 60 * 60 * 1000;
+/** Covers the API's steps after the budget (take the job back, release, last look) and a job in its last instant. */
+export const PENDING_MARGIN_MS = 15_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 export interface StoredResponse {
@@ -12,45 +21,68 @@ export interface StoredResponse {
   body: unknown;
 }
 
-type Entry = { bodyHash: string; state: 'pending' } | { bodyHash: string; state: 'done'; response: StoredResponse };
-
 export type IdempotencyClaim =
   | { kind: 'none' }
-  | { kind: 'new'; finish(response: StoredResponse | null): Promise<void> }
-  | { kind: 'replay'; response: StoredResponse };
+  | { kind: 'new'; entryKey: string; finish(response: StoredResponse | null): Promise<void> }
+  | { kind: 'replay'; response: StoredResponse }
+  /** The worker committed this key's call: its stored outcome (JSON, parsed by the caller). */
+  | { kind: 'committed'; outcomeJson: string };
+
+// KEYS: entry. ARGV: body hash, request id, pending TTL. Returns {'new'} or the entry's bodyHash, state, response, outcome.
+const CLAIM = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'bodyHash', ARGV[1], 'state', 'pending', 'rid', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return {'new'}
+end
+return redis.call('HMGET', KEYS[1], 'bodyHash', 'state', 'response', 'outcome')
+`;
+
+// KEYS: entry. ARGV: request id, response JSON ('' = none), TTL. Only the claiming request finishes its entry;
+// without a response a pending entry is freed, a committed one kept (it holds the billed answer).
+const FINISH = `
+if redis.call('HGET', KEYS[1], 'rid') ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  if redis.call('HGET', KEYS[1], 'state') == 'pending' then redis.call('DEL', KEYS[1]) end
+  return 1
+end
+redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
+redis.call('HDEL', KEYS[1], 'outcome')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
 
 export class IdempotencyStore {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    /** The request budget: a pending marker lives this long plus PENDING_MARGIN_MS. */
+    private readonly budgetMs: number,
   ) {}
 
-  /** Claims `key` for this body, or returns the stored answer of an earlier identical request. */
-  async claim(customerId: string, key: string | undefined, body: Buffer | string): Promise<IdempotencyClaim> {
+  /** Claims `key` for this body and request, or returns what an earlier identical request left. */
+  async claim(customerId: string, key: string | undefined, body: Buffer | string, requestId: string): Promise<IdempotencyClaim> {
     if (key === undefined) return { kind: 'none' };
     if (!KEY_SHAPE.test(key)) throw new InvalidRequestError('Idempotency-Key must be 1-255 printable ASCII characters');
-    const redisKey = `${this.prefix}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
+    const entryKey = `${this.prefix}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
     const bodyHash = crypto.createHash('sha256').update(body).digest('hex');
-    const fresh: Entry = { bodyHash, state: 'pending' };
-    const set = await this.redis.set(redisKey, JSON.stringify(fresh), 'PX', TTL_MS, 'NX');
-    if (set === 'OK') {
+    const reply = (await this.redis.eval(CLAIM, 1, entryKey, bodyHash, requestId, String(this.budgetMs + PENDING_MARGIN_MS))) as Array<string | null>;
+    if (reply[0] === 'new' && reply.length === 1) {
       return {
         kind: 'new',
+        entryKey,
         finish: async (response) => {
-          // Only final answers are kept; a 5xx or 429 can be retried with the same key.
-          if (!response) await this.redis.del(redisKey);
-          else await this.redis.set(redisKey, JSON.stringify({ bodyHash, state: 'done', response }), 'PX', TTL_MS);
+          // Only final answers are kept; a 5xx or 429 of an unbilled call can be retried with the same key.
+          await this.redis.eval(FINISH, 1, entryKey, requestId, response ? JSON.stringify(response) : '', String(DONE_TTL_MS));
         },
       };
     }
-    const existing = JSON.parse((await this.redis.get(redisKey)) ?? 'null') as Entry | null;
-    if (!existing) return this.claim(customerId, key, body); // expired in between
-    if (existing.bodyHash !== bodyHash) {
+    const [storedHash, state, response, outcome] = reply;
+    if (storedHash !== bodyHash) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body', 422);
     }
-    if (existing.state === 'pending') {
-      throw new AppError('request_in_progress', 'A request with this Idempotency-Key is still being processed', 409);
-    }
-    return { kind: 'replay', response: existing.response };
+    if (state === 'done' && response) return { kind: 'replay', response: JSON.parse(response) as StoredResponse };
+    if (state === 'committed' && outcome) return { kind: 'committed', outcomeJson: outcome };
+    throw new AppError('request_in_progress', 'A request with this Idempotency-Key is still being processed', 409);
   }
 }

@@ -71,7 +71,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
       message: 'Too many requests for this API key; slow down',
     }),
     authFailures: authFailureThrottle(redis, config.QUEUE_PREFIX, config.AUTH_FAILURE_BURST, config.AUTH_FAILURE_RATE_PER_SEC),
-    idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX),
+    idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX, config.LIVENESS_BUDGET_MS),
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,
     readiness: base.readiness,

@@ -1,15 +1,18 @@
-// Owns monthly credits: reserve before enqueuing, commit on success (by the worker), release on failure.
+// Owns monthly credits: reserve before enqueuing, settle on success (by the worker: commit, stored answer and
+// usage event in one Lua script), release on failure or when the API gives up.
 //
 // Why Redis and not a MongoDB counter document: FerretDB 1.24 (our local MongoDB-wire engine) loses
 // concurrent updates to one document — measured here, 100 concurrent `$inc` on one document left 16,
 // on both its SQLite and PostgreSQL handlers. So the hot counters live in one Redis hash per customer
 // and month, changed only by atomic Lua scripts, while MongoDB keeps the durable ledger: one insert-only
-// usage event per billed call (unique request id). A missing hash (Redis restarted, new month) is
-// rebuilt from those events before use. One key per customer-month keeps Redis Cluster happy.
+// usage event per billed call (unique request id), written through the outbox (usage-outbox.ts). A missing hash
+// (Redis restarted, new month) is rebuilt from those events plus the outbox's undrained entries before use.
+// Every key a script touches carries the `{prefix}` hash tag, so Redis Cluster puts them on one slot.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from '../accounts/account-service';
 import { monthOf, nextMonthStart, type Clock } from './month';
+import { encodeOutboxEvent, outboxKey, pendingOutboxEntries } from './usage-outbox';
 
 export interface UsageSnapshot {
   month: string;
@@ -21,16 +24,34 @@ export interface UsageSnapshot {
   daily: Record<string, number>;
 }
 
-export type ReserveResult = { ok: true; month: string } | { ok: false; reason: 'quota_exceeded'; month: string };
+/** `at`: the reservation's instant (epoch ms): it alone decides the call's month, day and hour. */
+export type ReserveResult = { ok: true; month: string; at: number } | { ok: false; reason: 'quota_exceeded'; month: string; at: number };
 
-export interface CommitResult {
-  /** False when the reservation was already released (the API gave up) or committed before. */
+export interface SettleRequest {
+  customerId: string;
+  month: string;
+  requestId: string;
+  limit: number;
+  hardCap: boolean;
+  /** The reservation's instant (epoch ms): the day counter and the event's hour and `at`. */
+  reservedAt: number;
+  /** The engine's result as JSON (embedded verbatim in the stored outcome). */
+  resultJson: string;
+  workerMs: number;
+  resultKey: string;
+  resultTtlMs: number;
+  /** The usage event of the call, without the overage flag the commit decides. */
+  event: { keyId: string; plan: string; latencyMs: number; verdict: Record<string, unknown> };
+  /** Stored instead when the reservation is gone (released by the API, or committed before). */
+  abandonedOutcomeJson: string;
+  /** The caller's idempotency entry: still pending for this request, it takes the committed answer. */
+  idempotency?: { key: string; ttlMs: number };
+}
+
+export interface SettleResult {
   committed: boolean;
-  /** Whether this call was billed as overage. */
-  overage: boolean;
-  /** The month's committed calls and overage calls after this commit (0 when not committed). */
-  used: number;
-  overageCalls: number;
+  /** The outcome stored under the result key (what the worker publishes). */
+  stored: string;
 }
 
 /** A reservation older than this was orphaned by a crashed API process; it is released when seen. */
@@ -60,18 +81,38 @@ redis.call('HSET', key, 'p:' .. rid, now)
 return 1
 `;
 
-const COMMIT = `
-local key = KEYS[1]
+// The worker's one step after the engine. KEYS: credits hash, result key, outbox stream, [idempotency entry].
+// ARGV: request id, limit, hard cap, day (DD of the reservation), result JSON, worker ms, result TTL, event JSON,
+// abandoned outcome JSON, idempotency TTL. With the reservation present, it commits the credit, stores the
+// answer (carrying the committed counts) and appends the usage event: all or nothing. Without it (the API
+// released it when it gave up, or this job was committed before), nothing is billed and the first stored
+// outcome stays. Returns {committed, stored outcome}.
+const SETTLE = `
+local credits, resultKey, outbox, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local rid, limit, capped, day = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
-if redis.call('HDEL', key, 'p:' .. rid) == 0 then return {0, 0} end
-local used = redis.call('HINCRBY', key, 'used', 1)
-redis.call('HINCRBY', key, 'd:' .. day, 1)
+if redis.call('HDEL', credits, 'p:' .. rid) == 0 then
+  redis.call('SET', resultKey, ARGV[9], 'PX', ARGV[7], 'NX')
+  return {0, redis.call('GET', resultKey)}
+end
+local used = redis.call('HINCRBY', credits, 'used', 1)
+redis.call('HINCRBY', credits, 'd:' .. day, 1)
 local over = 0
 if (not capped) and used > limit then
-  redis.call('HINCRBY', key, 'overage', 1)
+  redis.call('HINCRBY', credits, 'overage', 1)
   over = 1
 end
-return {1, over, used, tonumber(redis.call('HGET', key, 'overage') or '0')}
+local overageCalls = tonumber(redis.call('HGET', credits, 'overage') or '0')
+local remaining = math.max(0, limit - used)
+local usage = '{"remaining":' .. remaining .. ',"overLimit":' .. overageCalls .. ',"monthlyLimit":' .. limit ..
+  ',"used":' .. used .. ',"overage":' .. (over == 1 and 'true' or 'false') .. '}'
+local outcome = '{"ok":true,"value":{"result":' .. ARGV[5] .. ',"usage":' .. usage .. '},"workerMs":' .. ARGV[6] .. '}'
+redis.call('SET', resultKey, outcome, 'PX', ARGV[7])
+redis.call('XADD', outbox, '*', 'id', rid, 'event', ARGV[8], 'overage', tostring(over))
+if idem and redis.call('HGET', idem, 'rid') == rid and redis.call('HGET', idem, 'state') == 'pending' then
+  redis.call('HSET', idem, 'state', 'committed', 'outcome', outcome)
+  redis.call('PEXPIRE', idem, ARGV[10])
+end
+return {1, outcome}
 `;
 
 const RELEASE = `
@@ -101,16 +142,32 @@ export class CreditLedger {
     return `${this.prefix}:credits:${customerId}:${month}`;
   }
 
-  /** Rebuilds the month's counters from the usage events (called when Redis does not have them). */
+  /**
+   * Rebuilds the month's counters (called when Redis does not have them) from the usage events in MongoDB and
+   * the outbox entries not yet removed, counted once per request id. The outbox is read first: an entry a
+   * drainer writes and removes in between is then in MongoDB by the time MongoDB is read.
+   */
   private async seed(customerId: string, month: string): Promise<void> {
-    const key = this.key(customerId, month);
+    const undrained = await pendingOutboxEntries(this.redis, this.prefix);
     const events = await this.models.UsageEvent.find(
       { service: 'liveness', customerId, month, billable: true },
       { at: 1, overage: 1 },
     ).lean();
+    const byId = new Map<string, { at: Date; overage: boolean }>();
+    for (const e of events) byId.set(String(e._id), { at: e.at, overage: e.overage ?? false });
+    for (const entry of undrained) {
+      const e = JSON.parse(entry.event) as { service?: string; customerId?: string; month?: string; billable?: boolean; at: number };
+      if (e.service !== 'liveness' || e.customerId !== customerId || e.month !== month || !e.billable) continue;
+      byId.set(entry.requestId, { at: new Date(e.at), overage: entry.overage === '1' });
+    }
+    await this.seedFrom(customerId, month, [...byId.values()]);
+  }
+
+  /** Creates the month's hash from these billed calls; a no-op when it exists (another process got there first). */
+  async seedFrom(customerId: string, month: string, calls: Array<{ at: Date; overage: boolean }>): Promise<void> {
     const daily = new Map<string, number>();
     let overage = 0;
-    for (const e of events) {
+    for (const e of calls) {
       const day = e.at.toISOString().slice(8, 10);
       daily.set(day, (daily.get(day) ?? 0) + 1);
       if (e.overage) overage++;
@@ -119,33 +176,51 @@ export class CreditLedger {
     // Relative TTL: Redis keeps real time, our clock may be a test's.
     const ttlMs = Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
     const dailyArgs = [...daily].flatMap(([d, n]) => [d, String(n)]);
-    await this.redis.eval(SEED, 1, key, String(events.length), String(overage), String(ttlMs), ...dailyArgs);
+    await this.redis.eval(SEED, 1, this.key(customerId, month), String(calls.length), String(overage), String(ttlMs), ...dailyArgs);
   }
 
   /** Takes one credit for `requestId`, atomically refusing past the limit when the hard cap is on. */
   async reserve(customerId: string, plan: PlanView, requestId: string): Promise<ReserveResult> {
-    const month = monthOf(this.clock());
+    // One reading of the clock per call: month here, day and hour at the commit, all from this instant.
+    const at = this.clock().getTime();
+    const month = monthOf(new Date(at));
     const run = () =>
       this.redis.eval(
         RESERVE, 1, this.key(customerId, month), String(plan.monthlyLimit), plan.hardCap ? '1' : '0', requestId,
-        String(this.clock().getTime()), String(STALE_RESERVATION_MS),
+        String(at), String(STALE_RESERVATION_MS),
       );
     let ok = await run();
     if (ok === -1) {
       await this.seed(customerId, month);
       ok = await run();
     }
-    return ok === 1 ? { ok: true, month } : { ok: false, reason: 'quota_exceeded', month };
+    return ok === 1 ? { ok: true, month, at } : { ok: false, reason: 'quota_exceeded', month, at };
   }
 
-  /** Turns a reservation into a billed call; decides overage from the committed count. */
-  async commit(customerId: string, month: string, requestId: string, plan: PlanView): Promise<CommitResult> {
-    const day = this.clock().toISOString().slice(8, 10);
-    const [committed, over, used, overageCalls] = (await this.redis.eval(
-      COMMIT, 1, this.key(customerId, month), requestId, String(plan.monthlyLimit), plan.hardCap ? '1' : '0', day,
-    )) as [number, number, number?, number?];
-    if (committed !== 1) return { committed: false, overage: false, used: 0, overageCalls: 0 };
-    return { committed: true, overage: over === 1, used: used ?? 0, overageCalls: overageCalls ?? 0 };
+  /**
+   * The worker's step after the engine: commit the reservation, store the answer with the committed counts and
+   * append the usage event, atomically (one Lua script); or, with the reservation gone, bill nothing.
+   */
+  async settle(r: SettleRequest): Promise<SettleResult> {
+    const reservedAt = new Date(r.reservedAt);
+    const event = encodeOutboxEvent({
+      service: 'liveness',
+      customerId: r.customerId,
+      keyId: r.event.keyId,
+      plan: r.event.plan,
+      month: r.month,
+      billable: true,
+      latencyMs: r.event.latencyMs,
+      verdict: r.event.verdict,
+      at: reservedAt,
+    });
+    const keys = [this.key(r.customerId, r.month), r.resultKey, outboxKey(this.prefix), ...(r.idempotency ? [r.idempotency.key] : [])];
+    const [committed, stored] = (await this.redis.eval(
+      SETTLE, keys.length, ...keys,
+      r.requestId, String(r.limit), r.hardCap ? '1' : '0', reservedAt.toISOString().slice(8, 10), r.resultJson,
+      String(r.workerMs), String(r.resultTtlMs), event, r.abandonedOutcomeJson, String(r.idempotency?.ttlMs ?? 0),
+    )) as [number, string];
+    return { committed: committed === 1, stored };
   }
 
   /** Returns a reservation's credit; a no-op (false) when the worker already committed it. */

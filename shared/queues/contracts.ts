@@ -25,6 +25,21 @@ export type JobOutcome<R = unknown> =
   | { ok: true; value: R; workerMs: number }
   | { ok: false; error: SerializedJobError; workerMs: number };
 
+export const serializedJobErrorSchema: z.ZodType<SerializedJobError> = z.object({
+  code: z.string().min(1),
+  message: z.string(),
+  httpStatus: z.number().int().min(400).max(599),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The schema of a stored/published outcome whose value has `value`'s shape (parsed at the API, never cast). */
+export function jobOutcomeSchema<R>(value: z.ZodType<R>): z.ZodType<JobOutcome<R>> {
+  return z.union([
+    z.object({ ok: z.literal(true), value, workerMs: z.number().nonnegative() }),
+    z.object({ ok: z.literal(false), error: serializedJobErrorSchema, workerMs: z.number().nonnegative() }),
+  ]) as z.ZodType<JobOutcome<R>>;
+}
+
 export const livenessInputSchema = z.object({
   imageFormat: z.enum(['jpeg', 'png']),
   /** Billing context: the worker commits the reserved credit and writes the usage event. */
@@ -36,25 +51,25 @@ export const livenessInputSchema = z.object({
       plan: z.string(),
       monthlyLimit: z.number().int().nonnegative(),
       hardCap: z.boolean(),
+      /** Epoch ms of the reservation: the one instant that decides the call's month, day and hour. */
+      reservedAt: z.number().int().positive(),
+      /** The caller's idempotency entry (a Redis key), so the commit can keep the committed answer there. */
+      idempotencyEntry: z.string().min(1).optional(),
     })
     .optional(),
 });
 export type LivenessInput = z.infer<typeof livenessInputSchema>;
 
 /** Usage after a billed call, so the API can answer with the committed numbers. */
-export interface UsageAfterCall {
-  remaining: number;
-  overLimit: number;
-  monthlyLimit: number;
-  used: number;
+export const usageAfterCallSchema = z.object({
+  remaining: z.number().int().nonnegative(),
+  overLimit: z.number().int().nonnegative(),
+  monthlyLimit: z.number().int().nonnegative(),
+  used: z.number().int().nonnegative(),
   /** Whether this call itself was billed as overage. */
-  overage: boolean;
-}
-
-export interface LivenessJobValue {
-  result: LivenessResult;
-  usage: UsageAfterCall | null;
-}
+  overage: z.boolean(),
+});
+export type UsageAfterCall = z.infer<typeof usageAfterCallSchema>;
 
 export const emotionInputSchema = z.object({
   contentType: z.string(),
@@ -62,42 +77,61 @@ export const emotionInputSchema = z.object({
 });
 export type EmotionInput = z.infer<typeof emotionInputSchema>;
 
-export interface Rectangle {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
+const rectangleSchema = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
+export type Rectangle = z.infer<typeof rectangleSchema>;
 
 /** The liveness worker's answer: the spec's "Liveness result" plus additive fields. */
-export interface LivenessResult {
-  isFakeFace: boolean;
-  isFakeLikelihood: number;
-  isValidFace: boolean;
-  faceBrightness: number;
-  faceRectArea: Rectangle;
-  vFaceRect: Rectangle[];
-  msg: string;
+export const livenessResultSchema = z.object({
+  isFakeFace: z.boolean(),
+  isFakeLikelihood: z.number().min(0).max(1),
+  isValidFace: z.boolean(),
+  faceBrightness: z.number(),
+  faceRectArea: rectangleSchema,
+  vFaceRect: z.array(rectangleSchema),
+  msg: z.string(),
   /** Machine-readable quality reasons (additive): e.g. face_too_small, too_dark, blurry. Empty when valid. */
-  reasons: string[];
-  latency_ms: number;
+  reasons: z.array(z.string()),
+  latency_ms: z.number(),
   /** Per-stage milliseconds, for metrics; the API does not return them. */
-  stages?: Record<string, number>;
-}
+  stages: z.record(z.string(), z.number()).optional(),
+});
+export type LivenessResult = z.infer<typeof livenessResultSchema>;
 
-export interface EmotionInterval {
-  from: number;
-  to: number;
-  rough: number;
-  soft: number;
+export const livenessJobValueSchema = z.object({
+  result: livenessResultSchema,
+  /** Null when the call is not billed; the commit fills it in with the committed counts. */
+  usage: usageAfterCallSchema.nullable(),
+});
+export type LivenessJobValue = z.infer<typeof livenessJobValueSchema>;
+
+export const emotionIntervalSchema = z.object({
+  from: z.number(),
+  to: z.number(),
+  rough: z.number(),
+  soft: z.number(),
   /** Share of the interval that is speech, 0..1 (additive). */
-  speech_ratio: number;
-}
+  speech_ratio: z.number(),
+});
+export type EmotionInterval = z.infer<typeof emotionIntervalSchema>;
 
 /** The emotion worker's answer: the spec's analysis body plus additive fields. */
-export interface EmotionResult {
-  meta: { sample_rate: number; channels: number; bit_rate: number; format_name: string };
-  results: EmotionInterval[];
-  summary: { rough_mean: number; rough_max: number; soft_mean: number; soft_max: number; speech_ratio: number; duration: number };
-  stages?: Record<string, number>;
-}
+export const emotionResultSchema = z.object({
+  meta: z.object({ sample_rate: z.number(), channels: z.number(), bit_rate: z.number(), format_name: z.string() }),
+  results: z.array(emotionIntervalSchema),
+  summary: z.object({
+    rough_mean: z.number(),
+    rough_max: z.number(),
+    soft_mean: z.number(),
+    soft_max: z.number(),
+    speech_ratio: z.number(),
+    duration: z.number(),
+  }),
+  stages: z.record(z.string(), z.number()).optional(),
+});
+export type EmotionResult = z.infer<typeof emotionResultSchema>;
+
+/** Each queue's outcome schema: what an API process accepts from Redis for that queue. */
+export const JOB_OUTCOME_SCHEMAS: Record<QueueName, z.ZodType<JobOutcome>> = {
+  liveness: jobOutcomeSchema(livenessJobValueSchema),
+  emotion: jobOutcomeSchema(emotionResultSchema),
+};

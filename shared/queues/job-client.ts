@@ -4,7 +4,8 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors';
 import type { Logger } from '../logger';
-import type { JobEnvelope, JobOutcome } from './contracts';
+import type { z } from 'zod';
+import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName } from './contracts';
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus } from './result-bus';
 
@@ -16,6 +17,8 @@ export interface JobClientOptions {
   prefix: string;
   queueName: string;
   log: Logger;
+  /** How outcomes are parsed; default: the contract's schema of queueName (a queue without one must pass it). */
+  outcomeSchema?: z.ZodType<JobOutcome>;
   /** Shed load with 503 when more than this many jobs per worker already wait (0 = never). */
   maxBacklogPerWorker: number;
   /** A fixed worker count for shedding; default: the workers BullMQ sees connected, refreshed every few seconds. */
@@ -50,7 +53,7 @@ export class JobClient {
       prefix: opts.prefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 1000 } },
     });
-    this.bus = new ResultBus(opts.subscriber, this.keys.replies(this.processId), opts.redis, this.keys, opts.log);
+    this.bus = new ResultBus(opts.subscriber, this.keys.replies(this.processId), opts.redis, this.keys, opts.log, opts.outcomeSchema ?? JOB_OUTCOME_SCHEMAS[opts.queueName as QueueName]);
   }
 
   async start(): Promise<void> {

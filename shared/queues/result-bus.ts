@@ -1,6 +1,8 @@
 // Owns result delivery to API processes: one pub/sub subscriber per process and a map of waiters
-// (STYLE.md item 3: never job.waitUntilFinished, which adds a listener per waiter).
+// (STYLE.md item 3: never job.waitUntilFinished, which adds a listener per waiter). Outcomes crossing Redis
+// are parsed with the queue's zod schema; a malformed one becomes an internal_error outcome, never a cast.
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
 import type { Logger } from '../logger';
 import type { JobOutcome } from './contracts';
 import type { QueueKeys } from './keys';
@@ -12,6 +14,13 @@ export interface PendingResult<R> {
   wait(timeoutMs: number): Promise<JobOutcome<R> | null>;
 }
 
+/** What a waiter gets for a stored or published outcome that does not match its queue's schema. */
+const MALFORMED: JobOutcome = {
+  ok: false,
+  error: { code: 'internal_error', message: 'Internal server error', httpStatus: 500 },
+  workerMs: 0,
+};
+
 export class ResultBus {
   private readonly waiters = new Map<string, Resolve>();
 
@@ -21,7 +30,10 @@ export class ResultBus {
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
     private readonly log: Logger,
-  ) {}
+    private readonly outcomeSchema: z.ZodType<JobOutcome> | undefined,
+  ) {
+    if (!outcomeSchema) throw new Error(`no outcome schema for the results on ${channel}`);
+  }
 
   async start(): Promise<void> {
     this.subscriber.on('message', (channel: string, message: string) => {
@@ -30,8 +42,13 @@ export class ResultBus {
     await this.subscriber.subscribe(this.channel);
   }
 
-  /** Registers interest before the job is enqueued, so a fast worker cannot beat the waiter. */
+  /**
+   * Registers interest before the job is enqueued, so a fast worker's publish cannot arrive before its waiter.
+   * Job ids are server-generated UUIDs (api/http/request-context.ts), so an id has one waiter; a second
+   * expect() for a waited-on id is a bug and throws instead of silently replacing the first waiter.
+   */
   expect<R>(jobId: string): PendingResult<R> {
+    if (this.waiters.has(jobId)) throw new Error(`a result for job ${jobId} is already awaited`);
     let resolveFn!: Resolve;
     const arrived = new Promise<JobOutcome | null>((resolve) => (resolveFn = resolve));
     this.waiters.set(jobId, resolveFn);
@@ -41,7 +58,7 @@ export class ResultBus {
         const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
         return Promise.race([arrived, timedOut]).finally(() => {
           clearTimeout(timer);
-          this.waiters.delete(jobId);
+          if (this.waiters.get(jobId) === resolveFn) this.waiters.delete(jobId);
         }) as Promise<JobOutcome<R> | null>;
       },
     };
@@ -54,30 +71,50 @@ export class ResultBus {
 
   /** One GET of the stored outcome: covers a publish lost while the subscriber reconnected. */
   async lastLook<R>(jobId: string): Promise<JobOutcome<R> | null> {
+    let raw: string | null;
     try {
-      const raw = await this.redis.get(this.keys.result(jobId));
-      return raw ? (JSON.parse(raw) as JobOutcome<R>) : null;
+      raw = await this.redis.get(this.keys.result(jobId));
     } catch {
       return null;
     }
+    return raw === null ? null : (this.parse(jobId, raw) as JobOutcome<R>);
   }
 
   get pending(): number {
     return this.waiters.size;
   }
 
+  /** Parses a stored outcome (JSON text) with the queue's schema. */
+  private parse(jobId: string, raw: string | unknown): JobOutcome {
+    let value: unknown = raw;
+    try {
+      if (typeof raw === 'string') value = JSON.parse(raw);
+    } catch (err) {
+      this.log.error({ err, jobId }, 'malformed job result: not JSON');
+      return MALFORMED;
+    }
+    const parsed = this.outcomeSchema!.safeParse(value);
+    if (parsed.success) return parsed.data;
+    this.log.error({ jobId, issues: parsed.error.issues.slice(0, 5) }, 'malformed job result: does not match the queue contract');
+    return MALFORMED;
+  }
+
   private deliver(message: string): void {
-    let parsed: { jobId: string; outcome: JobOutcome };
+    let parsed: { jobId?: unknown; outcome?: unknown };
     try {
       parsed = JSON.parse(message);
     } catch (err) {
       this.log.warn({ err }, 'unreadable message on the result bus');
       return;
     }
+    if (typeof parsed.jobId !== 'string') {
+      this.log.warn('result-bus message without a job id');
+      return;
+    }
     const resolve = this.waiters.get(parsed.jobId);
     if (!resolve) return; // the waiter already gave up; the stored result remains for its last look
     this.waiters.delete(parsed.jobId);
-    resolve(parsed.outcome);
+    resolve(this.parse(parsed.jobId, parsed.outcome));
   }
 
   async close(): Promise<void> {

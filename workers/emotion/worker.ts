@@ -1,6 +1,7 @@
 // Owns the emotion worker definition: the queue it serves, its engine, usage events and metrics.
 import { emotionInputSchema, QUEUE_NAMES, type EmotionInput, type EmotionResult } from '../../shared/queues/contracts';
-import { recordUsageEvent } from '../../shared/billing/usage-events';
+import { encodeOutboxEvent, storeOutcome } from '../../shared/billing/usage-outbox';
+import { RESULT_TTL_MS } from '../../shared/queues/keys';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
@@ -12,7 +13,7 @@ const DEADLINE_MARGIN_MS = 250;
 export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
   queueName: QUEUE_NAMES.emotion,
   parseInput: (raw) => emotionInputSchema.parse(raw),
-  async createHandler({ config, metrics, models, log }) {
+  async createHandler({ config, metrics, log }) {
     const engine = await EmotionEngine.load({
       modelsDir: config.MODELS_DIR,
       ffmpegPath: config.FFMPEG_PATH,
@@ -22,20 +23,26 @@ export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
     });
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'emotion models loaded');
-    return async ({ envelope, payload }) => {
-      const started = Date.now();
-      const result = await engine.analyze(payload, { deadline: envelope.deadline - DEADLINE_MARGIN_MS });
-      await recordUsageEvent(models, {
-        requestId: envelope.requestId,
-        service: 'emotion',
-        tokenId: envelope.input.tokenId ?? null,
-        billable: false,
-        overage: false,
-        latencyMs: Date.now() - started,
-        verdict: { intervals: result.results.length, duration: result.summary.duration },
-        at: new Date(),
-      }).catch((err) => log.error({ err, requestId: envelope.requestId }, 'usage event not written'));
-      return result;
+    return ({ envelope, payload }) => engine.analyze(payload, { deadline: envelope.deadline - DEADLINE_MARGIN_MS });
+  },
+  // Not credit-billed, but its usage event goes through the same outbox, stored with the answer in one step.
+  createSettle({ config, redis }) {
+    return async (outcome, { requestId, resultKey, envelope }) => {
+      const event =
+        outcome.ok && envelope
+          ? {
+              requestId,
+              json: encodeOutboxEvent({
+                service: 'emotion',
+                tokenId: envelope.input.tokenId ?? null,
+                billable: false,
+                latencyMs: outcome.workerMs,
+                verdict: { intervals: outcome.value.results.length, duration: outcome.value.summary.duration },
+                at: new Date(),
+              }),
+            }
+          : undefined;
+      return storeOutcome(redis, config.QUEUE_PREFIX, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event);
     };
   },
   observe(metrics, outcome) {

@@ -1,75 +1,55 @@
-// Owns the liveness job: run the engine, then commit the reserved credit and record the usage event.
-import { ServiceUnavailableError } from '../../shared/errors';
-import type { Models } from '../../shared/db/models';
-import { CreditLedger } from '../../shared/billing/credit-ledger';
-import { recordUsageEvent } from '../../shared/billing/usage-events';
-import type { Clock } from '../../shared/billing/month';
+// Owns the liveness job: run the engine; then settle it: commit the reserved credit, store the answer with the
+// committed counts and append the usage event to the outbox, all in one Lua script (CreditLedger.settle).
+import { serializeJobError, ServiceUnavailableError } from '../../shared/errors';
+import type { CreditLedger } from '../../shared/billing/credit-ledger';
+import { storeOutcome } from '../../shared/billing/usage-outbox';
+import type { Redis } from 'ioredis';
 import type { LivenessInput, LivenessJobValue, LivenessResult } from '../../shared/queues/contracts';
-import type { Logger } from '../../shared/logger';
-import type { JobHandler } from '../runtime/job-runner';
+import { RESULT_TTL_MS } from '../../shared/queues/keys';
+import type { JobHandler, Settle } from '../runtime/job-runner';
 
 export interface LivenessAnalyzer {
   analyze(image: Buffer, format: 'jpeg' | 'png'): Promise<LivenessResult>;
 }
 
-const EVENT_RETRIES = 5;
+/** How long a committed answer stays under the caller's Idempotency-Key (the API's replay window). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export function createLivenessHandler(engine: LivenessAnalyzer, ledger: CreditLedger, models: Models, clock: Clock): JobHandler<LivenessInput, LivenessJobValue> {
-  return async ({ envelope, payload, log }) => {
-    const { input, requestId } = envelope;
-    const result = await engine.analyze(payload, input.imageFormat);
-    const billing = input.billing;
-    if (!billing) return { result, usage: null };
-    const plan = { plan: billing.plan as never, monthlyLimit: billing.monthlyLimit, hardCap: billing.hardCap };
-    // Bill only what can be recorded: with the database down, fail now (503) rather than bill without an event.
-    if (models.UsageEvent.db.readyState !== 1) throw new ServiceUnavailableError('database unavailable', 5);
-    const commit = await ledger.commit(billing.customerId, billing.month, requestId, plan);
-    if (!commit.committed) {
-      // The API released the credit (it gave up waiting) or this is a replay of a committed job.
-      throw new ServiceUnavailableError('the request was abandoned before its result was ready', 2, 'abandoned');
-    }
-    // After the commit nothing may fail the job: the customer is billed and must get the answer.
-    await writeEvent(models, log, {
-      requestId,
-      service: 'liveness',
-      customerId: billing.customerId,
-      keyId: billing.keyId,
-      plan: billing.plan,
-      month: billing.month,
-      billable: true,
-      overage: commit.overage,
-      latencyMs: result.latency_ms,
-      verdict: { isFakeFace: result.isFakeFace, isFakeLikelihood: result.isFakeLikelihood, isValidFace: result.isValidFace },
-      at: clock(),
-    });
-    return {
-      result,
-      usage: {
-        remaining: Math.max(0, plan.monthlyLimit - commit.used),
-        overLimit: commit.overageCalls,
-        monthlyLimit: plan.monthlyLimit,
-        used: commit.used,
-        overage: commit.overage,
-      },
-    };
-  };
+export function createLivenessHandler(engine: LivenessAnalyzer): JobHandler<LivenessInput, LivenessJobValue> {
+  return async ({ envelope, payload }) => ({ result: await engine.analyze(payload, envelope.input.imageFormat), usage: null });
 }
 
-/** One attempt inline; if the database blips, keep retrying in the background (the event id makes it idempotent). */
-async function writeEvent(models: Models, log: Logger, e: Parameters<typeof recordUsageEvent>[1]): Promise<void> {
-  try {
-    await recordUsageEvent(models, e);
-  } catch {
-    void (async () => {
-      for (let attempt = 1; attempt <= EVENT_RETRIES; attempt++) {
-        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-        try {
-          await recordUsageEvent(models, e);
-          return;
-        } catch (err) {
-          if (attempt === EVENT_RETRIES) log.error({ err, requestId: e.requestId }, 'usage event not written: reconcile from the tally');
-        }
-      }
-    })();
-  }
+export function createLivenessSettle(ledger: CreditLedger, redis: Redis, prefix: string): Settle<LivenessInput, LivenessJobValue> {
+  return async (outcome, { requestId, resultKey, envelope }) => {
+    const billing = envelope?.input.billing;
+    if (!outcome.ok || !billing) return storeOutcome(redis, prefix, resultKey, JSON.stringify(outcome), RESULT_TTL_MS);
+    const { result } = outcome.value;
+    const abandoned = {
+      ok: false,
+      // The API released the credit (it gave up waiting) or this job was committed before: nothing is billed.
+      error: serializeJobError(new ServiceUnavailableError('the request was abandoned before its result was ready', 2, 'abandoned')),
+      workerMs: outcome.workerMs,
+    };
+    const settled = await ledger.settle({
+      customerId: billing.customerId,
+      month: billing.month,
+      requestId,
+      limit: billing.monthlyLimit,
+      hardCap: billing.hardCap,
+      reservedAt: billing.reservedAt,
+      resultJson: JSON.stringify(result),
+      workerMs: outcome.workerMs,
+      resultKey,
+      resultTtlMs: RESULT_TTL_MS,
+      event: {
+        keyId: billing.keyId,
+        plan: billing.plan,
+        latencyMs: result.latency_ms,
+        verdict: { isFakeFace: result.isFakeFace, isFakeLikelihood: result.isFakeLikelihood, isValidFace: result.isValidFace },
+      },
+      abandonedOutcomeJson: JSON.stringify(abandoned),
+      idempotency: billing.idempotencyEntry ? { key: billing.idempotencyEntry, ttlMs: IDEMPOTENCY_TTL_MS } : undefined,
+    });
+    return settled.stored;
+  };
 }

@@ -6,12 +6,12 @@ import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
 import { LivenessEngine, verifyLivenessModels } from './engine';
-import { createLivenessHandler } from './handler';
+import { createLivenessHandler, createLivenessSettle } from './handler';
 
 export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
   queueName: QUEUE_NAMES.liveness,
   parseInput: (raw) => livenessInputSchema.parse(raw),
-  async createHandler({ config, metrics, models, log, redis }) {
+  async createHandler({ config, metrics, log }) {
     const engine = await LivenessEngine.load({
       modelsDir: config.MODELS_DIR,
       intraOpThreads: config.ORT_INTRA_OP_THREADS,
@@ -20,7 +20,10 @@ export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> =
     });
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'liveness models loaded');
-    return createLivenessHandler(engine, new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock), models, systemClock);
+    return createLivenessHandler(engine);
+  },
+  createSettle({ config, models, redis }) {
+    return createLivenessSettle(new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock), redis, config.QUEUE_PREFIX);
   },
   observe(metrics, outcome) {
     if (!outcome.ok) {

@@ -1,11 +1,14 @@
-// Owns the worker side of the queue round trip: take the bytes, run the handler before the deadline,
-// store and publish the outcome. One job at a time per process (CPU-bound inference; scale by processes).
+// Owns the worker side of the queue round trip: take the bytes, run the handler before the deadline, settle
+// the outcome (store it where the API's late look finds it; for a billed job the credit commit and the usage
+// event go in the same Lua script), then publish it. One job at a time per process (CPU-bound inference).
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
 import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
+import { storeOutcome } from '../../shared/billing/usage-outbox';
+import type { FaultHook } from './fault-hook';
 
 export interface JobContext<I> {
   envelope: JobEnvelope<I>;
@@ -16,6 +19,19 @@ export interface JobContext<I> {
 /** A queue's processor: returns a small JSON result or throws an AppError for bad input. */
 export type JobHandler<I, R> = (ctx: JobContext<I>) => Promise<R>;
 
+export interface SettleContext<I> {
+  requestId: string;
+  resultKey: string;
+  /** Absent when the job's input did not parse. */
+  envelope?: JobEnvelope<I>;
+}
+
+/**
+ * Stores a job's outcome under its result key in one atomic step (with whatever must happen with it: the credit
+ * commit, the usage event) and returns the stored outcome as JSON. The first stored outcome of a job wins.
+ */
+export type Settle<I, R> = (outcome: JobOutcome<R>, ctx: SettleContext<I>) => Promise<string>;
+
 export interface JobRunnerOptions<I, R> {
   queueName: string;
   prefix: string;
@@ -24,6 +40,10 @@ export interface JobRunnerOptions<I, R> {
   parseInput: (raw: unknown) => I;
   handler: JobHandler<I, R>;
   log: Logger;
+  /** Default: store the outcome alone (no usage event). */
+  settle?: Settle<I, R>;
+  /** The test-only fault hook (workers/runtime/fault-hook.ts). */
+  fault?: FaultHook;
   /** Called after the outcome is published, for metrics. */
   onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>) => void;
 }
@@ -77,14 +97,19 @@ export class JobRunner<I, R> {
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
       const value = await this.opts.handler({ envelope, payload, log });
       outcome = { ok: true, value, workerMs: Date.now() - started };
+      this.opts.fault?.('after_engine');
     } catch (err) {
       if (!(err instanceof AppError)) log.error({ err }, 'job failed');
       outcome = { ok: false, error: serializeJobError(err), workerMs: Date.now() - started };
     }
-    const message = JSON.stringify(outcome);
-    await redis.set(this.keys.result(raw.requestId), message, 'PX', RESULT_TTL_MS);
-    await redis.publish(raw.replyTo, JSON.stringify({ jobId: raw.requestId, outcome }));
-    if (envelope) this.opts.onFinished?.(outcome, envelope);
+    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope };
+    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS));
+    const stored = await settle(outcome, ctx);
+    this.opts.fault?.('after_commit');
+    // The stored outcome, not this run's: a re-run after a stall must not contradict what a waiter may have read.
+    await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)},"outcome":${stored}}`);
+    this.opts.fault?.('after_publish');
+    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope);
   }
 
   /** Finishes the current job, takes no new one. */

@@ -1,5 +1,5 @@
-// Owns a worker process's shell: connections, the ops HTTP endpoint (/metrics, /livez, /readyz),
-// the job runner, and a clean stop (finish the current job, take no new one, close connections last).
+// Owns a worker process's shell: connections, the ops HTTP endpoint (/metrics, /livez, /readyz), the job
+// runner, the usage-outbox drainer, and a clean stop (finish the current job, take no new one, close connections last).
 import express from 'express';
 import type { Connection } from 'mongoose';
 import type { Config } from '../../shared/config';
@@ -12,7 +12,9 @@ import { createModels, ensureIndexes, type Models } from '../../shared/db/models
 import type { JobOutcome } from '../../shared/queues/contracts';
 import { listen, type RunningServer } from '../../shared/http/server';
 import { mountOpsEndpoints } from '../../shared/http/ops-endpoints';
-import { JobRunner, type JobHandler } from './job-runner';
+import { JobRunner, type JobHandler, type Settle } from './job-runner';
+import { UsageDrainer } from './usage-drainer';
+import { faultHook } from './fault-hook';
 import type { Redis } from 'ioredis';
 
 export interface WorkerServices {
@@ -30,6 +32,8 @@ export interface WorkerDefinition<I, R> {
   parseInput: (raw: unknown) => I;
   /** Loads models etc. and returns the handler; called once, before any job is taken. */
   createHandler: (services: WorkerServices) => Promise<JobHandler<I, R>>;
+  /** How an outcome is stored (with the credit commit and usage event); default: the outcome alone. */
+  createSettle?: (services: WorkerServices) => Settle<I, R>;
   /** Per-job metrics beyond the common ones. */
   observe?: (metrics: Metrics, outcome: JobOutcome<R>) => void;
 }
@@ -73,14 +77,22 @@ export async function startWorker<I, R>(
     ops = await listen(app, config.WORKER_METRICS_PORT, config.HOST);
   }
 
-  const handler = await def.createHandler({ config, log, metrics, models, mongo, redis: commands });
+  const services: WorkerServices = { config, log, metrics, models, mongo, redis: commands };
+  const handler = await def.createHandler(services);
   modelsLoaded = true;
+  const fault = faultHook(config.FAULT_KILL_AT, log);
+  const drainerRedis = createRedis(requireUrl(config, 'REDIS_URL'), 'worker', `${def.queueName}-worker-outbox`);
+  await waitUntilReady(drainerRedis, 15_000);
+  const drainer = new UsageDrainer({ redis: drainerRedis, prefix: config.QUEUE_PREFIX, models, log, claimIdleMs: config.OUTBOX_CLAIM_IDLE_MS, fault });
+  await drainer.start();
   const runner = new JobRunner<I, R>({
     queueName: def.queueName,
     prefix: config.QUEUE_PREFIX,
     connection,
     parseInput: def.parseInput,
     handler,
+    settle: def.createSettle?.(services),
+    fault,
     log,
     onFinished: (outcome, envelope) => {
       const outcomeLabel = jobOutcomeLabel(outcome);
@@ -98,7 +110,9 @@ export async function startWorker<I, R>(
     async stop() {
       accepting = false;
       await runner.close();
+      await drainer.stop();
       await ops?.close(1000);
+      await closeRedis(drainerRedis);
       await closeRedis(commands);
       await closeRedis(connection);
       await mongo.close();

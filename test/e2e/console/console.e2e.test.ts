@@ -3,6 +3,7 @@
 // TOTP setup → dashboard → regenerate a key → hard cap → usage. Screenshots of every page go to
 // test-artifacts/console/ for people to judge the product by.
 import { expect } from 'chai';
+import { settleReserved } from '../../support/billing';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -192,7 +193,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   });
 
   it('shows calls made with the key in this month\'s usage: the same numbers as GET /v1/usage', async () => {
-    // Three billed calls, recorded the way the liveness worker records them (reserve, then commit).
+    // Three billed calls, recorded the way the liveness worker records them (reserve, then settle).
     const { accounts, ledger } = h.api.deps;
     const account = (await accounts.getByEmail(email))!;
     for (let i = 0; i < 3; i++) {
@@ -200,7 +201,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
       const requestId = randomUUID();
       const reservation = await ledger.reserve(account._id, plan, requestId);
       if (!reservation.ok) throw new Error('reservation refused');
-      await ledger.commit(account._id, reservation.month, requestId, plan);
+      await settleReserved(ledger, h.api.deps.config.QUEUE_PREFIX, { customerId: account._id, month: reservation.month, at: reservation.at, requestId, plan });
     }
     const usage = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': primaryKey } });
     expect(usage.body.data.total_calls).to.equal(3);

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID, createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { jobOutcomeSchema } from '../../../shared/queues/contracts';
 import { InvalidInputError } from '../../../shared/errors';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { JobClient, JobTimeoutError } from '../../../shared/queues/job-client';
@@ -10,7 +12,8 @@ import { isolation, testRedisUrl } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
 interface EchoInput { mode: 'digest' | 'reject' | 'slow'; delayMs?: number }
-interface EchoResult { sha256: string; bytes: number }
+const echoOutcome = jobOutcomeSchema(z.object({ sha256: z.string(), bytes: z.number() }));
+type EchoResult = { sha256: string; bytes: number };
 
 /** A test-only processor: proves the plumbing without any model. */
 const echo: JobHandler<EchoInput, EchoResult> = async ({ envelope, payload }) => {
@@ -36,8 +39,8 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   before(async () => {
     producer = conn('producer');
     await waitUntilReady(producer);
-    clientA = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0 });
-    clientB = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0 });
+    clientA = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0, outcomeSchema: echoOutcome });
+    clientB = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0, outcomeSchema: echoOutcome });
     await clientA.start();
     await clientB.start();
     runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as EchoInput, handler: echo, log: quietLog });

@@ -2,10 +2,13 @@ import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { rollUpOverage } from '../../../shared/billing/usage-events';
+import { outboxDrained } from '../../support/billing';
 
 describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', () => {
-  // A movable clock: the month boundary is crossed by moving it, not by waiting.
-  let now = new Date('2026-01-31T23:59:30.000Z');
+  // A movable clock: the month boundary is crossed by moving it, not by waiting. Each test starts from the same
+  // instant (beforeEach), so no test depends on where an earlier one left the clock.
+  const START = '2026-01-31T23:59:30.000Z';
+  let now = new Date(START);
   let stack: LivenessStack;
   let face: Buffer;
 
@@ -13,7 +16,16 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     stack = await startLivenessStack('billing', { clock: () => now });
     face = await portrait();
   });
+  beforeEach(() => {
+    now = new Date(START);
+  });
   after(() => stack.stop());
+
+  /** Usage events are written by the outbox drainers after the answer: count them once the outbox is empty. */
+  const usageEvents = async (filter: Record<string, unknown>) => {
+    await outboxDrained(stack.api.deps.redis, stack.prefix);
+    return stack.api.deps.models.UsageEvent.countDocuments(filter);
+  };
 
   it("gives exactly 50 successes and 20 × 429 quota_exceeded to 70 simultaneous calls on a fresh free account, and usage then shows 50/0/0", async () => {
     const acc = await stack.createAccount('free');
@@ -37,7 +49,7 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     const usage = (await stack.usage(acc.primaryKey)).body;
     expect(usage.data).to.include({ total_calls: 5, monthly_limit: 3, remaining_calls: 0, over_limit_calls: 2, hard_cap_enabled: false });
     expect(usage.metadata).to.include({ remaining_calls: 0, over_limit_calls: 2 });
-    expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId, overage: true })).to.equal(2);
+    expect(await usageEvents({ customerId: acc.customerId, overage: true })).to.equal(2);
     // Hourly metering records for the marketplace: recomputed from the events, so running twice changes nothing.
     const [event] = await stack.api.deps.models.UsageEvent.find({ customerId: acc.customerId, overage: true }).lean();
     await rollUpOverage(stack.api.deps.models, event!.hour);
@@ -48,6 +60,7 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
   });
 
   it('stops at the limit with 429 quota_exceeded when the hard cap is switched ON, charging nothing', async () => {
+    now = new Date('2026-01-15T12:00:00.000Z');
     const acc = await stack.createAccount('enterprise', { monthlyLimit: 2, hardCap: false });
     await stack.api.deps.accounts.setHardCap(acc.customerId, true);
     expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
@@ -55,22 +68,35 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     const third = await stack.check(acc.primaryKey, face);
     expect(third.status).to.equal(429);
     expect(third.body.error.code).to.equal('quota_exceeded');
+    // 16 days and 12 hours to 2026-02-01T00:00:00Z: 16 × 86400 + 43200 s.
+    expect(third.headers.get('retry-after')).to.equal('1425600');
+    expect(third.headers.get('x-quota-reset')).to.equal('2026-02-01T00:00:00.000Z');
+    expect(third.headers.get('x-quota-remaining')).to.equal('0');
+    expect(third.body.metadata).to.include({ remaining_calls: 0, date: '2026-01-15T12:00:00.000Z' });
     expect((await stack.usage(acc.primaryKey)).body.data).to.include({ total_calls: 2, over_limit_calls: 0, hard_cap_enabled: true });
   });
 
   it('grants a fresh month of credits at 00:00:00 UTC on the 1st, with no carry-over', async () => {
     const acc = await stack.createAccount('enterprise', { monthlyLimit: 1, hardCap: true });
     expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
-    expect((await stack.check(acc.primaryKey, face)).status).to.equal(429);
+    now = new Date('2026-01-31T23:59:59.000Z');
+    const capped = await stack.check(acc.primaryKey, face);
+    expect(capped.status).to.equal(429);
+    expect(capped.headers.get('retry-after')).to.equal('1'); // one second to the 1st
+    expect(capped.headers.get('x-quota-reset')).to.equal('2026-02-01T00:00:00.000Z');
     now = new Date('2026-02-01T00:00:00.000Z');
     const next = await stack.check(acc.primaryKey, face);
     expect(next.status).to.equal(200);
     expect(next.body.metadata.remaining_calls).to.equal(0);
+    expect(next.headers.get('x-quota-reset')).to.equal('2026-03-01T00:00:00.000Z');
     expect((await stack.usage(acc.primaryKey)).body.data).to.include({ year_month: '2026-02', total_calls: 1, remaining_calls: 0 });
-    now = new Date('2026-02-10T12:00:00.000Z');
+    // January's call stays in January's events: month, day and hour of its reservation.
+    expect(await usageEvents({ customerId: acc.customerId, month: '2026-01', hour: '2026-01-31T23' })).to.equal(1);
+    expect(await usageEvents({ customerId: acc.customerId, month: '2026-02', hour: '2026-02-01T00' })).to.equal(1);
   });
 
   it('applies an upgrade at once and schedules a downgrade for the month end', async () => {
+    now = new Date('2026-02-10T12:00:00.000Z');
     const acc = await stack.createAccount('starter');
     const { accounts } = stack.api.deps;
     expect(await accounts.changePlan(acc.customerId, 'business')).to.deep.equal({ effective: 'now' });
@@ -84,6 +110,7 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
   it('rebuilds the month\'s counters from the usage events when Redis has lost them', async () => {
     const acc = await stack.createAccount('enterprise', { monthlyLimit: 2, hardCap: false });
     for (let i = 0; i < 3; i++) expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    await outboxDrained(stack.api.deps.redis, stack.prefix);
     const before = (await stack.usage(acc.primaryKey)).body.data;
     await stack.api.deps.redis.del(`${stack.prefix}:credits:${acc.customerId}:${now.toISOString().slice(0, 7)}`);
     const after = (await stack.usage(acc.primaryKey)).body.data;

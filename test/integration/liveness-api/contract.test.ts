@@ -19,7 +19,8 @@ describe('Liveness API v1 contract', () => {
   });
   after(() => stack.stop());
 
-  function expectErrorEnvelope(res: { body: any; headers: Headers }, status: number, code: string, customerId: string | null) {
+  function expectErrorEnvelope(res: { status: number; body: any; headers: Headers }, status: number, code: string, customerId: string | null) {
+    expect(res.status, `${code}: HTTP status`).to.equal(status);
     expect(res.body.error.code).to.equal(code);
     expect(res.body.error.message).to.be.a('string').and.not.empty;
     expect(res.body.metadata.status).to.equal('error');

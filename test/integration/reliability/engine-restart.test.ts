@@ -63,7 +63,8 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
   const ofPhase = (p: string) => samples.filter((s) => s.phase === p);
 
   it('serves 200s while both engines are up', async () => {
-    await sleep(2500);
+    // A count of answers, not a fixed wait: on a busy machine the first answers take longer.
+    await eventually(async () => ofPhase('up').length > 5, 30_000);
     const up = ofPhase('up');
     expect(up.length).to.be.greaterThan(5);
     expect(up.map((s) => s.status).every((s) => s === 200), JSON.stringify(up)).to.equal(true);
@@ -95,7 +96,7 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     }
   });
 
-  it('fails fast with 503 while MongoDB is down, health says "database unavailable", and recovers by itself', async () => {
+  it('fails fast with 503 while MongoDB is down (or serves a cached key, its event kept in the outbox), health says "database unavailable", and recovers by itself', async () => {
     await sleep(1500);
     phase = 'mongo-stopping';
     await engines.stopMongo();
@@ -112,8 +113,11 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     const down = ofPhase('mongo-down');
     console.log('      mongo-down samples (status/ms):', down.map((s) => `${s.status}/${Math.round(s.ms)}`).join(' '));
     expect(down.length).to.be.greaterThan(2);
+    // A key still in the auth cache is served: billing needs only Redis, and the usage event waits in the
+    // outbox until MongoDB is back (the last test counts them). Everything else is refused fast.
+    expect(down.filter((s) => s.status === 503).length, 'a cache miss needs the database').to.be.greaterThan(0);
     for (const s of down) {
-      expect(s.status, JSON.stringify(s)).to.equal(503);
+      expect([200, 503], JSON.stringify(s)).to.include(s.status);
       // The driver's server selection gives up after 3 s; generous bound for "fails fast, does not hang".
       expect(s.ms, JSON.stringify(s)).to.be.lessThan(5000);
     }
@@ -127,8 +131,7 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     running = false;
     await trickle;
     const ok = samples.filter((s) => s.status === 200).length;
-    // Events written while MongoDB was restarting are retried in the background for a few seconds.
-    await eventually(async () => (await ledger.usageEvents(account.customerId)) === ok, 20_000).catch(() => undefined);
+    // usageEvents() counts once the outbox is drained: events of calls served while MongoDB was down included.
     expect(await ledger.usageEvents(account.customerId)).to.equal(ok);
     const credits = await ledger.credits(account.customerId);
     expect(credits.pending).to.deep.equal([]);

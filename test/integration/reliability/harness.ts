@@ -15,6 +15,7 @@ import { AccountService } from '../../../shared/accounts/account-service';
 import { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import { systemClock, monthOf } from '../../../shared/billing/month';
 import type { PlanId } from '../../../shared/billing/plans';
+import { outboxDrained } from '../../support/billing';
 
 /** A redis-server and a FerretDB owned by one suite, restartable on their ports. */
 export class PrivateEngines {
@@ -99,7 +100,15 @@ export class Ledger {
     return { customerId: created.account._id, key: created.primaryKey! };
   }
 
+  /** The customer's liveness usage events in MongoDB, counted once the outbox holds none still to be written. */
   async usageEvents(customerId: string): Promise<number> {
+    const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    try {
+      await redis.connect();
+      await outboxDrained(redis, this.prefix, 30_000);
+    } finally {
+      redis.disconnect();
+    }
     return this.models.UsageEvent.countDocuments({ service: 'liveness', customerId });
   }
 

@@ -5,7 +5,8 @@ import { spawnService } from '../../support/processes';
 import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, startServices, stopAll } from './harness';
 
 // kill -9 of a liveness worker while requests wait: the API answers 503 inside its budget, charges nothing for
-// them, recovers once a new worker process starts, and the killed worker's half-done job is never billed
+// them, recovers once a new worker process starts (whose drainer writes the usage events the dead one left in
+// the outbox), and the killed worker's half-done job is never billed
 // (BullMQ hands it back after the lock expires; the new worker skips it because its deadline has passed).
 describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', function () {
   this.timeout(110_000);
@@ -57,11 +58,11 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
       expect(r.retryAfter).to.match(/^\d+$/);
       expect(r.ms).to.be.lessThan(BUDGET_MS + 2500);
     }
-    // Billing: one credit and one usage event per 200, and nothing left reserved.
+    // Billing: one credit per 200, and nothing left reserved. The usage events of these calls wait in the outbox
+    // until a worker's drainer runs again; the last test counts them.
     const ok = outcomes.filter((o) => o.status === 200).length;
     const credits = await ledger.credits(account.customerId);
     expect(credits).to.deep.equal({ used: ok, calls: ok, pending: [] });
-    expect(await ledger.usageEvents(account.customerId)).to.equal(ok);
   });
 
   it('sheds with 503 at once while no worker is connected, without charging', async () => {

@@ -1,0 +1,52 @@
+// Test helpers for the credit ledger: settle a reserved call the way the liveness worker does (one Lua script:
+// commit, stored answer, usage event in the outbox), and wait until the outbox drainers have written every event.
+import type { Redis } from 'ioredis';
+import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
+import type { PlanView } from '../../shared/accounts/account-service';
+import { outboxKey } from '../../shared/billing/usage-outbox';
+import { queueKeys } from '../../shared/queues/keys';
+
+/** A minimal engine result, for settling without running the engine. */
+const RESULT = {
+  isFakeFace: false,
+  isFakeLikelihood: 0.01,
+  isValidFace: true,
+  faceBrightness: 120,
+  faceRectArea: { x: 1, y: 2, width: 3, height: 4 },
+  vFaceRect: [],
+  msg: 'ok',
+  reasons: [],
+  latency_ms: 5,
+};
+
+export function settleReserved(
+  ledger: CreditLedger,
+  prefix: string,
+  c: { customerId: string; month: string; at: number; requestId: string; plan: PlanView; idempotency?: { key: string; ttlMs: number } },
+): Promise<SettleResult> {
+  return ledger.settle({
+    customerId: c.customerId,
+    month: c.month,
+    requestId: c.requestId,
+    limit: c.plan.monthlyLimit,
+    hardCap: c.plan.hardCap,
+    reservedAt: c.at,
+    resultJson: JSON.stringify(RESULT),
+    workerMs: 7,
+    resultKey: queueKeys(prefix).result(c.requestId),
+    resultTtlMs: 60_000,
+    event: { keyId: 'key-test', plan: c.plan.plan, latencyMs: 5, verdict: { isFakeFace: false } },
+    abandonedOutcomeJson: JSON.stringify({ ok: false, error: { code: 'abandoned', message: 'abandoned', httpStatus: 503 }, workerMs: 7 }),
+    idempotency: c.idempotency,
+  });
+}
+
+/** Resolves once the usage outbox is empty (every event written to MongoDB and removed), or throws after timeoutMs. */
+export async function outboxDrained(redis: Redis, prefix: string, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if ((await redis.xlen(outboxKey(prefix))) === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`usage outbox not drained within ${timeoutMs} ms`);
+}

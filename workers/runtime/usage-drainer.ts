@@ -1,0 +1,141 @@
+// Owns draining the usage-event outbox (shared/billing/usage-outbox.ts) into MongoDB from a worker process:
+// one consumer per process in a shared consumer group, batches written with insertMany (unordered; a duplicate
+// _id means "already written"), and XACK + XDEL only for entries MongoDB holds. A dead consumer's unacknowledged
+// entries are taken over with XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Models } from '../../shared/db/models';
+import type { Logger } from '../../shared/logger';
+import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
+import type { FaultHook } from './fault-hook';
+
+export interface UsageDrainerOptions {
+  /** A connection of its own: XREADGROUP BLOCK holds it. Worker role (waits for Redis to come back). */
+  redis: Redis;
+  prefix: string;
+  models: Models;
+  log: Logger;
+  claimIdleMs: number;
+  fault?: FaultHook;
+  batchSize?: number;
+  blockMs?: number;
+}
+
+const DUPLICATE_KEY = 11000;
+const RETRY_AFTER_FAILURE_MS = 1000;
+
+export class UsageDrainer {
+  readonly consumer = `drainer-${randomUUID()}`;
+  private readonly key: string;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private lastClaimAt = 0;
+  /** Set after a failed write: re-read this consumer's own unacknowledged entries before new ones. */
+  private retryOwn = false;
+
+  constructor(private readonly o: UsageDrainerOptions) {
+    this.key = outboxKey(o.prefix);
+  }
+
+  async start(): Promise<void> {
+    await this.ensureGroup();
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Creates the stream and group if missing (first start, or a Redis that came back empty). */
+  private async ensureGroup(): Promise<void> {
+    try {
+      await this.o.redis.xgroup('CREATE', this.key, OUTBOX_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        if (Date.now() - this.lastClaimAt >= this.o.claimIdleMs / 2) await this.claimAbandoned();
+        const entries = await this.read(this.retryOwn ? '0' : '>');
+        if (entries.length > 0) await this.write(entries);
+      } catch (err) {
+        if (!this.running) return;
+        if (/NOGROUP/.test((err as Error).message)) {
+          await this.ensureGroup().catch(() => undefined);
+          continue;
+        }
+        this.o.log.warn({ err }, 'usage outbox: drain pass failed; retrying');
+        await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
+      }
+    }
+  }
+
+  private async read(from: '0' | '>'): Promise<OutboxEntry[]> {
+    const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', this.o.batchSize ?? 200];
+    if (from === '>') args.push('BLOCK', this.o.blockMs ?? 1000);
+    const reply = (await this.o.redis.call('XREADGROUP', ...args, 'STREAMS', this.key, from)) as Array<[string, Array<[string, string[] | null]>]> | null;
+    if (from === '0') this.retryOwn = false;
+    return parseOutboxEntries(reply?.[0]?.[1] ?? []);
+  }
+
+  /** Takes over entries another consumer read but never acknowledged (it died, or its write failed long ago). */
+  private async claimAbandoned(): Promise<void> {
+    this.lastClaimAt = Date.now();
+    let cursor = '0-0';
+    do {
+      const reply = (await this.o.redis.call(
+        'XAUTOCLAIM', this.key, OUTBOX_GROUP, this.consumer, this.o.claimIdleMs, cursor, 'COUNT', this.o.batchSize ?? 200,
+      )) as [string, Array<[string, string[] | null]>, string[]?];
+      cursor = reply[0];
+      const claimed = parseOutboxEntries(reply[1]);
+      if (claimed.length > 0) {
+        this.o.log.info({ entries: claimed.length }, 'usage outbox: took over entries of a consumer that stopped');
+        await this.write(claimed);
+      }
+      // Entries deleted while pending (reply[2]) are dropped from the PEL by XAUTOCLAIM itself.
+    } while (cursor !== '0-0' && this.running);
+    await this.forgetIdleConsumers();
+  }
+
+  /** Removes consumers with nothing pending that have been idle for a long time (stopped processes). */
+  private async forgetIdleConsumers(): Promise<void> {
+    const raw = (await this.o.redis.call('XINFO', 'CONSUMERS', this.key, OUTBOX_GROUP)) as Array<Array<string | number>>;
+    for (const fields of raw) {
+      const info: Record<string, string | number> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1]!;
+      if (info.name !== this.consumer && Number(info.pending) === 0 && Number(info.idle) > 10 * this.o.claimIdleMs) {
+        await this.o.redis.call('XGROUP', 'DELCONSUMER', this.key, OUTBOX_GROUP, String(info.name));
+      }
+    }
+  }
+
+  /** Writes a batch; acknowledges (and removes) exactly the entries MongoDB now holds. */
+  private async write(entries: OutboxEntry[]): Promise<void> {
+    const docs = entries.map(usageDocOf);
+    const failed = new Set<number>();
+    try {
+      await this.o.models.UsageEvent.collection.insertMany(docs as never[], { ordered: false });
+    } catch (err) {
+      const e = err as { writeErrors?: unknown; code?: number };
+      const writeErrors = (Array.isArray(e.writeErrors) ? e.writeErrors : e.writeErrors ? [e.writeErrors] : []) as Array<{ index: number; code: number }>;
+      if (writeErrors.length === 0 && e.code !== DUPLICATE_KEY) {
+        this.retryOwn = true;
+        throw err; // nothing known written: keep every entry pending, retry
+      }
+      for (const w of writeErrors) if (w.code !== DUPLICATE_KEY) failed.add(w.index);
+      if (failed.size > 0) {
+        this.retryOwn = true;
+        this.o.log.warn({ failed: failed.size, of: entries.length }, 'usage outbox: some events not written; retrying them');
+      }
+    }
+    this.o.fault?.('in_drainer');
+    const done = entries.filter((_, i) => !failed.has(i)).map((e) => e.streamId);
+    if (done.length === 0) return;
+    await this.o.redis.multi().xack(this.key, OUTBOX_GROUP, ...done).xdel(this.key, ...done).exec();
+  }
+}
