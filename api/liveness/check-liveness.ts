@@ -1,4 +1,8 @@
 // Owns POST /v1/check/liveness: validate, reserve a credit, run the job, answer within the budget.
+// Order of refusals (README Decisions): quota (429 quota_exceeded) before the fair-use throttle
+// (429 rate_limited) before capacity (503): a capped caller learns the real reason and when it ends,
+// and a 503 only ever means "the service cannot serve this in time". Every step spends only what is
+// left of the request's deadline.
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { AppError, deserializeJobError, InvalidRequestError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
@@ -9,6 +13,7 @@ import { JobTimeoutError } from '../../shared/queues/job-client';
 import type { LivenessInput, LivenessJobValue } from '../../shared/queues/contracts';
 import type { Metrics } from '../../shared/metrics';
 import type { Clock } from '../../shared/billing/month';
+import type { Throttle } from '../http/throttle';
 import { nextMonthStart } from '../../shared/billing/month';
 import type { IdempotencyStore, StoredResponse } from './idempotency';
 import { metadata, quotaOf, setQuotaHeaders, type QuotaView } from './envelope';
@@ -25,8 +30,11 @@ const requestSchema = z.object({
   image_format: z.enum(['jpeg', 'png'], { error: 'image_format must be "jpeg" or "png"' }),
 });
 
-/** Parses the body into the image bytes, with the spec's invalid_request cases. */
-export function parseLivenessRequest(body: unknown): { image: Buffer; imageFormat: 'jpeg' | 'png'; canonical: string } {
+/**
+ * Parses the body into the image bytes, with the spec's invalid_request cases. `canonical` (the text an
+ * Idempotency-Key's body hash covers) is built only when read: most calls carry no key.
+ */
+export function parseLivenessRequest(body: unknown): { image: Buffer; imageFormat: 'jpeg' | 'png'; readonly canonical: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('The body must be a JSON object with "image" and "image_format" (Content-Type: application/json)');
   }
@@ -37,7 +45,8 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
     const message = first?.code === 'invalid_type' && first.input === undefined ? `${field} is required` : (first?.message ?? 'invalid body');
     throw new InvalidRequestError(message, { field });
   }
-  const text = parsed.data.image.replace(/[\r\n]/g, '');
+  const raw = parsed.data.image;
+  const text = raw.includes('\n') || raw.includes('\r') ? raw.replace(/[\r\n]/g, '') : raw;
   if (text.length > MAX_IMAGE_BASE64_CHARS) {
     throw new PayloadTooLargeError(`image exceeds ${MAX_IMAGE_BASE64_CHARS} Base64 characters (10 MB)`);
   }
@@ -46,7 +55,14 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   }
   const image = Buffer.from(text, 'base64');
   if (image.length === 0) throw new InvalidRequestError('image decodes to no bytes', { field: 'image' });
-  return { image, imageFormat: parsed.data.image_format, canonical: `${parsed.data.image_format}:${text}` };
+  const imageFormat = parsed.data.image_format;
+  return {
+    image,
+    imageFormat,
+    get canonical() {
+      return `${imageFormat}:${text}`;
+    },
+  };
 }
 
 export interface CheckDeps {
@@ -54,6 +70,8 @@ export interface CheckDeps {
   ledger: CreditLedger;
   jobs: JobClient;
   idempotency: IdempotencyStore;
+  /** The fair-use limit per API key, checked after the quota (see the module header). */
+  throttle: Throttle;
   metrics: Metrics;
   clock: Clock;
   budgetMs: number;
@@ -65,8 +83,10 @@ const LATE_RESULT_TRIES = 20;
 export function checkLivenessHandler(d: CheckDeps) {
   return async (req: Request, res: Response) => {
     const auth = req.auth!;
-    const { image, imageFormat, canonical } = parseLivenessRequest(req.body);
-    const claim = await d.idempotency.claim(auth.account._id, req.get('idempotency-key'), canonical);
+    const request = parseLivenessRequest(req.body);
+    const { image, imageFormat } = request;
+    const idempotencyKey = req.get('idempotency-key');
+    const claim = await req.deadline.race('idempotency', d.idempotency.claim(auth.account._id, idempotencyKey, idempotencyKey === undefined ? '' : request.canonical));
     if (claim.kind === 'replay') {
       res.setHeader('Idempotent-Replayed', 'true');
       res.status(claim.response.status).json(claim.response.body);
@@ -92,8 +112,7 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
   const auth = req.auth!;
   const customerId = auth.account._id;
   const plan = d.accounts.planView(auth.account);
-  await d.jobs.assertCapacity();
-  const reservation = await d.ledger.reserve(customerId, plan, req.requestId);
+  const reservation = await req.deadline.race('reservation', d.ledger.reserve(customerId, plan, req.requestId));
   if (!reservation.ok) {
     d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
     // Credits still in flight count as spent: a capped caller has none left to use.
@@ -101,13 +120,21 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
     const retryAfter = Math.ceil((nextMonthStart(d.clock()).getTime() - d.clock().getTime()) / 1000);
     throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
   }
+  try {
+    await req.deadline.race('throttle', d.throttle.take(`key:${auth.keyId}`));
+    await d.jobs.assertCapacity(req.deadline);
+  } catch (err) {
+    // Refused before any work: the credit goes back (late if the deadline passed, but it goes back).
+    await d.ledger.release(customerId, reservation.month, req.requestId).catch(() => false);
+    throw err;
+  }
   const input: LivenessInput = {
     imageFormat,
     billing: { customerId, keyId: auth.keyId, month: reservation.month, plan: plan.plan, monthlyLimit: plan.monthlyLimit, hardCap: plan.hardCap },
   };
   let value: LivenessJobValue;
   try {
-    value = await runJob(d, req.requestId, input, image);
+    value = await runJob(d, req, input, image);
   } catch (err) {
     // A release that finds nothing means the worker committed first: the answer exists, serve it.
     if (err instanceof JobTimeoutError && !(await d.ledger.release(customerId, reservation.month, req.requestId))) {
@@ -128,8 +155,8 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
   return { status: 200, body };
 }
 
-async function runJob(d: CheckDeps, requestId: string, input: LivenessInput, image: Buffer): Promise<LivenessJobValue> {
-  const outcome = await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId, input, payload: image, budgetMs: d.budgetMs });
+async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer): Promise<LivenessJobValue> {
+  const outcome = await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline });
   if (!outcome.ok) throw deserializeJobError(outcome.error);
   return outcome.value;
 }

@@ -54,8 +54,11 @@ export interface BenchStack {
   close(): Promise<void>;
 }
 
-/** Private Redis and FerretDB in a temp dir, an account on a paid plan, and a way to spawn the real processes. */
-export async function benchStack(label: string): Promise<BenchStack> {
+/**
+ * Private Redis and FerretDB in a temp dir, an account on a paid plan, and a way to spawn the real processes.
+ * `shipped`: the processes run on the shipped defaults (no throttle or backlog override), as bench:burst needs.
+ */
+export async function benchStack(label: string, o: { shipped?: boolean } = {}): Promise<BenchStack> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lc-bench-${label}-`));
   const engines: Engine[] = [];
   const redis = await startRedis({ dir: path.join(dir, 'redis') });
@@ -70,9 +73,7 @@ export async function benchStack(label: string): Promise<BenchStack> {
     APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
     LOG_LEVEL: 'warn',
     // One key drives all the load: the fair-use throttle and backlog shedding are not what is measured.
-    THROTTLE_BURST: '1000000',
-    THROTTLE_RATE_PER_SEC: '1000000',
-    MAX_BACKLOG_PER_WORKER: '1000',
+    ...(o.shipped ? {} : { THROTTLE_BURST: '1000000', THROTTLE_RATE_PER_SEC: '1000000', MAX_BACKLOG_PER_WORKER: '1000' }),
   };
   const conn: Connection = await connectMongo(mongo.url, dbName);
   const models = createModels(conn);
@@ -326,6 +327,9 @@ async function main(): Promise<void> {
       console.log(`  ${cpu[0]![i]![0].padEnd(32)} ${f1(v).padStart(7)}`);
     }
     console.log(`  ${'total'.padEnd(32)} ${f1(total).padStart(7)}   -> at most ${f1(2000 / total)} req/s on 2 cores`);
+    const engineShare = engine / total;
+    console.log(`  engine share of the service's CPU: ${(engineShare * 100).toFixed(0)} %  (in-process engine ${f1(engine)} ms / total; target >= 75 %: ${engineShare >= 0.75 ? 'met' : 'MISSED'})`);
+    console.log(`  added to the engine at c=1: ${f1(overhead)} ms (target <= 5 ms: ${overhead <= 5 ? 'met' : 'MISSED'})`);
     console.log(`  load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (other sessions share this machine)`);
     console.log('\neach piece alone, median ms (this machine, idle processes)');
     for (const [name, ms] of await stageCosts(stack, body, jpeg)) console.log(`  ${name.padEnd(60)} ${ms.toFixed(2)}`);

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors';
 import type { EmotionTokenDoc, Models } from '../db/models';
+import { Deadline } from '../deadline';
 import { displayPrefix, generateToken, sameDigest, sha256Hex } from './secrets';
 
 export type EmotionToken = EmotionTokenDoc & { _id: string };
@@ -31,11 +32,12 @@ export class EmotionTokenService {
     return (await this.models.EmotionToken.find({ customerId }).sort({ createdAt: -1 }).lean()) as EmotionToken[];
   }
 
-  /** The token's record, or null when it is malformed, unknown or revoked. */
-  async authenticate(presented: string): Promise<EmotionToken | null> {
+  /** The token's record, or null when it is malformed, unknown or revoked; DeadlineExceededError (503) when late. */
+  async authenticate(presented: string, deadline = Deadline.after(10_000)): Promise<EmotionToken | null> {
     if (!TOKEN_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
-    const doc = (await this.models.EmotionToken.findOne({ hash: digest }).lean()) as EmotionToken | null;
+    const read = this.models.EmotionToken.findOne({ hash: digest }).maxTimeMS(Math.max(1, deadline.remainingMs())).lean().exec();
+    const doc = (await deadline.race('authentication', read)) as EmotionToken | null;
     if (!doc || doc.revokedAt || !sameDigest(doc.hash, digest)) return null;
     return doc;
   }

@@ -1,5 +1,12 @@
 // Owns the MongoDB connection (MongoDB 7 in production, FerretDB 1.24 locally): one per process.
+// Request-path reads carry their own deadline (maxTimeMS plus a client-side race, see shared/deadline.ts);
+// the pool settings below bound what a request can wait for a connection at all.
 import mongoose, { type Connection } from 'mongoose';
+
+/** Driver pool size per process (see README Operations for the measurement it comes from). */
+export const MONGO_POOL_SIZE = 20;
+/** Longest wait for a pooled connection: past it the call fails (503) instead of queueing without end. */
+export const MONGO_POOL_WAIT_MS = 2000;
 
 export async function connectMongo(uri: string, dbName?: string): Promise<Connection> {
   const conn = mongoose.createConnection(uri, {
@@ -8,7 +15,8 @@ export async function connectMongo(uri: string, dbName?: string): Promise<Connec
     heartbeatFrequencyMS: 2000,
     connectTimeoutMS: 3000,
     socketTimeoutMS: 10_000,
-    maxPoolSize: 20,
+    maxPoolSize: MONGO_POOL_SIZE,
+    waitQueueTimeoutMS: MONGO_POOL_WAIT_MS,
     // FerretDB and MongoDB share only single-document atomicity; we never rely on more.
     retryWrites: false,
     autoIndex: true,
@@ -38,7 +46,7 @@ export async function pingMongo(conn: Connection, timeoutMs = 1500): Promise<boo
 /** True for errors that mean "the database is unreachable", as opposed to a bad query. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const name = (err as { name?: string })?.name ?? '';
-  return /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongooseServerSelectionError|MongoPoolClearedError/.test(
+  return /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongooseServerSelectionError|MongoPoolClearedError|MongoWaitQueueTimeoutError|MongoOperationTimeoutError/.test(
     name,
   );
 }

@@ -1,8 +1,14 @@
-// Owns the API side of the queue round trip: store the bytes, enqueue a small job, await the outcome.
+// Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
+// await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
+// backlog implies — jobs waiting x measured service time per job / workers, plus its own service time —
+// would not fit what is left of the request's budget. The service time is an EWMA of the `workerMs`
+// that every outcome carries back. A count cap stays as a ceiling for Redis memory and for the time
+// before the first outcome has been measured.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors';
+import { Deadline, DeadlineExceededError } from '../deadline';
 import type { Logger } from '../logger';
 import type { JobEnvelope, JobOutcome } from './contracts';
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
@@ -16,7 +22,7 @@ export interface JobClientOptions {
   prefix: string;
   queueName: string;
   log: Logger;
-  /** Shed load with 503 when more than this many jobs per worker already wait (0 = never). */
+  /** Ceiling: shed with 503 when this many jobs per worker already wait, whatever the time rule says (0 = none). */
   maxBacklogPerWorker: number;
   /** A fixed worker count for shedding; default: the workers BullMQ sees connected, refreshed every few seconds. */
   expectedWorkers?: number;
@@ -26,10 +32,29 @@ export interface SubmitOptions<I> {
   requestId: string;
   input: I;
   payload: Buffer;
-  budgetMs: number;
+  /** The request's deadline: the job waits at most what is left of it. */
+  deadline: Deadline;
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
+/** Weight of the newest sample in the service-time EWMA (about the last ten jobs matter). */
+const SERVICE_TIME_ALPHA = 0.2;
+
+/** What admission decided, for logs and tests: the expected wait against what the budget has left. */
+export interface Admission {
+  waiting: number;
+  workers: number;
+  /** EWMA of measured service time per job; null before the first outcome. */
+  serviceMs: number | null;
+  expectedWaitMs: number | null;
+  remainingMs: number;
+}
+
+export class CapacityError extends ServiceUnavailableError {
+  constructor(readonly admission: Admission, retryAfterSeconds: number) {
+    super('The service is at capacity; try again shortly', retryAfterSeconds);
+  }
+}
 
 export class JobTimeoutError extends ServiceUnavailableError {
   constructor(readonly jobId: string, readonly wasStarted: boolean) {
@@ -57,14 +82,37 @@ export class JobClient {
     await this.bus.start();
   }
 
-  /** Sheds load before any work is done: a backlog that cannot be served in time gets 503 now. */
-  async assertCapacity(): Promise<void> {
-    if (this.opts.maxBacklogPerWorker <= 0) return;
-    const [waiting, workers] = await Promise.all([this.queue.getWaitingCount(), this.workerCount()]);
+  private serviceMs: number | null = null;
+
+  /** Measured service time per job (EWMA of the outcomes' workerMs); null before the first outcome. */
+  get serviceTimeMs(): number | null {
+    return this.serviceMs;
+  }
+
+  private observe(outcome: JobOutcome<unknown>): void {
+    const ms = outcome.workerMs;
+    if (!Number.isFinite(ms) || ms < 0) return;
+    this.serviceMs = this.serviceMs === null ? ms : this.serviceMs + SERVICE_TIME_ALPHA * (ms - this.serviceMs);
+  }
+
+  /**
+   * Sheds load before any work is done: a job whose expected wait would not fit the deadline gets 503
+   * now (Retry-After: the seconds by which it would miss), never a 503 after waiting the budget out.
+   */
+  async assertCapacity(deadline: Deadline): Promise<Admission> {
+    const [waiting, workers] = await deadline.race('admission', Promise.all([this.queue.getWaitingCount(), this.workerCount()]));
+    const remainingMs = deadline.remainingMs();
+    const serviceMs = this.serviceMs;
+    const expectedWaitMs = serviceMs === null ? null : ((waiting / Math.max(1, workers)) + 1) * serviceMs;
+    const admission: Admission = { waiting, workers, serviceMs, expectedWaitMs, remainingMs };
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
-    if (waiting >= this.opts.maxBacklogPerWorker * workers) {
-      throw new ServiceUnavailableError('The service is at capacity; try again shortly', 2);
+    if (expectedWaitMs !== null && expectedWaitMs > remainingMs) {
+      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs - remainingMs) / 1000)));
     }
+    if (this.opts.maxBacklogPerWorker > 0 && waiting >= this.opts.maxBacklogPerWorker * workers) {
+      throw new CapacityError(admission, 2);
+    }
+    return admission;
   }
 
   private workersSeen = { count: 1, at: 0 };
@@ -78,11 +126,13 @@ export class JobClient {
     return this.workersSeen.count;
   }
 
-  /** Runs one job and resolves with its outcome, or rejects with JobTimeoutError after budgetMs. */
+  /** Runs one job and resolves with its outcome, or rejects with JobTimeoutError at the deadline. */
   async run<I, R>(o: SubmitOptions<I>): Promise<JobOutcome<R>> {
     const jobId = o.requestId;
     const now = Date.now();
-    const deadline = now + o.budgetMs;
+    const budgetMs = o.deadline.remainingMs(now);
+    if (budgetMs <= 0) throw new DeadlineExceededError('enqueue');
+    const deadline = o.deadline.at;
     const payloadKey = this.keys.payload(jobId);
     const envelope: JobEnvelope<I> = {
       requestId: o.requestId,
@@ -94,15 +144,22 @@ export class JobClient {
     };
     const waiting = this.bus.expect<R>(jobId);
     try {
-      await this.opts.redis.set(payloadKey, o.payload, 'PX', o.budgetMs + PAYLOAD_GRACE_MS);
-      await this.queue.add(this.opts.queueName, envelope, { jobId });
+      // One round trip: both go out on the same connection in this order, so Redis stores the bytes
+      // before the job exists and a worker never finds a job without its payload.
+      await Promise.all([
+        this.opts.redis.set(payloadKey, o.payload, 'PX', budgetMs + PAYLOAD_GRACE_MS),
+        this.queue.add(this.opts.queueName, envelope, { jobId }),
+      ]);
     } catch (err) {
       this.bus.forget(jobId);
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
-    const outcome = await waiting.wait(o.budgetMs);
-    if (outcome) return outcome;
+    const outcome = await waiting.wait(o.deadline.remainingMs());
+    if (outcome) {
+      this.observe(outcome);
+      return outcome;
+    }
     // Too late: take the job back if no worker has started it, and free its bytes.
     const removed = await this.queue.remove(jobId).catch(() => 0);
     await this.opts.redis.del(payloadKey).catch(() => undefined);

@@ -86,12 +86,13 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     expect(down.length).to.be.greaterThan(3);
     for (const s of down) {
       expect(s.status, JSON.stringify(s)).to.equal(503);
-      expect(s.ms, JSON.stringify(s)).to.be.lessThan(1000);
+      // The request deadline bounds every step: an answer never comes later than the budget + 1 s.
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
     // Anything sent around the transitions is either served or refused, never a 500 or a hang.
     for (const s of samples) {
       expect([200, 503], JSON.stringify(s)).to.include(s.status);
-      expect(s.ms).to.be.lessThan(BUDGET_MS + 3000);
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
   });
 
@@ -113,13 +114,14 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     console.log('      mongo-down samples (status/ms):', down.map((s) => `${s.status}/${Math.round(s.ms)}`).join(' '));
     expect(down.length).to.be.greaterThan(2);
     for (const s of down) {
-      expect(s.status, JSON.stringify(s)).to.equal(503);
-      // The driver's server selection gives up after 3 s; generous bound for "fails fast, does not hang".
-      expect(s.ms, JSON.stringify(s)).to.be.lessThan(5000);
+      // A known key needs no database read on the hot path, so a call may still be served; if not, it is
+      // refused with 503 — either way within the request deadline (budget + 1 s), never a hang.
+      expect([200, 503], JSON.stringify(s)).to.include(s.status);
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
     for (const s of samples) {
       expect([200, 503], JSON.stringify(s)).to.include(s.status);
-      expect(s.ms).to.be.lessThan(BUDGET_MS + 5000);
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
   });
 
