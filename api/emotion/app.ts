@@ -112,9 +112,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const receiveMs = performance.now() - (receiveStarted.get(req) ?? performance.now());
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
-      await d.jobs.assertCapacity(req.deadline);
+      const admission = await d.jobs.assertCapacity(req.deadline);
       const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: req.emotionToken!._id };
-      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline });
+      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
       if (!outcome.ok) throw deserializeJobError(outcome.error);
       const { stages, ...result } = outcome.value;
       res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));

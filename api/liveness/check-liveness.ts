@@ -9,7 +9,7 @@ import { AppError, deserializeJobError, InvalidRequestError, PayloadTooLargeErro
 import type { AccountService } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { JobClient } from '../../shared/queues/job-client';
-import { JobTimeoutError } from '../../shared/queues/job-client';
+import { JobTimeoutError, type Admission } from '../../shared/queues/job-client';
 import type { LivenessInput, LivenessJobValue } from '../../shared/queues/contracts';
 import type { Metrics } from '../../shared/metrics';
 import type { Clock } from '../../shared/billing/month';
@@ -120,9 +120,10 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
     const retryAfter = Math.ceil((nextMonthStart(d.clock()).getTime() - d.clock().getTime()) / 1000);
     throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
   }
+  let admission: Admission;
   try {
     await req.deadline.race('throttle', d.throttle.take(`key:${auth.keyId}`));
-    await d.jobs.assertCapacity(req.deadline);
+    admission = await d.jobs.assertCapacity(req.deadline);
   } catch (err) {
     // Refused before any work: the credit goes back (late if the deadline passed, but it goes back).
     await d.ledger.release(customerId, reservation.month, req.requestId).catch(() => false);
@@ -134,7 +135,7 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
   };
   let value: LivenessJobValue;
   try {
-    value = await runJob(d, req, input, image);
+    value = await runJob(d, req, input, image, admission);
   } catch (err) {
     // A release that finds nothing means the worker committed first: the answer exists, serve it.
     if (err instanceof JobTimeoutError && !(await d.ledger.release(customerId, reservation.month, req.requestId))) {
@@ -155,8 +156,8 @@ async function runAndBill(d: CheckDeps, req: Request, res: Response, image: Buff
   return { status: 200, body };
 }
 
-async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer): Promise<LivenessJobValue> {
-  const outcome = await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline });
+async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer, admission: Admission): Promise<LivenessJobValue> {
+  const outcome = await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline, admission });
   if (!outcome.ok) throw deserializeJobError(outcome.error);
   return outcome.value;
 }

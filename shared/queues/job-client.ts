@@ -1,9 +1,11 @@
 // Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
 // await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
 // backlog implies — jobs waiting x measured service time per job / workers, plus its own service time —
-// would not fit what is left of the request's budget. The service time is an EWMA of the `workerMs`
-// that every outcome carries back. A count cap stays as a ceiling for Redis memory and for the time
-// before the first outcome has been measured.
+// would not fit what is left of the request's budget. The service time per job is an EWMA measured from
+// the outcomes: the larger of the `workerMs` each one carries back and the effective time per job its
+// round trip implies (time from enqueue to answer x workers / (jobs ahead + 1)), which also counts what
+// workerMs does not see (fetching the job, a busy event loop). A count cap stays as a ceiling for Redis
+// memory and for the time before the first outcome has been measured.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -34,6 +36,8 @@ export interface SubmitOptions<I> {
   payload: Buffer;
   /** The request's deadline: the job waits at most what is left of it. */
   deadline: Deadline;
+  /** What admission saw (jobs ahead, workers): turns the round trip into a service-time sample. */
+  admission?: Admission;
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
@@ -48,6 +52,8 @@ export interface Admission {
   serviceMs: number | null;
   expectedWaitMs: number | null;
   remainingMs: number;
+  /** Set while the admitted job is counted as ahead of others but not yet in the queue. */
+  pendingEnqueue?: boolean;
 }
 
 export class CapacityError extends ServiceUnavailableError {
@@ -83,14 +89,23 @@ export class JobClient {
   }
 
   private serviceMs: number | null = null;
+  private admittedNotEnqueued = 0;
+
+  /** An admitted job reached the queue (or never will): stop counting it as pending. */
+  private enqueued(admission?: Admission): void {
+    if (!admission?.pendingEnqueue) return;
+    admission.pendingEnqueue = false;
+    this.admittedNotEnqueued--;
+  }
 
   /** Measured service time per job (EWMA of the outcomes' workerMs); null before the first outcome. */
   get serviceTimeMs(): number | null {
     return this.serviceMs;
   }
 
-  private observe(outcome: JobOutcome<unknown>): void {
-    const ms = outcome.workerMs;
+  private observe(outcome: JobOutcome<unknown>, roundTripMs: number, admission?: Admission): void {
+    const perJob = admission ? (roundTripMs * Math.max(1, admission.workers)) / (admission.waiting + 1) : 0;
+    const ms = Math.max(outcome.workerMs, perJob);
     if (!Number.isFinite(ms) || ms < 0) return;
     this.serviceMs = this.serviceMs === null ? ms : this.serviceMs + SERVICE_TIME_ALPHA * (ms - this.serviceMs);
   }
@@ -100,7 +115,10 @@ export class JobClient {
    * now (Retry-After: the seconds by which it would miss), never a 503 after waiting the budget out.
    */
   async assertCapacity(deadline: Deadline): Promise<Admission> {
-    const [waiting, workers] = await deadline.race('admission', Promise.all([this.queue.getWaitingCount(), this.workerCount()]));
+    const [queued, workers] = await deadline.race('admission', Promise.all([this.queue.getWaitingCount(), this.workerCount()]));
+    // Jobs this process admitted that are not in the queue yet count as ahead too: a burst's requests are
+    // admitted concurrently, before any of their enqueues show in the count.
+    const waiting = queued + this.admittedNotEnqueued;
     const remainingMs = deadline.remainingMs();
     const serviceMs = this.serviceMs;
     const expectedWaitMs = serviceMs === null ? null : ((waiting / Math.max(1, workers)) + 1) * serviceMs;
@@ -112,6 +130,8 @@ export class JobClient {
     if (this.opts.maxBacklogPerWorker > 0 && waiting >= this.opts.maxBacklogPerWorker * workers) {
       throw new CapacityError(admission, 2);
     }
+    this.admittedNotEnqueued++;
+    admission.pendingEnqueue = true;
     return admission;
   }
 
@@ -131,7 +151,10 @@ export class JobClient {
     const jobId = o.requestId;
     const now = Date.now();
     const budgetMs = o.deadline.remainingMs(now);
-    if (budgetMs <= 0) throw new DeadlineExceededError('enqueue');
+    if (budgetMs <= 0) {
+      this.enqueued(o.admission);
+      throw new DeadlineExceededError('enqueue');
+    }
     const deadline = o.deadline.at;
     const payloadKey = this.keys.payload(jobId);
     const envelope: JobEnvelope<I> = {
@@ -151,13 +174,15 @@ export class JobClient {
         this.queue.add(this.opts.queueName, envelope, { jobId }),
       ]);
     } catch (err) {
+      this.enqueued(o.admission);
       this.bus.forget(jobId);
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
+    this.enqueued(o.admission);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(outcome);
+      this.observe(outcome, Date.now() - now, o.admission);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.

@@ -60,7 +60,8 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
 function codes(results: HttpResult[]): Record<string, number> {
   const tally: Record<string, number> = {};
   for (const r of results) {
-    const k = `${r.status}${r.body?.error?.code ? ` ${r.body.error.code}` : ''}`;
+    const error = r.body?.error;
+    const k = `${r.status}${error?.code ? ` ${error.code}` : ''}${r.status === 503 ? ` (${String(error?.message).slice(0, 40)})` : ''}`;
     tally[k] = (tally[k] ?? 0) + 1;
   }
   return tally;
