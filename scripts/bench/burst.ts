@@ -68,10 +68,16 @@ async function main(): Promise<void> {
     report(`liveness: ${checks.length} calls at once (${body.length} bytes of JSON each)`, checks);
     const usage = await Promise.all(keys.flatMap((key) => Array.from({ length: perCustomer }, () => shoot(`${base}/v1/usage`, { headers: { 'x-api-key': key } }))));
     report(`usage: ${usage.length} reads at once`, usage);
-    const billed = await stack.models.UsageEvent.countDocuments({ service: 'liveness', billable: true });
-    console.log(`billed (usage events): ${billed}; answered 200: ${checks.filter((s) => s.status === 200).length}`);
+    let billed = 0;
+    for (const key of keys) {
+      const res = await fetch(`${base}/v1/usage`, { headers: { 'x-api-key': key } });
+      billed += ((await res.json()) as { data?: { total_calls?: number } }).data?.total_calls ?? 0;
+    }
+    console.log(`billed (usage total_calls): ${billed}; answered 200: ${checks.filter((s) => s.status === 200).length}`);
     const logLines = [...stack.apis, ...stack.workers].flatMap((p) => p.logs);
-    console.log(`database errors in the logs: ${logLines.filter((l) => DATABASE_ERROR.test(l)).length}`);
+    const dbErrors = logLines.filter((l) => DATABASE_ERROR.test(l));
+    console.log(`database errors in the logs: ${dbErrors.length}`);
+    for (const line of [...new Set(dbErrors.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 300)))].slice(0, 5)) console.log(`  e.g. ${line}`);
     console.log(`load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   } finally {
     await stack.close();
