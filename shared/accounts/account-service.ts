@@ -47,6 +47,8 @@ export interface PlanView {
 
 /** Upper bound of one authentication's database reads when the caller gives no deadline. */
 const DEFAULT_AUTH_DEADLINE_MS = 10_000;
+/** Least server-side time a shared key lookup gets (see lookUp). */
+const LOOKUP_FLOOR_MS = 1000;
 
 function authAccountOf(a: Account): AuthAccount {
   const due = a.scheduledChange?.effectiveMonth ?? null;
@@ -158,11 +160,17 @@ export class AccountService {
     return auth && this.admit(auth);
   }
 
-  /** The database half of authenticate: one read of the key and one of its account, bounded by the deadline. */
+  /**
+   * The database half of authenticate: one read of the key and one of its account. The fill is shared by
+   * every caller that missed meanwhile, so the server-side bound is the first caller's time left but never
+   * under LOOKUP_FLOOR_MS (a caller about to give up must not doom the others); each caller still answers by
+   * its own deadline.
+   */
   private async lookUp(digest: string, generation: string | null, deadline: Deadline): Promise<AuthenticatedKey | null> {
-    const key = await this.models.ApiKey.findOne({ hash: digest }, { customerId: 1, slot: 1, hash: 1 }).maxTimeMS(Math.max(1, deadline.remainingMs())).lean();
+    const bound = Deadline.after(Math.max(LOOKUP_FLOOR_MS, deadline.remainingMs()));
+    const key = await this.models.ApiKey.findOne({ hash: digest }, { customerId: 1, slot: 1, hash: 1 }).maxTimeMS(bound.remainingMs()).lean();
     if (!key || !sameDigest(key.hash, digest)) return null;
-    const account = await this.current(key.customerId, deadline);
+    const account = await this.current(key.customerId, bound);
     if (!account) return null;
     const auth: AuthenticatedKey = { account: authAccountOf(account), keyId: key._id, slot: key.slot as KeySlot };
     await this.cache?.put(digest, generation, auth);

@@ -50,8 +50,12 @@ export async function pingMongo(conn: Connection, timeoutMs = 1500): Promise<boo
   }
 }
 
-/** True for errors that mean "the database is unreachable", as opposed to a bad query. */
+/** MongoDB's error code when an operation ran past its maxTimeMS. */
+const MAX_TIME_MS_EXPIRED = 50;
+
+/** True for errors that mean "the database is unreachable or too slow to answer in time", as opposed to a bad query. */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  if ((err as { code?: unknown })?.code === MAX_TIME_MS_EXPIRED) return true;
   const name = (err as { name?: string })?.name ?? '';
   return /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongooseServerSelectionError|MongoPoolClearedError|MongoWaitQueueTimeoutError|MongoOperationTimeoutError/.test(
     name,
