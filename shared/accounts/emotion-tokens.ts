@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors';
 import type { EmotionTokenDoc, Models } from '../db/models';
 import { Deadline } from '../deadline';
+import { SingleFlight } from '../single-flight';
 import { displayPrefix, generateToken, sameDigest, sha256Hex } from './secrets';
 
 export type EmotionToken = EmotionTokenDoc & { _id: string };
@@ -10,6 +11,9 @@ export type EmotionToken = EmotionTokenDoc & { _id: string };
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,256}$/;
 
 export class EmotionTokenService {
+  /** Concurrent calls with one token share one database read. */
+  private readonly lookups = new SingleFlight<EmotionToken | null>();
+
   constructor(private readonly models: Models) {}
 
   /** Creates a token and returns it in full: the only time it is shown. */
@@ -36,8 +40,9 @@ export class EmotionTokenService {
   async authenticate(presented: string, deadline = Deadline.after(10_000)): Promise<EmotionToken | null> {
     if (!TOKEN_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
-    const read = this.models.EmotionToken.findOne({ hash: digest }).maxTimeMS(Math.max(1, deadline.remainingMs())).lean().exec();
-    const doc = (await deadline.race('authentication', read)) as EmotionToken | null;
+    const read = () =>
+      this.models.EmotionToken.findOne({ hash: digest }).maxTimeMS(Math.max(1000, deadline.remainingMs())).lean().exec() as Promise<EmotionToken | null>;
+    const doc = await deadline.race('authentication', this.lookups.run(digest, read));
     if (!doc || doc.revokedAt || !sameDigest(doc.hash, digest)) return null;
     return doc;
   }
