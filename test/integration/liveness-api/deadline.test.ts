@@ -2,57 +2,12 @@
 // forwarding (connections stay open, nothing is answered — what a hung database looks like). A call that
 // needs the database answers 503 with Retry-After within the budget + 1 s and is not billed; a known key
 // needs no database read at all.
-import net from 'node:net';
 import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { testMongoUri } from '../../support/engines';
-
-/** Forwards TCP to the database until stall(); then holds every connection, old and new, unanswered. */
-class StallableProxy {
-  private readonly pairs = new Set<[net.Socket, net.Socket]>();
-  private stalled = false;
-  private server!: net.Server;
-  port = 0;
-
-  async start(target: { host: string; port: number }): Promise<void> {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(target.port, target.host);
-      const pair: [net.Socket, net.Socket] = [client, upstream];
-      this.pairs.add(pair);
-      client.pipe(upstream);
-      upstream.pipe(client);
-      if (this.stalled) for (const s of pair) s.pause();
-      const close = () => {
-        this.pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('error', close).on('close', close);
-      upstream.on('error', close).on('close', close);
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as net.AddressInfo).port;
-  }
-
-  stall(): void {
-    this.stalled = true;
-    for (const pair of this.pairs) for (const s of pair) s.pause();
-  }
-
-  resume(): void {
-    this.stalled = false;
-    for (const pair of this.pairs) for (const s of pair) s.resume();
-  }
-
-  async close(): Promise<void> {
-    for (const [a, b] of this.pairs) {
-      a.destroy();
-      b.destroy();
-    }
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
+import { StallableProxy } from '../../support/stallable-proxy';
+import { speech, startEmotionStack } from '../../support/emotion-stack';
 
 describe('Liveness API v1 request deadline with a stalled document store', function () {
   this.timeout(120_000);
@@ -106,5 +61,33 @@ describe('Liveness API v1 request deadline with a stalled document store', funct
     const credits = await stack.api.deps.redis.hgetall(`${stack.prefix}:credits:${fresh.customerId}:${new Date().toISOString().slice(0, 7)}`);
     expect(Object.keys(credits).filter((f) => f.startsWith('p:'))).to.deep.equal([]);
     expect(Number(credits.calls ?? 0)).to.equal(0);
+  });
+});
+
+describe('Emotion API request deadline with a stalled document store', function () {
+  this.timeout(120_000);
+  const proxy = new StallableProxy();
+
+  it('answers 503 with Retry-After within the 5 s budget + 1 s when the token lookup hangs', async () => {
+    const db = new URL(testMongoUri());
+    await proxy.start({ host: db.hostname, port: Number(db.port) });
+    // Shipped 5 s budget; no worker: the call never gets past authentication while the store hangs.
+    const stack = await startEmotionStack('emotion-stall', { withWorker: false, env: { MONGODB_URI: `mongodb://127.0.0.1:${proxy.port}/` } });
+    try {
+      const audio = speech(2);
+      proxy.stall();
+      const started = Date.now();
+      const res = await stack.analyze(audio);
+      const elapsed = Date.now() - started;
+      const body = (await res.json()) as { error: { code: string } };
+      expect(res.status).to.equal(503);
+      expect(body.error.code).to.equal('service_unavailable');
+      expect(Number(res.headers.get('retry-after'))).to.be.at.least(1);
+      expect(elapsed, "ms to the answer").to.be.at.most(5000 + 1000);
+    } finally {
+      proxy.resume();
+      await stack.stop();
+      await proxy.close();
+    }
   });
 });
