@@ -38,8 +38,13 @@ export const configSchema = z.object({
   EMOTION_BUDGET_MS: positiveInt.default(5_000),
   /** On SIGTERM a front-end answers /readyz 503 for this long before it stops accepting (for load balancers without a preStop hook). */
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
-  /** Reject new jobs with 503 when this many are already waiting per worker process. */
-  MAX_BACKLOG_PER_WORKER: positiveInt.default(32),
+  /**
+   * Admission is by time (a job is shed only when backlog x measured service time / workers would not fit
+   * the request's remaining budget); this count is only a ceiling on top: 10 s budget / ~20 ms for the
+   * fastest liveness job = the most one worker could ever serve in time. Also the only bound before the
+   * first job's service time has been measured.
+   */
+  MAX_BACKLOG_PER_WORKER: positiveInt.default(500),
   /** How many worker processes serve a queue, for backlog shedding; default: the workers connected to the queue. */
   EXPECTED_LIVENESS_WORKERS: positiveInt.optional(),
   EXPECTED_EMOTION_WORKERS: positiveInt.optional(),

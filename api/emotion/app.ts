@@ -11,6 +11,7 @@ import { errorHandler } from '../http/error-handler';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
+import { requestDeadline } from '../http/deadline';
 import type { Throttle } from '../http/throttle';
 
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
@@ -44,14 +45,14 @@ function cors(_req: Request, res: Response, next: NextFunction) {
 function bearer(tokens: EmotionTokenService, failures: Throttle) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const address = `auth-fail:${req.ip}`;
-    await failures.check(address);
+    await req.deadline.race('authentication', failures.check(address));
     const header = req.get('authorization');
     if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
-    const token = await tokens.authenticate(match[1]!);
+    const token = await tokens.authenticate(match[1]!, req.deadline);
     if (!token) {
-      await failures.spend(address);
+      await req.deadline.race('authentication', failures.spend(address));
       throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
     }
     req.emotionToken = token;
@@ -75,6 +76,8 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestContext(d.log));
+  // The spec's 5 s processing time-out bounds the whole request, from arrival to answer.
+  app.use(requestDeadline(d.budgetMs));
   app.use(httpMetrics(d.metrics));
   app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
   mountOpsEndpoints(app, d.metrics, d.readiness);
@@ -92,7 +95,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     cors,
     bearer(d.tokens, d.authFailures),
     async (req, _res, next) => {
-      await d.throttle.take(`token:${req.emotionToken!._id}`);
+      await req.deadline.race('throttle', d.throttle.take(`token:${req.emotionToken!._id}`));
       next();
     },
     (req, _res, next) => {
@@ -109,9 +112,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const receiveMs = performance.now() - (receiveStarted.get(req) ?? performance.now());
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
-      await d.jobs.assertCapacity();
+      const admission = await d.jobs.assertCapacity(req.deadline);
       const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: req.emotionToken!._id };
-      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, budgetMs: d.budgetMs });
+      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
       if (!outcome.ok) throw deserializeJobError(outcome.error);
       const { stages, ...result } = outcome.value;
       res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));

@@ -15,6 +15,7 @@ import { errorHandler } from '../http/error-handler';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
+import { requestDeadline } from '../http/deadline';
 import type { Throttle } from '../http/throttle';
 import { quotaOnError, requireApiKey } from './auth';
 import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
@@ -55,6 +56,8 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.use(requestContext(d.log));
+  // Every route, the console's included, spends at most the budget from the moment the request arrived.
+  app.use(requestDeadline(d.budgetMs));
   app.use(httpMetrics(d.metrics));
   app.use(helmet());
   mountOpsEndpoints(app, d.metrics, d.readiness);
@@ -75,17 +78,18 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
 
   const auth = requireApiKey(d.accounts, d.authFailures);
   const throttle = async (req: Request, _res: Response, next: NextFunction) => {
-    await d.throttle.take(`key:${req.auth!.keyId}`);
+    await req.deadline.race('throttle', d.throttle.take(`key:${req.auth!.keyId}`));
     next();
   };
   const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
 
-  app.post('/v1/check/liveness', auth, throttle, json, checkLivenessHandler(d));
+  // The throttle runs inside the handler, after the quota check (see check-liveness.ts).
+  app.post('/v1/check/liveness', auth, json, checkLivenessHandler(d));
   app.all('/v1/check/liveness', methodNotAllowed(['POST']));
 
   app.get('/v1/usage', auth, throttle, async (req, res) => {
     const plan = d.accounts.planView(req.auth!.account);
-    const usage = await d.ledger.snapshot(req.auth!.account._id, plan);
+    const usage = await req.deadline.race('usage', d.ledger.snapshot(req.auth!.account._id, plan));
     res.locals.quota = { customerId: req.auth!.account._id, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
     sendSuccess(res, d.clock, {
       year_month: usage.month,

@@ -15,10 +15,10 @@ declare module 'express-serve-static-core' {
 export function requireApiKey(accounts: AccountService, failures: Throttle) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const address = `auth-fail:${req.ip}`;
-    await failures.check(address);
-    const auth = await accounts.authenticate(req.get('x-api-key'));
+    await req.deadline.race('authentication', failures.check(address));
+    const auth = await accounts.authenticate(req.get('x-api-key'), req.deadline);
     if (!auth) {
-      await failures.spend(address);
+      await req.deadline.race('authentication', failures.spend(address));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
     req.auth = auth;
@@ -34,7 +34,8 @@ export function quotaOnError(accounts: AccountService, ledger: CreditLedger): Er
     const quota = res.locals.quota as QuotaView | undefined;
     if (req.auth && quota && quota.remaining === null) {
       try {
-        const usage = await ledger.snapshot(req.auth.account._id, accounts.planView(req.auth.account));
+        // Best effort, and never past the deadline: an answer that is late for its numbers is still late.
+        const usage = await req.deadline.race('usage', ledger.snapshot(req.auth.account._id, accounts.planView(req.auth.account)));
         res.locals.quota = { ...quota, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
       } catch {
         // the error being reported is what matters; the numbers stay null

@@ -1,15 +1,20 @@
 // Owns POST /v1/check/liveness: validate, reserve a credit, run the job, answer within the budget.
+// Order of refusals (README Decisions): quota (429 quota_exceeded) before the fair-use throttle
+// (429 rate_limited) before capacity (503): a capped caller learns the real reason and when it ends,
+// and a 503 only ever means "the service cannot serve this in time". Every step spends only what is
+// left of the request's deadline.
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { AppError, deserializeJobError, InternalError, InvalidRequestError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
 import type { AccountService } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { JobClient } from '../../shared/queues/job-client';
-import { JobTimeoutError } from '../../shared/queues/job-client';
+import { JobTimeoutError, type Admission } from '../../shared/queues/job-client';
 import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
 import type { PlanView } from '../../shared/accounts/account-service';
 import type { Metrics } from '../../shared/metrics';
 import type { Clock } from '../../shared/billing/month';
+import type { Throttle } from '../http/throttle';
 import { nextMonthStart } from '../../shared/billing/month';
 import type { IdempotencyStore, StoredResponse } from './idempotency';
 import { metadata, quotaOf, setQuotaHeaders, type QuotaView } from './envelope';
@@ -26,8 +31,11 @@ const requestSchema = z.object({
   image_format: z.enum(['jpeg', 'png'], { error: 'image_format must be "jpeg" or "png"' }),
 });
 
-/** Parses the body into the image bytes, with the spec's invalid_request cases. */
-export function parseLivenessRequest(body: unknown): { image: Buffer; imageFormat: 'jpeg' | 'png'; canonical: string } {
+/**
+ * Parses the body into the image bytes, with the spec's invalid_request cases. `canonical` (the text an
+ * Idempotency-Key's body hash covers) is built only when read: most calls carry no key.
+ */
+export function parseLivenessRequest(body: unknown): { image: Buffer; imageFormat: 'jpeg' | 'png'; readonly canonical: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('The body must be a JSON object with "image" and "image_format" (Content-Type: application/json)');
   }
@@ -38,7 +46,8 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
     const message = first?.code === 'invalid_type' && first.input === undefined ? `${field} is required` : (first?.message ?? 'invalid body');
     throw new InvalidRequestError(message, { field });
   }
-  const text = parsed.data.image.replace(/[\r\n]/g, '');
+  const raw = parsed.data.image;
+  const text = raw.includes('\n') || raw.includes('\r') ? raw.replace(/[\r\n]/g, '') : raw;
   if (text.length > MAX_IMAGE_BASE64_CHARS) {
     throw new PayloadTooLargeError(`image exceeds ${MAX_IMAGE_BASE64_CHARS} Base64 characters (10 MB)`);
   }
@@ -47,7 +56,14 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   }
   const image = Buffer.from(text, 'base64');
   if (image.length === 0) throw new InvalidRequestError('image decodes to no bytes', { field: 'image' });
-  return { image, imageFormat: parsed.data.image_format, canonical: `${parsed.data.image_format}:${text}` };
+  const imageFormat = parsed.data.image_format;
+  return {
+    image,
+    imageFormat,
+    get canonical() {
+      return `${imageFormat}:${text}`;
+    },
+  };
 }
 
 export interface CheckDeps {
@@ -55,6 +71,8 @@ export interface CheckDeps {
   ledger: CreditLedger;
   jobs: JobClient;
   idempotency: IdempotencyStore;
+  /** The fair-use limit per API key, checked after the quota (see the module header). */
+  throttle: Throttle;
   metrics: Metrics;
   clock: Clock;
   budgetMs: number;
@@ -63,8 +81,13 @@ export interface CheckDeps {
 export function checkLivenessHandler(d: CheckDeps) {
   return async (req: Request, res: Response) => {
     const auth = req.auth!;
-    const { image, imageFormat, canonical } = parseLivenessRequest(req.body);
-    const claim = await d.idempotency.claim(auth.account._id, req.get('idempotency-key'), canonical, req.requestId);
+    const request = parseLivenessRequest(req.body);
+    const { image, imageFormat } = request;
+    const idempotencyKey = req.get('idempotency-key');
+    const claim = await req.deadline.race(
+      'idempotency',
+      d.idempotency.claim(auth.account._id, idempotencyKey, idempotencyKey === undefined ? '' : request.canonical, req.requestId),
+    );
     if (claim.kind === 'replay') {
       res.setHeader('Idempotent-Replayed', 'true');
       res.status(claim.response.status).json(claim.response.body);
@@ -112,14 +135,22 @@ async function runAndBill(
   const auth = req.auth!;
   const customerId = auth.account._id;
   const plan: PlanView = d.accounts.planView(auth.account);
-  await d.jobs.assertCapacity();
-  const reservation = await d.ledger.reserve(customerId, plan, req.requestId);
+  const reservation = await req.deadline.race('reservation', d.ledger.reserve(customerId, plan, req.requestId));
   if (!reservation.ok) {
     d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
     // Credits still in flight count as spent: a capped caller has none left to use.
     res.locals.quota = { customerId, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
     const retryAfter = Math.ceil((nextMonthStart(new Date(reservation.at)).getTime() - reservation.at) / 1000);
     throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
+  }
+  let admission: Admission;
+  try {
+    await req.deadline.race('throttle', d.throttle.take(`key:${auth.keyId}`));
+    admission = await d.jobs.assertCapacity(req.deadline);
+  } catch (err) {
+    // Refused before any work: the credit goes back (late if the deadline passed, but it goes back).
+    await d.ledger.release(customerId, reservation.month, req.requestId).catch(() => false);
+    throw err;
   }
   const input: LivenessInput = {
     imageFormat,
@@ -136,7 +167,7 @@ async function runAndBill(
   };
   let value: LivenessJobValue;
   try {
-    value = await runJob(d, req, input, image);
+    value = await runJob(d, req, input, image, admission);
   } catch (err) {
     // Released: the worker's settle step will find no reservation and bill nothing. Not released: the worker
     // committed, and the same Lua script stored its answer, so the late look finds it.
@@ -161,8 +192,8 @@ function answer(d: CheckDeps, req: Request, res: Response, value: LivenessJobVal
   return { status: 200, body };
 }
 
-async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer): Promise<LivenessJobValue> {
-  return valueOf(req, await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, budgetMs: d.budgetMs }));
+async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer, admission: Admission): Promise<LivenessJobValue> {
+  return valueOf(req, await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline, admission }));
 }
 
 function valueOf(req: Request, outcome: JobOutcome<LivenessJobValue>): LivenessJobValue {

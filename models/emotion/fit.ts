@@ -2,7 +2,7 @@
 // class, the reference from the data, a piecewise-linear logistic regression per output shrunk towards the
 // knowledge-based weights, speaker-grouped cross-validation, and out-of-speaker AUCs with a speaker-bootstrap
 // interval. Pure functions on feature vectors: reading files and running the engine is the script's job.
-import { auc } from '../../workers/liveness/engine/evaluation';
+import { auc } from '../../scripts/stats';
 import { KNOWLEDGE_MAPPING, type MappingParameters } from './build-mapping';
 import { FEATURE_NAMES, type FeatureName } from './feature-names';
 

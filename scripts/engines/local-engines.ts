@@ -99,12 +99,19 @@ export async function startRedis(opts: { dir: string; port?: number }): Promise<
   return { name: 'redis', url: `redis://127.0.0.1:${port}`, port, stop: () => stopProcess(proc) };
 }
 
-export async function startFerretDb(opts: { dataDir: string; port?: number }): Promise<Engine> {
+/**
+ * FerretDB on SQLite under dataDir (the embedded default), or on PostgreSQL when `postgresqlUrl` is given
+ * (bench:docstore compares the two). `sqliteQuery` appends connection parameters to the SQLite URL.
+ */
+export async function startFerretDb(opts: { dataDir: string; port?: number; postgresqlUrl?: string; sqliteQuery?: string }): Promise<Engine> {
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const port = opts.port ?? (await freePort());
+  const backend = opts.postgresqlUrl
+    ? ['--handler=postgresql', `--postgresql-url=${opts.postgresqlUrl}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/${opts.sqliteQuery ?? ''}`];
   const proc = spawnEngine(
     ferretDbBinary(),
-    ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/`, `--listen-addr=127.0.0.1:${port}`,
+    [...backend, `--listen-addr=127.0.0.1:${port}`,
       `--state-dir=${opts.dataDir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=warn'],
     path.join(opts.dataDir, 'ferretdb.log'),
   );

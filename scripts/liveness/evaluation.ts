@@ -1,6 +1,7 @@
 // Owns what the liveness accuracy scripts share: reading labelled image sets, running the engine on them
 // (with an optional per-image cache of the models' logits), leave-one-source-out refits of the fusion,
 // and the ISO 30107-3 style metrics (APCER, BPCER, EER) plus AUC and its bootstrap interval over sources.
+import { auc } from '../stats';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -123,12 +124,7 @@ export function crossValidatedLikelihoods(
   return out;
 }
 
-export function auc(pos: number[], neg: number[]): number {
-  if (pos.length === 0 || neg.length === 0) return NaN;
-  let s = 0;
-  for (const p of pos) for (const n of neg) s += p > n ? 1 : p === n ? 0.5 : 0;
-  return s / (pos.length * neg.length);
-}
+export { auc };
 
 /** Spoofs accepted: score at or below the threshold ("spoof" means score > threshold). */
 export const apcer = (spoof: number[], t: number) => (spoof.length ? spoof.filter((s) => s <= t).length / spoof.length : NaN);

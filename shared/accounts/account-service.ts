@@ -8,12 +8,19 @@ import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId } from '
 import { monthAfter, monthOf, type Clock } from '../billing/month';
 import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
 import type { AuthCache } from './auth-cache';
+import { Deadline } from '../deadline';
+import { SingleFlight } from '../single-flight';
 
 export type KeySlot = 'primary' | 'secondary';
 export type Account = AccountDoc & { _id: string };
 
+/** The account fields authentication and billing need: all the auth cache ever stores. */
+export type AuthAccount = Pick<Account, '_id' | 'status' | 'plan' | 'monthlyLimit' | 'hardCap'> & {
+  scheduledChange: { effectiveMonth?: string | null } | null;
+};
+
 export interface AuthenticatedKey {
-  account: Account;
+  account: AuthAccount;
   keyId: string;
   slot: KeySlot;
 }
@@ -38,7 +45,27 @@ export interface PlanView {
   hardCap: boolean;
 }
 
+/** Upper bound of one authentication's database reads when the caller gives no deadline. */
+const DEFAULT_AUTH_DEADLINE_MS = 10_000;
+/** Least server-side time a shared key lookup gets (see lookUp). */
+const LOOKUP_FLOOR_MS = 1000;
+
+function authAccountOf(a: Account): AuthAccount {
+  const due = a.scheduledChange?.effectiveMonth ?? null;
+  return {
+    _id: a._id,
+    status: a.status,
+    plan: a.plan,
+    monthlyLimit: a.monthlyLimit ?? null,
+    hardCap: a.hardCap,
+    scheduledChange: due ? { effectiveMonth: due } : null,
+  };
+}
+
 export class AccountService {
+  /** Concurrent first calls of one key share one database lookup. */
+  private readonly lookups = new SingleFlight<AuthenticatedKey | null>();
+
   /** With a cache, authentication reads Redis; every write below then keeps it right (see auth-cache.ts). */
   constructor(
     private readonly models: Models,
@@ -88,7 +115,7 @@ export class AccountService {
     return { primaryKey, secondaryKey };
   }
 
-  /** Replaces one key; the old one stops working at once (there is no cache to go stale). */
+  /** Replaces one key; the old one stops working at once (the cache refuses its digest, see auth-cache.ts). */
   async regenerate(customerId: string, slot: KeySlot): Promise<string> {
     const account = await this.get(customerId);
     if (!account) throw new NotFoundError('customer not found');
@@ -119,21 +146,35 @@ export class AccountService {
 
   /**
    * Resolves an X-API-Key. Null for a missing, malformed, unknown or replaced key (401);
-   * ForbiddenError when the key is valid but the account may not use the API (403).
+   * ForbiddenError when the key is valid but the account may not use the API (403);
+   * DeadlineExceededError (503) when the answer cannot come before `deadline`.
    */
-  async authenticate(presented: string | undefined): Promise<AuthenticatedKey | null> {
+  async authenticate(presented: string | undefined, deadline = Deadline.after(DEFAULT_AUTH_DEADLINE_MS)): Promise<AuthenticatedKey | null> {
     if (!presented || !API_KEY_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
-    const cached = await this.cache?.get(digest);
-    if (cached === 'revoked') return null;
-    if (cached && !this.changeDue(cached.account)) return this.admit(cached);
-    const key = await this.models.ApiKey.findOne({ hash: digest }).lean();
+    const cached = this.cache ? await deadline.race('authentication cache', this.cache.get(digest)) : ({ kind: 'miss', generation: null } as const);
+    if (cached.kind === 'revoked') return null;
+    if (cached.kind === 'hit' && !this.changeDue(cached.value.account)) return this.admit(cached.value);
+    const generation = cached.kind === 'miss' ? cached.generation : null;
+    const auth = await deadline.race('authentication', this.lookups.run(digest, () => this.lookUp(digest, generation, deadline)));
+    return auth && this.admit(auth);
+  }
+
+  /**
+   * The database half of authenticate: one read of the key and one of its account. The fill is shared by
+   * every caller that missed meanwhile, so the server-side bound is the first caller's time left but never
+   * under LOOKUP_FLOOR_MS (a caller about to give up must not doom the others); each caller still answers by
+   * its own deadline.
+   */
+  private async lookUp(digest: string, generation: string | null, deadline: Deadline): Promise<AuthenticatedKey | null> {
+    const bound = Deadline.after(Math.max(LOOKUP_FLOOR_MS, deadline.remainingMs()));
+    const key = await this.models.ApiKey.findOne({ hash: digest }, { customerId: 1, slot: 1, hash: 1 }).maxTimeMS(bound.remainingMs()).lean();
     if (!key || !sameDigest(key.hash, digest)) return null;
-    const account = await this.current(key.customerId);
+    const account = await this.current(key.customerId, bound);
     if (!account) return null;
-    const auth: AuthenticatedKey = { account, keyId: key._id, slot: key.slot as KeySlot };
-    await this.cache?.put(digest, auth);
-    return this.admit(auth);
+    const auth: AuthenticatedKey = { account: authAccountOf(account), keyId: key._id, slot: key.slot as KeySlot };
+    await this.cache?.put(digest, generation, auth);
+    return auth;
   }
 
   /** 403 when the key is valid but the account may not use the API. */
@@ -146,13 +187,15 @@ export class AccountService {
   }
 
   /** A scheduled plan change has come due: the cached account is out of date. */
-  private changeDue(account: Account): boolean {
+  private changeDue(account: AuthAccount): boolean {
     const due = account.scheduledChange?.effectiveMonth;
     return !!due && monthOf(this.clock()) >= due;
   }
 
-  async get(customerId: string): Promise<Account | null> {
-    return (await this.models.Account.findById(customerId).lean()) as Account | null;
+  async get(customerId: string, deadline?: Deadline): Promise<Account | null> {
+    const query = this.models.Account.findById(customerId);
+    if (deadline) query.maxTimeMS(Math.max(1, deadline.remainingMs()));
+    return (await query.lean()) as Account | null;
   }
 
   async getByEmail(email: string): Promise<Account | null> {
@@ -160,8 +203,8 @@ export class AccountService {
   }
 
   /** The account with any scheduled change that has come due applied (lazily, atomically). */
-  async current(customerId: string): Promise<Account | null> {
-    const account = await this.get(customerId);
+  async current(customerId: string, deadline?: Deadline): Promise<Account | null> {
+    const account = await this.get(customerId, deadline);
     if (!account?.scheduledChange?.effectiveMonth) return account;
     const change = account.scheduledChange;
     if (monthOf(this.clock()) < change.effectiveMonth!) return account;
@@ -177,7 +220,7 @@ export class AccountService {
     return ((applied ?? (await this.get(customerId))) as Account | null);
   }
 
-  planView(account: Account): PlanView {
+  planView(account: Pick<Account, 'plan' | 'monthlyLimit' | 'hardCap'>): PlanView {
     const plan = account.plan as PlanId;
     return {
       plan,

@@ -1,11 +1,41 @@
-// Owns the API-key cache: key digest -> account, in Redis, so authentication costs one Redis round trip
-// instead of two database reads. Correct across processes without a stale window for replaced keys:
-// regenerating a key writes a tombstone for the old digest that every reader checks in the same MGET,
-// so a reader that raced the regeneration cannot resurrect the old key. Account changes (plan, hard cap,
-// status) delete the customer's entries; entries also expire after a few seconds as a safety net.
+// Owns the API-key cache: key digest -> the few account fields authentication needs, in Redis, so a
+// known key costs one Redis round trip and no database read. Credentials (password hash, TOTP secret)
+// and contact data are never cached.
+//
+// Staleness: every change made through AccountService (plan, hard cap, limit, status, scheduled change,
+// key replacement) invalidates the customer's entries at once, and a lookup that read the database
+// before such a change cannot re-cache what it read: the change bumps a per-digest generation
+// (a tombstone that outlives any lookup) and an entry is written only if the generation is still the
+// one seen when the lookup started. A replaced key additionally gets a 'revoked' mark that every reader
+// checks in the same MGET. So the only stale window left is for edits that bypass AccountService (an
+// operator editing the database by hand): at most ENTRY_TTL_SECONDS. Scheduled changes that come due
+// are applied by AccountService on the next authentication (it compares the cached due month with the clock).
 import type { Redis } from 'ioredis';
 
-const TTL_SECONDS = 10;
+/** Lifetime of a cached authentication: the staleness bound for database edits that bypass AccountService. */
+export const ENTRY_TTL_SECONDS = 300;
+/** Generation and revocation marks outlive every entry written before them and every lookup in flight. */
+const MARK_TTL_SECONDS = ENTRY_TTL_SECONDS * 2;
+
+// KEYS: entry, revoked, generation. ARGV: generation seen at lookup start ('' = none), JSON, TTL seconds.
+const PUT_IF_CURRENT = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local gen = redis.call('GET', KEYS[3]) or ''
+if gen ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return 1
+`;
+
+// KEYS: generation, entry. ARGV: mark TTL seconds.
+const FORGET = `
+redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+return 1
+`;
+
+/** What a cache read found: the entry (or null) and the generation a later put must still match. */
+export type CacheLookup<T> = { kind: 'revoked' } | { kind: 'hit'; value: T } | { kind: 'miss'; generation: string | null };
 
 /** T is what an authentication resolves to (AccountService's AuthenticatedKey), stored as JSON. */
 export class AuthCache<T> {
@@ -18,33 +48,45 @@ export class AuthCache<T> {
     return `${this.prefix}:auth:${digest}`;
   }
 
-  private tombstone(digest: string): string {
+  private revokedMark(digest: string): string {
     return `${this.prefix}:auth-revoked:${digest}`;
   }
 
-  /** A cached authentication, 'revoked' for a replaced key, or null (ask the database). */
-  async get(digest: string): Promise<T | 'revoked' | null> {
-    try {
-      const [cached, revoked] = await this.redis.mget(this.entry(digest), this.tombstone(digest));
-      if (revoked) return 'revoked';
-      return cached ? (JSON.parse(cached) as T) : null;
-    } catch {
-      return null; // Redis trouble: the database answers instead
-    }
+  private generation(digest: string): string {
+    return `${this.prefix}:auth-gen:${digest}`;
   }
 
-  async put(digest: string, auth: T): Promise<void> {
-    await this.redis.set(this.entry(digest), JSON.stringify(auth), 'EX', TTL_SECONDS).catch(() => undefined);
+  /** A cached authentication, 'revoked' for a replaced key, or a miss with the generation to put under. */
+  async get(digest: string): Promise<CacheLookup<T>> {
+    let found: Array<string | null>;
+    try {
+      found = await this.redis.mget(this.entry(digest), this.revokedMark(digest), this.generation(digest));
+    } catch {
+      return { kind: 'miss', generation: null }; // Redis trouble: the database answers, nothing is cached
+    }
+    const [cached, revoked, generation] = found;
+    if (revoked) return { kind: 'revoked' };
+    if (cached) return { kind: 'hit', value: JSON.parse(cached) as T };
+    return { kind: 'miss', generation: generation ?? '' };
+  }
+
+  /** Caches `auth` unless the key was revoked or its account changed since `generation` was read. */
+  async put(digest: string, generation: string | null, auth: T): Promise<boolean> {
+    if (generation === null) return false;
+    const written = await this.redis
+      .eval(PUT_IF_CURRENT, 3, this.entry(digest), this.revokedMark(digest), this.generation(digest), generation, JSON.stringify(auth), ENTRY_TTL_SECONDS)
+      .catch(() => 0);
+    return written === 1;
   }
 
   /** The key with this digest was replaced: refuse it everywhere from now on. */
   async revoke(digest: string): Promise<void> {
-    await this.redis.set(this.tombstone(digest), '1', 'EX', TTL_SECONDS * 6);
-    await this.redis.del(this.entry(digest));
+    await this.redis.set(this.revokedMark(digest), '1', 'EX', MARK_TTL_SECONDS);
+    await this.redis.eval(FORGET, 2, this.generation(digest), this.entry(digest), MARK_TTL_SECONDS);
   }
 
-  /** The account behind these digests changed: drop what was cached for it. */
+  /** The account behind these digests changed: drop what was cached, and refuse re-caches of older reads. */
   async forget(digests: string[]): Promise<void> {
-    if (digests.length) await this.redis.del(...digests.map((d) => this.entry(d)));
+    await Promise.all(digests.map((d) => this.redis.eval(FORGET, 2, this.generation(d), this.entry(d), MARK_TTL_SECONDS)));
   }
 }

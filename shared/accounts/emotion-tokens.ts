@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors';
 import type { EmotionTokenDoc, Models } from '../db/models';
+import { Deadline } from '../deadline';
+import { SingleFlight } from '../single-flight';
 import { displayPrefix, generateToken, sameDigest, sha256Hex } from './secrets';
 
 export type EmotionToken = EmotionTokenDoc & { _id: string };
@@ -9,6 +11,9 @@ export type EmotionToken = EmotionTokenDoc & { _id: string };
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,256}$/;
 
 export class EmotionTokenService {
+  /** Concurrent calls with one token share one database read. */
+  private readonly lookups = new SingleFlight<EmotionToken | null>();
+
   constructor(private readonly models: Models) {}
 
   /** Creates a token and returns it in full: the only time it is shown. */
@@ -31,11 +36,13 @@ export class EmotionTokenService {
     return (await this.models.EmotionToken.find({ customerId }).sort({ createdAt: -1 }).lean()) as EmotionToken[];
   }
 
-  /** The token's record, or null when it is malformed, unknown or revoked. */
-  async authenticate(presented: string): Promise<EmotionToken | null> {
+  /** The token's record, or null when it is malformed, unknown or revoked; DeadlineExceededError (503) when late. */
+  async authenticate(presented: string, deadline = Deadline.after(10_000)): Promise<EmotionToken | null> {
     if (!TOKEN_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
-    const doc = (await this.models.EmotionToken.findOne({ hash: digest }).lean()) as EmotionToken | null;
+    const read = () =>
+      this.models.EmotionToken.findOne({ hash: digest }).maxTimeMS(Math.max(1000, deadline.remainingMs())).lean().exec() as Promise<EmotionToken | null>;
+    const doc = await deadline.race('authentication', this.lookups.run(digest, read));
     if (!doc || doc.revokedAt || !sameDigest(doc.hash, digest)) return null;
     return doc;
   }

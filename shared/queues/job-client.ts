@@ -1,8 +1,16 @@
-// Owns the API side of the queue round trip: store the bytes, enqueue a small job, await the outcome.
+// Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
+// await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
+// backlog implies — jobs waiting x measured service time per job / workers, plus its own service time —
+// would not fit what is left of the request's budget. The service time per job is an EWMA measured from
+// the outcomes: the larger of the `workerMs` each one carries back and the effective time per job its
+// round trip implies (time from enqueue to answer x workers / (jobs ahead + 1)), which also counts what
+// workerMs does not see (fetching the job, a busy event loop). A count cap stays as a ceiling for Redis
+// memory and for the time before the first outcome has been measured.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors';
+import { Deadline, DeadlineExceededError } from '../deadline';
 import type { Logger } from '../logger';
 import type { z } from 'zod';
 import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName } from './contracts';
@@ -19,7 +27,7 @@ export interface JobClientOptions {
   log: Logger;
   /** How outcomes are parsed; default: the contract's schema of queueName (a queue without one must pass it). */
   outcomeSchema?: z.ZodType<JobOutcome>;
-  /** Shed load with 503 when more than this many jobs per worker already wait (0 = never). */
+  /** Ceiling: shed with 503 when this many jobs per worker already wait, whatever the time rule says (0 = none). */
   maxBacklogPerWorker: number;
   /** A fixed worker count for shedding; default: the workers BullMQ sees connected, refreshed every few seconds. */
   expectedWorkers?: number;
@@ -29,10 +37,33 @@ export interface SubmitOptions<I> {
   requestId: string;
   input: I;
   payload: Buffer;
-  budgetMs: number;
+  /** The request's deadline: the job waits at most what is left of it. */
+  deadline: Deadline;
+  /** What admission saw (jobs ahead, workers): turns the round trip into a service-time sample. */
+  admission?: Admission;
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
+/** Weight of the newest sample in the service-time EWMA (about the last ten jobs matter). */
+const SERVICE_TIME_ALPHA = 0.2;
+
+/** What admission decided, for logs and tests: the expected wait against what the budget has left. */
+export interface Admission {
+  waiting: number;
+  workers: number;
+  /** EWMA of measured service time per job; null before the first outcome. */
+  serviceMs: number | null;
+  expectedWaitMs: number | null;
+  remainingMs: number;
+  /** Set while the admitted job is counted as ahead of others but not yet in the queue. */
+  pendingEnqueue?: boolean;
+}
+
+export class CapacityError extends ServiceUnavailableError {
+  constructor(readonly admission: Admission, retryAfterSeconds: number) {
+    super('The service is at capacity; try again shortly', retryAfterSeconds);
+  }
+}
 
 export class JobTimeoutError extends ServiceUnavailableError {
   constructor(readonly jobId: string, readonly wasStarted: boolean) {
@@ -60,14 +91,51 @@ export class JobClient {
     await this.bus.start();
   }
 
-  /** Sheds load before any work is done: a backlog that cannot be served in time gets 503 now. */
-  async assertCapacity(): Promise<void> {
-    if (this.opts.maxBacklogPerWorker <= 0) return;
-    const [waiting, workers] = await Promise.all([this.queue.getWaitingCount(), this.workerCount()]);
+  private serviceMs: number | null = null;
+  private admittedNotEnqueued = 0;
+
+  /** An admitted job reached the queue (or never will): stop counting it as pending. */
+  private enqueued(admission?: Admission): void {
+    if (!admission?.pendingEnqueue) return;
+    admission.pendingEnqueue = false;
+    this.admittedNotEnqueued--;
+  }
+
+  /** Measured service time per job (EWMA of the outcomes' workerMs); null before the first outcome. */
+  get serviceTimeMs(): number | null {
+    return this.serviceMs;
+  }
+
+  private observe(outcome: JobOutcome<unknown>, roundTripMs: number, admission?: Admission): void {
+    const perJob = admission ? (roundTripMs * Math.max(1, admission.workers)) / (admission.waiting + 1) : 0;
+    const ms = Math.max(outcome.workerMs, perJob);
+    if (!Number.isFinite(ms) || ms < 0) return;
+    this.serviceMs = this.serviceMs === null ? ms : this.serviceMs + SERVICE_TIME_ALPHA * (ms - this.serviceMs);
+  }
+
+  /**
+   * Sheds load before any work is done: a job whose expected wait would not fit the deadline gets 503
+   * now (Retry-After: the seconds by which it would miss), never a 503 after waiting the budget out.
+   */
+  async assertCapacity(deadline: Deadline): Promise<Admission> {
+    const [queued, workers] = await deadline.race('admission', Promise.all([this.queue.getWaitingCount(), this.workerCount()]));
+    // Jobs this process admitted that are not in the queue yet count as ahead too: a burst's requests are
+    // admitted concurrently, before any of their enqueues show in the count.
+    const waiting = queued + this.admittedNotEnqueued;
+    const remainingMs = deadline.remainingMs();
+    const serviceMs = this.serviceMs;
+    const expectedWaitMs = serviceMs === null ? null : ((waiting / Math.max(1, workers)) + 1) * serviceMs;
+    const admission: Admission = { waiting, workers, serviceMs, expectedWaitMs, remainingMs };
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
-    if (waiting >= this.opts.maxBacklogPerWorker * workers) {
-      throw new ServiceUnavailableError('The service is at capacity; try again shortly', 2);
+    if (expectedWaitMs !== null && expectedWaitMs > remainingMs) {
+      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs - remainingMs) / 1000)));
     }
+    if (this.opts.maxBacklogPerWorker > 0 && waiting >= this.opts.maxBacklogPerWorker * workers) {
+      throw new CapacityError(admission, 2);
+    }
+    this.admittedNotEnqueued++;
+    admission.pendingEnqueue = true;
+    return admission;
   }
 
   private workersSeen = { count: 1, at: 0 };
@@ -81,11 +149,16 @@ export class JobClient {
     return this.workersSeen.count;
   }
 
-  /** Runs one job and resolves with its outcome, or rejects with JobTimeoutError after budgetMs. */
+  /** Runs one job and resolves with its outcome, or rejects with JobTimeoutError at the deadline. */
   async run<I, R>(o: SubmitOptions<I>): Promise<JobOutcome<R>> {
     const jobId = o.requestId;
     const now = Date.now();
-    const deadline = now + o.budgetMs;
+    const budgetMs = o.deadline.remainingMs(now);
+    if (budgetMs <= 0) {
+      this.enqueued(o.admission);
+      throw new DeadlineExceededError('enqueue');
+    }
+    const deadline = o.deadline.at;
     const payloadKey = this.keys.payload(jobId);
     const envelope: JobEnvelope<I> = {
       requestId: o.requestId,
@@ -97,15 +170,24 @@ export class JobClient {
     };
     const waiting = this.bus.expect<R>(jobId);
     try {
-      await this.opts.redis.set(payloadKey, o.payload, 'PX', o.budgetMs + PAYLOAD_GRACE_MS);
-      await this.queue.add(this.opts.queueName, envelope, { jobId });
+      // One round trip: both go out on the same connection in this order, so Redis stores the bytes
+      // before the job exists and a worker never finds a job without its payload.
+      await Promise.all([
+        this.opts.redis.set(payloadKey, o.payload, 'PX', budgetMs + PAYLOAD_GRACE_MS),
+        this.queue.add(this.opts.queueName, envelope, { jobId }),
+      ]);
     } catch (err) {
+      this.enqueued(o.admission);
       this.bus.forget(jobId);
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
-    const outcome = await waiting.wait(o.budgetMs);
-    if (outcome) return outcome;
+    this.enqueued(o.admission);
+    const outcome = await waiting.wait(o.deadline.remainingMs());
+    if (outcome) {
+      this.observe(outcome, Date.now() - now, o.admission);
+      return outcome;
+    }
     // Too late: take the job back if no worker has started it, and free its bytes.
     const removed = await this.queue.remove(jobId).catch(() => 0);
     await this.opts.redis.del(payloadKey).catch(() => undefined);

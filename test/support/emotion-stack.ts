@@ -26,7 +26,7 @@ export interface EmotionStack {
 
 export async function startEmotionStack(label: string, o: { env?: Record<string, string>; withWorker?: boolean } = {}): Promise<EmotionStack> {
   const { prefix, dbName } = isolation(label);
-  const config = testConfig(prefix, { MAX_BACKLOG_PER_WORKER: '500', ...o.env });
+  const config = testConfig(prefix, o.env);
   const api = await startEmotionApi({ config, log: quietLog, dbName });
   const worker = o.withWorker === false ? null : await startEmotionWorker({ config, log: quietLog, dbName });
   const conn: Connection = await connectMongo(testMongoUri(), dbName);

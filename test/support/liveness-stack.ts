@@ -25,7 +25,7 @@ export async function startLivenessStack(
   o: { env?: Record<string, string>; clock?: Clock; withWorker?: boolean } = {},
 ): Promise<LivenessStack> {
   const { prefix, dbName } = isolation(label);
-  const config = testConfig(prefix, { MAX_BACKLOG_PER_WORKER: '500', THROTTLE_BURST: '10000', ...o.env });
+  const config = testConfig(prefix, o.env);
   const api = await startLivenessApi({ config, log: quietLog, dbName, clock: o.clock });
   const worker = o.withWorker === false ? null : await startLivenessWorker({ config, log: quietLog, dbName });
   let n = 0;

@@ -6,6 +6,7 @@ import { jobOutcomeSchema } from '../../../shared/queues/contracts';
 import { InvalidInputError } from '../../../shared/errors';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { JobClient, JobTimeoutError } from '../../../shared/queues/job-client';
+import { Deadline } from '../../../shared/deadline';
 import { queueKeys } from '../../../shared/queues/keys';
 import { JobRunner, type JobHandler } from '../../../workers/runtime/job-runner';
 import { isolation, testRedisUrl } from '../../support/engines';
@@ -57,7 +58,7 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   it('returns the worker result to the process that asked, with the bytes kept out of the job data', async () => {
     const payload = Buffer.alloc(256 * 1024, 7);
     const requestId = randomUUID();
-    const outcome = await clientA.run<EchoInput, EchoResult>({ requestId, input: { mode: 'digest' }, payload, budgetMs: 5000 });
+    const outcome = await clientA.run<EchoInput, EchoResult>({ requestId, input: { mode: 'digest' }, payload, deadline: Deadline.after(5000) });
     expect(outcome.ok).to.equal(true);
     if (!outcome.ok) return;
     expect(outcome.value.bytes).to.equal(payload.length);
@@ -68,7 +69,7 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   it('delivers each result to its own waiter when two API processes share the queue', async () => {
     const jobs = Array.from({ length: 12 }, (_, i) => ({ client: i % 2 ? clientA : clientB, payload: Buffer.from(`payload-${i}`) }));
     const outcomes = await Promise.all(
-      jobs.map((j) => j.client.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'digest' }, payload: j.payload, budgetMs: 5000 })),
+      jobs.map((j) => j.client.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'digest' }, payload: j.payload, deadline: Deadline.after(5000) })),
     );
     outcomes.forEach((o, i) => {
       expect(o.ok).to.equal(true);
@@ -77,7 +78,7 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   });
 
   it('carries a typed worker error back as its code and HTTP status', async () => {
-    const outcome = await clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'reject' }, payload: Buffer.from('x'), budgetMs: 5000 });
+    const outcome = await clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'reject' }, payload: Buffer.from('x'), deadline: Deadline.after(5000) });
     expect(outcome.ok).to.equal(false);
     if (outcome.ok) return;
     expect(outcome.error).to.include({ code: 'invalid_image', httpStatus: 400 });
@@ -85,11 +86,11 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
 
   it('gives up after the budget with a 503-class error, and frees the queued input', async () => {
     // Occupy the single worker, then ask for a job that cannot start within its budget.
-    const busy = clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'slow', delayMs: 1200 }, payload: Buffer.from('a'), budgetMs: 5000 });
+    const busy = clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'slow', delayMs: 1200 }, payload: Buffer.from('a'), deadline: Deadline.after(5000) });
     const requestId = randomUUID();
     let caught: unknown;
     try {
-      await clientB.run<EchoInput, EchoResult>({ requestId, input: { mode: 'digest' }, payload: Buffer.from('late'), budgetMs: 300 });
+      await clientB.run<EchoInput, EchoResult>({ requestId, input: { mode: 'digest' }, payload: Buffer.from('late'), deadline: Deadline.after(300) });
     } catch (err) {
       caught = err;
     }
@@ -100,7 +101,7 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   });
 
   it('skips a job whose deadline passed while it waited, without running the processor', async () => {
-    const busy = clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'slow', delayMs: 800 }, payload: Buffer.from('a'), budgetMs: 5000 });
+    const busy = clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'slow', delayMs: 800 }, payload: Buffer.from('a'), deadline: Deadline.after(5000) });
     await new Promise((r) => setTimeout(r, 50));
     // Enqueue directly with a deadline already behind us, as a slow API would have left it.
     const requestId = randomUUID();

@@ -32,9 +32,7 @@ export async function opsEnv(label: string, base: Record<string, string> = {}): 
     MONGODB_URI: `${testMongoUri()}${dbName}`,
     QUEUE_PREFIX: prefix,
     APP_SECRET: 'ops-test-secret-ops-test-secret-0123456789',
-    // The tests fire bursts from one key; the fair-use throttle and the backlog shedding are not under test here.
-    THROTTLE_BURST: '10000',
-    MAX_BACKLOG_PER_WORKER: '500',
+    // Shipped throttle and admission: the bursts here (at most 14 calls per key) fit both.
     ...base,
   };
   const conn: Connection = await connectMongo(testMongoUri(), dbName);

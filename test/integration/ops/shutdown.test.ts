@@ -128,7 +128,8 @@ describe('SIGTERM', function () {
         answers.push(checkLiveness(api.port, key, image));
 
         expect(await first.exited, 'exit code').to.equal(0);
-        await sleep(200); // let the last published result reach its waiter
+        // The job it held was published before it exited; wait for that answer to reach its caller (a state, not a time).
+        await until('the answer of the job the first worker held', async () => settled > settledAtSigterm, 20_000, 5);
         doneByFirst = settled;
         // The job it held was answered; no job is left active (taken and abandoned), the rest still wait.
         expect(doneByFirst, 'answers when the first worker exited').to.be.greaterThan(settledAtSigterm);

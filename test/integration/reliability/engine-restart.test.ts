@@ -63,10 +63,9 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
   const ofPhase = (p: string) => samples.filter((s) => s.phase === p);
 
   it('serves 200s while both engines are up', async () => {
-    // A count of answers, not a fixed wait: on a busy machine the first answers take longer.
-    await eventually(async () => ofPhase('up').length > 5, 30_000);
+    // Wait for a handful of answers (a state), however long a busy machine takes to give them.
+    await eventually(async () => ofPhase('up').length > 5, 60_000);
     const up = ofPhase('up');
-    expect(up.length).to.be.greaterThan(5);
     expect(up.map((s) => s.status).every((s) => s === 200), JSON.stringify(up)).to.equal(true);
   });
 
@@ -87,12 +86,13 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     expect(down.length).to.be.greaterThan(3);
     for (const s of down) {
       expect(s.status, JSON.stringify(s)).to.equal(503);
-      expect(s.ms, JSON.stringify(s)).to.be.lessThan(1000);
+      // The request deadline bounds every step: an answer never comes later than the budget + 1 s.
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
     // Anything sent around the transitions is either served or refused, never a 500 or a hang.
     for (const s of samples) {
       expect([200, 503], JSON.stringify(s)).to.include(s.status);
-      expect(s.ms).to.be.lessThan(BUDGET_MS + 3000);
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
   });
 
@@ -113,17 +113,17 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     const down = ofPhase('mongo-down');
     console.log('      mongo-down samples (status/ms):', down.map((s) => `${s.status}/${Math.round(s.ms)}`).join(' '));
     expect(down.length).to.be.greaterThan(2);
-    // A key still in the auth cache is served: billing needs only Redis, and the usage event waits in the
-    // outbox until MongoDB is back (the last test counts them). Everything else is refused fast.
-    expect(down.filter((s) => s.status === 503).length, 'a cache miss needs the database').to.be.greaterThan(0);
+    // A key in the auth cache is served: billing needs only Redis, and the usage event waits in the outbox
+    // until MongoDB is back (the last test counts them). A call that needs the database is refused fast.
     for (const s of down) {
+      // A known key needs no database read on the hot path, so a call may still be served; if not, it is
+      // refused with 503 — either way within the request deadline (budget + 1 s), never a hang.
       expect([200, 503], JSON.stringify(s)).to.include(s.status);
-      // The driver's server selection gives up after 3 s; generous bound for "fails fast, does not hang".
-      expect(s.ms, JSON.stringify(s)).to.be.lessThan(5000);
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
     for (const s of samples) {
       expect([200, 503], JSON.stringify(s)).to.include(s.status);
-      expect(s.ms).to.be.lessThan(BUDGET_MS + 5000);
+      expect(s.ms, JSON.stringify(s)).to.be.at.most(BUDGET_MS + 1000);
     }
   });
 

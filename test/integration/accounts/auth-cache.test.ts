@@ -1,0 +1,102 @@
+// The API-key cache against real Redis and the real document store: one database read per key however
+// many first calls arrive at once, no read at all for a known key, only the auth fields cached, and an
+// account change that a lookup in flight cannot undo by re-caching what it read before.
+import { expect } from 'chai';
+import mongoose, { type Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
+import { AccountService, type AuthenticatedKey } from '../../../shared/accounts/account-service';
+import { AuthCache } from '../../../shared/accounts/auth-cache';
+import { sha256Hex } from '../../../shared/accounts/secrets';
+import { systemClock } from '../../../shared/billing/month';
+import { closeRedis, createRedis } from '../../../shared/redis';
+import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
+
+describe('API-key authentication cache (Redis) in front of the document store', () => {
+  let conn: Connection;
+  let models: Models;
+  let redis: Redis;
+  let prefix: string;
+  /** Reads the driver sent, by collection. */
+  const reads: Record<string, number> = {};
+
+  before(async () => {
+    const iso = isolation('authcache');
+    prefix = iso.prefix;
+    // Command monitoring counts what really reaches the database, not what the code thinks it asked.
+    conn = await mongoose.createConnection(testMongoUri(), { dbName: iso.dbName, monitorCommands: true }).asPromise();
+    conn.getClient().on('commandStarted', (e) => {
+      if (e.commandName === 'find') reads[String(e.command.find)] = (reads[String(e.command.find)] ?? 0) + 1;
+    });
+    models = createModels(conn);
+    await ensureIndexes(models);
+    redis = createRedis(testRedisUrl(), 'producer', 'auth-cache-test');
+  });
+  after(async () => {
+    await closeRedis(redis);
+    await conn.close();
+  });
+
+  const resetReads = () => {
+    for (const k of Object.keys(reads)) delete reads[k];
+  };
+
+  it('makes one read of the key and one of the account for 50 concurrent first calls, and none once cached', async () => {
+    const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
+    const { primaryKey } = await accounts.create({ email: 'burst@example.com', plan: 'starter' });
+    resetReads();
+    const first = await Promise.all(Array.from({ length: 50 }, () => accounts.authenticate(primaryKey!)));
+    expect(first.every((a) => a?.account.plan === 'starter')).to.equal(true);
+    expect(reads).to.deep.equal({ api_keys: 1, accounts: 1 });
+    resetReads();
+    const again = await Promise.all(Array.from({ length: 50 }, () => accounts.authenticate(primaryKey!)));
+    expect(again.every((a) => a !== null)).to.equal(true);
+    expect(reads).to.deep.equal({});
+  });
+
+  it('caches only the fields authentication needs: no password hash, TOTP secret or contact data', async () => {
+    const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
+    const { account, primaryKey } = await accounts.create({ email: 'secret@example.com', plan: 'standard', firstName: 'Ada' });
+    await models.Account.updateOne({ _id: account._id }, { $set: { passwordHash: 'scrypt$abc', totpSecretEnc: 'sealed' } });
+    await accounts.authenticate(primaryKey!);
+    const raw = await redis.get(`${prefix}:auth:${sha256Hex(primaryKey!)}`);
+    expect(raw).to.be.a('string');
+    const cached = JSON.parse(raw!) as AuthenticatedKey;
+    expect(Object.keys(cached.account).sort()).to.deep.equal(['_id', 'hardCap', 'monthlyLimit', 'plan', 'scheduledChange', 'status']);
+    expect(raw).not.to.match(/scrypt|sealed|secret@example|Ada/);
+  });
+
+  it('refuses to re-cache a lookup that read the account before a change (the forget tombstone)', async () => {
+    const cache = new AuthCache<AuthenticatedKey>(redis, prefix);
+    const accounts = new AccountService(models, systemClock, cache);
+    const { account, primaryKey } = await accounts.create({ email: 'late@example.com', plan: 'starter' });
+    const digest = sha256Hex(primaryKey!);
+    // A lookup starts: a miss, remembering the generation it saw ...
+    const seen = await cache.get(digest);
+    expect(seen.kind).to.equal('miss');
+    const before: AuthenticatedKey = { account: { _id: account._id, status: 'active', plan: 'starter', monthlyLimit: null, hardCap: false, scheduledChange: null }, keyId: 'k', slot: 'primary' };
+    // ... the account is suspended meanwhile ...
+    await accounts.setStatus(account._id, 'suspended');
+    // ... and the late put of the old read is refused, so the next call reads the new state.
+    expect(await cache.put(digest, seen.kind === 'miss' ? seen.generation : null, before)).to.equal(false);
+    expect((await cache.get(digest)).kind).to.equal('miss');
+    let refused: unknown;
+    try {
+      await accounts.authenticate(primaryKey!);
+    } catch (err) {
+      refused = err;
+    }
+    expect((refused as { httpStatus?: number })?.httpStatus).to.equal(403);
+  });
+
+  it('invalidates at once on an account change and re-caches the new state', async () => {
+    const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
+    const { account, primaryKey } = await accounts.create({ email: 'upgrade@example.com', plan: 'starter' });
+    expect((await accounts.authenticate(primaryKey!))?.account.plan).to.equal('starter');
+    await accounts.changePlan(account._id, 'business');
+    expect((await accounts.authenticate(primaryKey!))?.account.plan).to.equal('business');
+    resetReads();
+    expect((await accounts.authenticate(primaryKey!))?.account.plan).to.equal('business');
+    expect(reads).to.deep.equal({});
+  });
+});

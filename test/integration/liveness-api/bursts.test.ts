@@ -1,0 +1,71 @@
+// Bursts on the shipped defaults (no throttle, backlog or budget override): the quota answers before the
+// fair-use throttle and before capacity, and admission sheds only what the measured wait says cannot be
+// served within the budget.
+import { expect } from 'chai';
+import { portrait } from '../../support/images';
+import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
+import type { HttpResult } from '../../support/http';
+import { outboxDrained } from '../../support/billing';
+
+describe('Liveness API v1 bursts on the shipped defaults', function () {
+  this.timeout(180_000);
+  let stack: LivenessStack;
+  let face: Buffer;
+
+  before(async () => {
+    stack = await startLivenessStack('bursts');
+    face = await portrait();
+  });
+  after(() => stack.stop());
+
+  it('gives exactly 50 × 200 and 20 × 429 quota_exceeded to 70 simultaneous calls on a fresh free account, and usage then shows 50/0/0', async () => {
+    const acc = await stack.createAccount('free');
+    const results = await Promise.all(Array.from({ length: 70 }, () => stack.check(acc.primaryKey, face)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200), JSON.stringify(codes(results))).to.have.length(50);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20);
+    for (const r of results.filter((x) => x.status === 429)) {
+      expect(r.body.error.code).to.equal('quota_exceeded');
+      expect(r.body.metadata.remaining_calls).to.equal(0);
+      expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
+    }
+    const usage = (await stack.usage(acc.primaryKey)).body.data;
+    expect(usage).to.include({ total_calls: 50, remaining_calls: 0, over_limit_calls: 0, monthly_limit: 50, plan: 'free', hard_cap_enabled: true });
+    await outboxDrained(stack.api.deps.redis, stack.prefix);
+    expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId })).to.equal(50);
+  });
+
+  it('serves 300 calls at once from 30 customers, shedding only what the measured wait says cannot fit the budget, billing exactly the 200s', async () => {
+    const customers = await Promise.all(Array.from({ length: 30 }, () => stack.createAccount('starter')));
+    // One call first, so the API has measured a service time (before that only the count ceiling applies).
+    expect((await stack.check(customers[0]!.primaryKey, face)).status).to.equal(200);
+    const calls = customers.flatMap((c) => Array.from({ length: 10 }, () => ({ c, answer: stack.check(c.primaryKey, face) })));
+    const results = await Promise.all(calls.map(async ({ c, answer }) => ({ c, r: await answer })));
+    const tally = codes(results.map((x) => x.r));
+    for (const { r } of results) {
+      expect([200, 503], JSON.stringify(tally)).to.include(r.status);
+      if (r.status === 503) {
+        // Shed at admission (the expected wait did not fit), with a Retry-After: never a timeout after waiting.
+        expect(r.body.error.code).to.equal('service_unavailable');
+        expect(r.body.error.message, JSON.stringify(tally)).to.match(/at capacity/);
+        expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+      }
+    }
+    // Billed exactly what was answered 200, per customer.
+    for (const c of customers) {
+      const served = results.filter((x) => x.c === c && x.r.status === 200).length + (c === customers[0] ? 1 : 0);
+      expect((await stack.usage(c.primaryKey)).body.data.total_calls).to.equal(served);
+    }
+    console.log(`      300-call burst: ${JSON.stringify(tally)}`);
+  });
+});
+
+function codes(results: HttpResult[]): Record<string, number> {
+  const tally: Record<string, number> = {};
+  for (const r of results) {
+    const error = r.body?.error;
+    const k = `${r.status}${error?.code ? ` ${error.code}` : ''}${r.status === 503 ? ` (${String(error?.message).slice(0, 40)})` : ''}`;
+    tally[k] = (tally[k] ?? 0) + 1;
+  }
+  return tally;
+}

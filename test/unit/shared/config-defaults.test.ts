@@ -1,0 +1,31 @@
+// The shipped defaults of the request path, read from shared/config.ts: changing one is a visible decision
+// (this test changes with it), and the admission ceiling stays derived from the budget it serves.
+import { expect } from 'chai';
+import { parseConfig } from '../../../shared/config';
+import { ENTRY_TTL_SECONDS } from '../../../shared/accounts/auth-cache';
+
+describe('Shipped defaults of the request path (shared/config.ts)', () => {
+  const defaults = parseConfig({});
+
+  it('bounds each request by its budget: 10 s liveness, 5 s emotion (the spec)', () => {
+    expect(defaults.LIVENESS_BUDGET_MS).to.equal(10_000);
+    expect(defaults.EMOTION_BUDGET_MS).to.equal(5_000);
+  });
+
+  it('admits by time; the backlog ceiling is the most one worker could serve in the budget at ~20 ms a job', () => {
+    expect(defaults.MAX_BACKLOG_PER_WORKER).to.equal(500);
+    expect(defaults.MAX_BACKLOG_PER_WORKER).to.equal(defaults.LIVENESS_BUDGET_MS / 20);
+    expect(defaults.EXPECTED_LIVENESS_WORKERS).to.equal(undefined);
+  });
+
+  it('lets a 70-call burst of a free account reach the quota check: the fair-use burst is 60 a key at 20/s', () => {
+    expect(defaults.THROTTLE_BURST).to.equal(60);
+    expect(defaults.THROTTLE_RATE_PER_SEC).to.equal(20);
+    // The quota (50 on the free plan) is checked first, so 70 calls give 50 × 200 and 20 × quota_exceeded.
+    expect(defaults.THROTTLE_BURST).to.be.at.least(50);
+  });
+
+  it('keeps a cached authentication at most 5 minutes (the staleness bound for edits outside AccountService)', () => {
+    expect(ENTRY_TTL_SECONDS).to.equal(300);
+  });
+});
