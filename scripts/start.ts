@@ -111,8 +111,13 @@ async function main(): Promise<void> {
   };
   const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
     children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, tier });
-  add('liveness-api', 'api/liveness/main', 'front');
-  add('emotion-api', 'api/emotion/main', 'front');
+  // METRICS_PORT is per process: the liveness API takes it, the emotion API the next one (0: each a free port).
+  const metricsPorts =
+    config.METRICS_PORT === undefined
+      ? [{}, {}]
+      : [{ METRICS_PORT: String(config.METRICS_PORT) }, { METRICS_PORT: String(config.METRICS_PORT === 0 ? 0 : config.METRICS_PORT + 1) }];
+  add('liveness-api', 'api/liveness/main', 'front', metricsPorts[0]);
+  add('emotion-api', 'api/emotion/main', 'front', metricsPorts[1]);
   for (let i = 1; i <= config.LIVENESS_WORKERS; i++) add(`liveness-worker-${i}`, 'workers/liveness/main', 'worker');
   for (let i = 1; i <= config.EMOTION_WORKERS; i++) add(`emotion-worker-${i}`, 'workers/emotion/main', 'worker');
   for (const c of children) launch(c);
@@ -126,6 +131,8 @@ async function main(): Promise<void> {
   });
   log.info(
     {
+      host: config.HOST,
+      mode: config.NODE_ENV,
       liveness: `http://127.0.0.1:${config.LIVENESS_PORT}/v1/health`,
       emotion: `http://127.0.0.1:${config.EMOTION_PORT}${'/feelings/v3/analysis'}`,
       console: `http://127.0.0.1:${config.LIVENESS_PORT}/console/dashboard`,

@@ -11,7 +11,7 @@ import { errorHandler } from '../http/error-handler';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
-import type { Throttle } from '../http/throttle';
+import type { AuthFailureGuard, Throttle } from '../http/throttle';
 
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
 export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
@@ -23,8 +23,10 @@ export interface EmotionAppDeps {
   tokens: EmotionTokenService;
   jobs: JobClient;
   throttle: Throttle;
-  /** Failed authentications per client address. */
-  authFailures: Throttle;
+  /** Failed authentications per client address and credential prefix (the same guard as /v1). */
+  authFailures: AuthFailureGuard;
+  /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
+  trustProxy: number | string[];
   budgetMs: number;
   readiness: Readiness;
 }
@@ -41,17 +43,16 @@ function cors(_req: Request, res: Response, next: NextFunction) {
   next();
 }
 
-function bearer(tokens: EmotionTokenService, failures: Throttle) {
+function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    const address = `auth-fail:${req.ip}`;
-    await failures.check(address);
+    await failures.before(req);
     const header = req.get('authorization');
     if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
     const token = await tokens.authenticate(match[1]!);
     if (!token) {
-      await failures.spend(address);
+      await failures.failed(req, match[1]);
       throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
     }
     req.emotionToken = token;
@@ -74,6 +75,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', d.trustProxy);
   app.use(requestContext(d.log));
   app.use(httpMetrics(d.metrics));
   app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));

@@ -15,7 +15,7 @@ import { errorHandler } from '../http/error-handler';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
-import type { Throttle } from '../http/throttle';
+import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { quotaOnError, requireApiKey } from './auth';
 import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
 import { renderError, sendSuccess } from './envelope';
@@ -30,8 +30,10 @@ export interface LivenessAppDeps {
   ledger: CreditLedger;
   jobs: JobClient;
   throttle: Throttle;
-  /** Failed authentications per client address. */
-  authFailures: Throttle;
+  /** Failed authentications per client address and credential prefix (the same guard as the emotion API). */
+  authFailures: AuthFailureGuard;
+  /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
+  trustProxy: number | string[];
   idempotency: IdempotencyStore;
   clock: Clock;
   budgetMs: number;
@@ -53,7 +55,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.set('trust proxy', d.trustProxy);
   app.use(requestContext(d.log));
   app.use(httpMetrics(d.metrics));
   app.use(helmet());

@@ -4,7 +4,7 @@ import { UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { QuotaView } from './envelope';
-import type { Throttle } from '../http/throttle';
+import type { AuthFailureGuard } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -12,13 +12,12 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function requireApiKey(accounts: AccountService, failures: Throttle) {
+export function requireApiKey(accounts: AccountService, failures: AuthFailureGuard) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const address = `auth-fail:${req.ip}`;
-    await failures.check(address);
+    await failures.before(req);
     const auth = await accounts.authenticate(req.get('x-api-key'));
     if (!auth) {
-      await failures.spend(address);
+      await failures.failed(req, req.get('x-api-key'));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
     req.auth = auth;
