@@ -121,6 +121,20 @@ function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
   };
 }
 
+/** How often the pending-account sweep runs (it also runs once at start). */
+const PENDING_SWEEP_EVERY_MS = 3600_000;
+
+/** Deletes never-verified accounts older than PENDING_ACCOUNT_DAYS, at start and hourly. */
+function sweepPendingAccounts(d: ConsoleDeps): void {
+  const sweep = () =>
+    d.accounts
+      .deleteStalePending(d.config.PENDING_ACCOUNT_DAYS)
+      .then((deleted) => deleted > 0 && d.log.info({ deleted, days: d.config.PENDING_ACCOUNT_DAYS }, 'pending accounts expired'))
+      .catch((err: unknown) => d.log.warn({ err }, 'pending-account sweep failed; the next one retries'));
+  void sweep();
+  setInterval(sweep, PENDING_SWEEP_EVERY_MS).unref();
+}
+
 export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
@@ -152,5 +166,6 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   });
   router.use(consoleErrors(d));
   app.use('/console', router);
+  sweepPendingAccounts(d);
   deps.log.info({ mailbox: d.mailboxDir !== null }, 'console mounted at /console');
 }

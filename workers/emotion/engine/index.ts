@@ -19,6 +19,7 @@ import { AnalysisPool } from './pool';
 import type { PoolTask } from './pool-worker';
 import { sniff } from './sniff';
 import { energySpeech, framesFromTimeline, SileroVad } from './vad';
+import { sweepStaleTempDirs } from '../../runtime/temp-sweep';
 
 export { DeadlineExceededError } from './deadline';
 export { FEATURE_NAMES } from './features';
@@ -107,6 +108,8 @@ export class EmotionEngine {
       decodeParallelism: opts.decodeParallelism ?? Math.max(1, os.availableParallelism()),
       analysisThreads: opts.analysisThreads ?? Math.max(1, os.availableParallelism()),
     };
+    // Folders a killed worker left behind hold a caller's audio: remove them before taking jobs.
+    await sweepStaleTempDirs(full.tmpDir, 'emotion-');
     const pool = AnalysisPool.create(full.analysisThreads);
     await pool.warmUp();
     return new EmotionEngine(full, vad, mapping, pool, sileroFile);
