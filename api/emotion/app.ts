@@ -55,6 +55,7 @@ function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
       await failures.failed(req, match[1]);
       throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
     }
+    await failures.succeeded(req);
     req.emotionToken = token;
     next();
   };

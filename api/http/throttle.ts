@@ -7,7 +7,7 @@ import type { Config } from '../../shared/config';
 import { TooManyRequestsError } from '../../shared/errors';
 import { sha256Hex } from '../../shared/accounts/secrets';
 
-// KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, cost (0 = only look). Returns {allowed, retryAfterMs}.
+// KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, cost (0 = only look, -1 = give one back). Returns {allowed, retryAfterMs}.
 const TOKEN_BUCKET = `
 local cap = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
@@ -17,6 +17,11 @@ local b = redis.call('HMGET', KEYS[1], 't', 'ts')
 local tokens = tonumber(b[1]) or cap
 local ts = tonumber(b[2]) or now
 tokens = math.min(cap, tokens + (now - ts) * rate)
+if cost < 0 then
+  redis.call('HSET', KEYS[1], 't', tostring(math.min(cap, tokens - cost)), 'ts', tostring(now))
+  redis.call('PEXPIRE', KEYS[1], math.ceil(cap / rate) + 1000)
+  return {1, 0}
+end
 if tokens < 1 then
   return {0, math.ceil((1 - tokens) / rate)}
 end
@@ -44,7 +49,7 @@ export class Throttle {
     private readonly opts: ThrottleOptions,
   ) {}
 
-  private async run(subject: string, cost: 0 | 1): Promise<void> {
+  private async run(subject: string, cost: -1 | 0 | 1): Promise<void> {
     const [allowed, waitMs] = (await this.redis.eval(
       TOKEN_BUCKET,
       1,
@@ -67,6 +72,11 @@ export class Throttle {
   /** Throws 429 when `subject` has no token left, without spending one. */
   check(subject: string): Promise<void> {
     return this.run(subject, 0);
+  }
+
+  /** Gives back a token taken for an attempt that turned out fine (never above the burst). */
+  async refund(subject: string): Promise<void> {
+    await this.run(subject, -1);
   }
 
   /** Spends one token if there is one; never throws (the caller answers as it would anyway). */
@@ -103,14 +113,21 @@ export class AuthFailureGuard {
     return `auth-fail:prefix:${sha256Hex(visible).slice(0, 16)}`;
   }
 
-  /** 429 when this client address has no failures left (before the credential is looked at). */
+  /**
+   * 429 when this client address has no failures left, before the credential is looked at. Takes one
+   * failure in advance, so concurrent guesses cannot all pass a look-only check; succeeded() gives it back.
+   */
   async before(req: Request): Promise<void> {
-    await this.byAddress.check(AuthFailureGuard.addressKey(req));
+    await this.byAddress.take(AuthFailureGuard.addressKey(req));
   }
 
-  /** Counts a failed credential against the address and the prefix; 429 once the prefix is used up. */
-  async failed(req: Request, credential: string | undefined): Promise<void> {
-    await this.byAddress.spend(AuthFailureGuard.addressKey(req));
+  /** The credential was right: the failure taken in advance by before() is given back. */
+  async succeeded(req: Request): Promise<void> {
+    await this.byAddress.refund(AuthFailureGuard.addressKey(req));
+  }
+
+  /** The credential was wrong (already counted against the address); counts it against the prefix, 429 once that is used up. */
+  async failed(_req: Request, credential: string | undefined): Promise<void> {
     if (credential) await this.byPrefix.take(AuthFailureGuard.prefixKey(credential));
   }
 }

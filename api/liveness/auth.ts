@@ -20,6 +20,7 @@ export function requireApiKey(accounts: AccountService, failures: AuthFailureGua
       await failures.failed(req, req.get('x-api-key'));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
+    await failures.succeeded(req);
     req.auth = auth;
     const quota: QuotaView = { customerId: auth.account._id, remaining: null, overLimit: null };
     res.locals.quota = quota;

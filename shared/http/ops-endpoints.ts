@@ -11,8 +11,7 @@ export function createMetricsApp(metrics: Metrics): Express {
   onOwnPort.add(metrics);
   const app = express();
   app.disable('x-powered-by');
-  app.get('/metrics', async (_req, res, next) => {
-    if (onOwnPort.has(metrics)) return next();
+  app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', metrics.registry.contentType);
     res.end(await metrics.registry.metrics());
   });
@@ -37,7 +36,8 @@ export function mountOpsEndpoints(app: Express, metrics: Metrics, readiness: Rea
     const { ok, detail } = await readiness.check();
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'error', ...detail });
   });
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', async (_req, res, next) => {
+    if (onOwnPort.has(metrics)) return next();
     res.setHeader('Content-Type', metrics.registry.contentType);
     res.end(await metrics.registry.metrics());
   });
