@@ -85,7 +85,7 @@ async function decodeRange(opts: DecodeOptions, start?: number, length?: number)
 
 /** Collects s16le bytes into a growing Float32Array (shared, for the analysis threads); chunks may split a
  *  sample across their boundary. */
-class PcmSink {
+export class PcmSink {
   private buf: Float32Array;
   private len = 0;
   private carry: number | undefined;
