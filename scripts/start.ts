@@ -3,7 +3,7 @@
 // restarts a process that dies, and on SIGINT/SIGTERM stops front-ends, then workers, then engines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { loadConfig } from '../shared/config';
+import { consoleConfigProblems, loadConfig } from '../shared/config';
 import { createLogger } from '../shared/logger';
 import { entryPoint } from '../shared/paths';
 import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
@@ -81,6 +81,16 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  // NODE_ENV=production is the switch away from the development conveniences: no local mail sink (and so no
+  // mailbox page), no links from the Host header. Refuse here rather than let the console restart in a loop.
+  if (config.NODE_ENV === 'production') {
+    const problems = consoleConfigProblems(config);
+    if (!config.SMTP_URL) problems.push('SMTP_URL: required in production (the local mail sink is for development)');
+    if (problems.length > 0) {
+      process.stderr.write(`Invalid environment variables:\n  ${problems.join('\n  ')}\n`);
+      process.exit(78);
+    }
+  }
   let redisUrl = config.REDIS_URL;
   let mongoUri = config.MONGODB_URI;
   if (!redisUrl) {
