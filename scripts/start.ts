@@ -4,7 +4,7 @@
 // and on SIGINT/SIGTERM stops front-ends, then workers, then engines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { loadConfig } from '../shared/config';
+import { consoleConfigProblems, loadConfig } from '../shared/config';
 import { createLogger } from '../shared/logger';
 import { entryPoint } from '../shared/paths';
 import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
@@ -93,6 +93,16 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  // NODE_ENV=production is the switch away from the development conveniences: no local mail sink (and so no
+  // mailbox page), no links from the Host header. Refuse here rather than let the console restart in a loop.
+  if (config.NODE_ENV === 'production') {
+    const problems = consoleConfigProblems(config);
+    if (!config.SMTP_URL) problems.push('SMTP_URL: required in production (the local mail sink is for development)');
+    if (problems.length > 0) {
+      process.stderr.write(`Invalid environment variables:\n  ${problems.join('\n  ')}\n`);
+      process.exit(78);
+    }
+  }
   let redisUrl = config.REDIS_URL;
   let mongoUri = config.MONGODB_URI;
   if (!redisUrl) {
@@ -123,8 +133,13 @@ async function main(): Promise<void> {
   };
   const add = (name: string, script: string, tier: Managed['tier'], extra: Record<string, string> = {}) =>
     children.push({ name, script: entryPoint(script), env: { ...env, ...extra }, proc: null, restarts: 0, startedAt: 0, tier });
-  add('liveness-api', 'api/liveness/main', 'front');
-  add('emotion-api', 'api/emotion/main', 'front');
+  // METRICS_PORT is per process: the liveness API takes it, the emotion API the next one (0: each a free port).
+  const metricsPorts =
+    config.METRICS_PORT === undefined
+      ? [{}, {}]
+      : [{ METRICS_PORT: String(config.METRICS_PORT) }, { METRICS_PORT: String(config.METRICS_PORT === 0 ? 0 : config.METRICS_PORT + 1) }];
+  add('liveness-api', 'api/liveness/main', 'front', metricsPorts[0]);
+  add('emotion-api', 'api/emotion/main', 'front', metricsPorts[1]);
   for (let i = 1; i <= config.LIVENESS_WORKERS; i++) add(`liveness-worker-${i}`, 'workers/liveness/main', 'worker');
   for (let i = 1; i <= config.EMOTION_WORKERS; i++) add(`emotion-worker-${i}`, 'workers/emotion/main', 'worker');
   for (const c of children) launch(c);
@@ -138,6 +153,8 @@ async function main(): Promise<void> {
   });
   log.info(
     {
+      host: config.HOST,
+      mode: config.NODE_ENV,
       liveness: `http://127.0.0.1:${config.LIVENESS_PORT}/v1/health`,
       emotion: `http://127.0.0.1:${config.EMOTION_PORT}${'/feelings/v3/analysis'}`,
       console: `http://127.0.0.1:${config.LIVENESS_PORT}/console/dashboard`,

@@ -1,6 +1,7 @@
 // Owns configuration: one zod schema, parsed once at start-up. No module of api/, workers/ or shared/ reads
 // process.env (test/unit/shared/no-env-reads.test.ts holds that); the local scripts read PATH and the engine cache.
 import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
@@ -11,11 +12,48 @@ const bool = z
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
+/** Words that mark an example value copied from documentation rather than a generated secret. */
+const PLACEHOLDER_SECRET = /change[-_ ]?me|replace[-_ ]?me|example|placeholder|your[-_ ]?secret|x{8,}/i;
+
+/** Express's names for address ranges, usable in TRUST_PROXY lists. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** One TRUST_PROXY list entry: an address, a CIDR block, or one of Express's named ranges. */
+function isProxyEntry(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const family = net.isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Which peers may set X-Forwarded-For (so the client address is right behind a load balancer):
+ * `loopback` (default), a hop count (`1` = the one proxy in front), or a list of addresses/CIDRs/named
+ * ranges. The value is what Express's `trust proxy` takes. Never "every private range": a neighbour
+ * on the same network could then claim any client address.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .default('loopback')
+  .refine(
+    (v) => /^\d{1,2}$/.test(v) || v.split(',').map((e) => e.trim()).every(isProxyEntry),
+    'must be "loopback", a hop count (0-99), or a comma-separated list of addresses, CIDR blocks or loopback/linklocal/uniquelocal',
+  )
+  .transform((v): number | string[] => (/^\d{1,2}$/.test(v) ? Number(v) : v.split(',').map((e) => e.trim())));
+
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
-  HOST: z.string().default('0.0.0.0'),
+  /** Address the front-ends listen on: loopback unless told otherwise (containers set 0.0.0.0). */
+  HOST: z.string().default('127.0.0.1'),
+  TRUST_PROXY: trustProxy,
+  /** Serve a front-end's /metrics on this port (on HOST) instead of the customer port; unset: the customer port. */
+  METRICS_PORT: port.optional(),
   LIVENESS_PORT: port.default(8080),
   EMOTION_PORT: port.default(8081),
   /** Port of a worker's /metrics and /health endpoints; 0 picks a free one, -1 disables. */
@@ -68,9 +106,19 @@ export const configSchema = z.object({
   /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
   AUTH_FAILURE_BURST: positiveInt.default(30),
   AUTH_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
+  /** Failed authentications per presented credential prefix, all addresses together (a distributed guess at one key). */
+  AUTH_PREFIX_FAILURE_BURST: positiveInt.default(30),
+  AUTH_PREFIX_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
+
+  /** Accounts that never confirmed their e-mail are deleted after this many days (a sweep; see docs/security.md). */
+  PENDING_ACCOUNT_DAYS: positiveInt.max(365).default(7),
 
   /** Secret for console sessions, CSRF and registration tokens (32+ chars). Local default: generated into var/. */
-  APP_SECRET: z.string().min(32).optional(),
+  APP_SECRET: z
+    .string()
+    .min(32)
+    .refine((v) => !PLACEHOLDER_SECRET.test(v), 'is a placeholder from an example: generate one with `openssl rand -base64 48`')
+    .optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Liveness Console <no-reply@localhost>'),
@@ -89,6 +137,22 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/**
+ * The development vs production switch (NODE_ENV): problems that make a configuration unfit to serve
+ * customers. Production refuses the local mail sink's mailbox page and e-mail links built from the
+ * request's Host header (the console needs PUBLIC_BASE_URL). Empty when the configuration is fine.
+ */
+export function consoleConfigProblems(cfg: Config): string[] {
+  if (cfg.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  if (cfg.APP_SECRET && new Set(cfg.APP_SECRET).size < 16) {
+    problems.push('APP_SECRET: too repetitive for production (fewer than 16 different characters); generate one with `openssl rand -base64 48`');
+  }
+  if (!cfg.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL: required in production (links in e-mails are never built from the request Host)');
+  if (cfg.MAILBOX_DIR) problems.push('MAILBOX_DIR: the development mailbox is refused in production (set SMTP_URL to a real relay)');
+  return problems;
+}
 
 /** Parses the environment; on failure prints every bad key and exits, as a service should at boot. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -38,9 +38,28 @@ export interface ConsoleDeps {
   mailboxDir: string | null;
 }
 
-/** The origin links in e-mails point at: PUBLIC_BASE_URL, or (local) the address the browser used. */
+/** Host names a development link may point at: this machine only. */
+function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * The origin links in e-mails point at: PUBLIC_BASE_URL, always in production (start-up refuses a
+ * console without it). In development the address the browser used, but only a loopback one: a forged
+ * Host never becomes a link, it falls back to 127.0.0.1 and the port this server answered on.
+ */
 export function baseUrl(d: ConsoleDeps, req: Request): string {
-  return (d.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
+  if (d.config.PUBLIC_BASE_URL) return d.config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const host = req.get('host') ?? '';
+  let hostname = '';
+  try {
+    hostname = new URL(`http://${host}`).hostname;
+  } catch {
+    // not a host at all: use the fallback below
+  }
+  if (hostname && isLoopbackHost(hostname)) return `http://${host}`;
+  return `http://127.0.0.1:${req.socket.localPort ?? d.config.LIVENESS_PORT}`;
 }
 
 export function sendPage(res: Response, body: string, status = 200): void {

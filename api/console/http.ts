@@ -45,17 +45,33 @@ export function clearSessionCookie(res: Response, o: CookieOptions): void {
   res.append('Set-Cookie', `${cookieName(o)}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${o.secure ? '; Secure' : ''}`);
 }
 
-export function loadSession(store: SessionStore, o: CookieOptions) {
+/** Whether an account may still hold a console session (active; suspension and cancellation end them). */
+export type SessionGate = (customerId: string) => Promise<boolean>;
+
+/** Stages that belong to an activated account: they end when the account stops being active. */
+const ACCOUNT_STAGES = new Set<SessionStage>(['password', 'authenticated']);
+
+/**
+ * Loads the cookie's session. A cookie with no stored session is an anonymous visitor (no Redis key);
+ * a signed-in session of an account that is no longer active is ended here, on its next request.
+ */
+export function loadSession(store: SessionStore, o: CookieOptions, mayKeep?: SessionGate) {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    req.consoleSession = await store.load(parseCookies(req.headers.cookie)[cookieName(o)]);
+    const id = parseCookies(req.headers.cookie)[cookieName(o)];
+    let session = await store.load(id);
+    if (session && mayKeep && ACCOUNT_STAGES.has(session.data.stage) && session.data.customerId && !(await mayKeep(session.data.customerId))) {
+      await store.destroy(session.id);
+      session = null;
+    }
+    req.consoleSession = session ?? (store.isVisitorId(id) ? store.anonymous(id) : null);
     next();
   };
 }
 
-/** The request's session, creating an anonymous one (for a form's CSRF token) when there is none. */
+/** The request's session; a visitor without a cookie gets an anonymous one (a cookie, nothing stored). */
 export async function ensureSession(req: Request, res: Response, store: SessionStore, o: CookieOptions): Promise<Session> {
   if (req.consoleSession) return req.consoleSession;
-  const session = await store.create();
+  const session = store.anonymous();
   setSessionCookie(res, o, session.id);
   req.consoleSession = session;
   return session;

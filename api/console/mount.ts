@@ -14,7 +14,9 @@ import { AttemptLimiter } from './attempts';
 import { baseUrl, pageContext, sendPage, type ConsoleDeps } from './context';
 import { csrfProtect, loadSession, SessionRequiredError } from './http';
 import { HmacRegistrationSigner } from './registration-token';
-import { SessionStore } from './session';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, SessionStore } from './session';
+import { deriveKey } from './secrets';
+import { consoleConfigProblems } from '../../shared/config';
 import { TotpService } from './totp';
 import { VerificationTokens } from './verification-token';
 import { dashboardRoutes } from './routes/dashboard';
@@ -26,9 +28,8 @@ import { errorPage } from './views/layout';
 export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
   const { config, log, redis } = deps;
   if (!config.APP_SECRET) throw new Error('APP_SECRET is required for the console (npm start generates a local one)');
-  if (config.NODE_ENV === 'production' && !config.PUBLIC_BASE_URL) {
-    log.warn('PUBLIC_BASE_URL is not set: e-mail links use the request Host header; set it behind a proxy');
-  }
+  const problems = consoleConfigProblems(config);
+  if (problems.length > 0) throw new Error(`The console refuses this configuration:\n  ${problems.join('\n  ')}`);
   const prefix = config.QUEUE_PREFIX;
   const mailboxDir = config.MAILBOX_DIR && config.NODE_ENV !== 'production' ? config.MAILBOX_DIR : null;
   return {
@@ -40,7 +41,7 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     emotionTokens: new EmotionTokenService(deps.models),
     clock: deps.clock,
     redis,
-    sessions: new SessionStore(redis, prefix),
+    sessions: new SessionStore(redis, prefix, DEFAULT_TIMEOUTS, Date.now, DEFAULT_LIMITS, deriveKey(config.APP_SECRET, 'session-id')),
     attempts: new AttemptLimiter(redis, prefix),
     totp: new TotpService(config.APP_SECRET, redis, prefix),
     verification: new VerificationTokens(config.APP_SECRET, redis, prefix),
@@ -120,6 +121,20 @@ function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
   };
 }
 
+/** How often the pending-account sweep runs (it also runs once at start). */
+const PENDING_SWEEP_EVERY_MS = 3600_000;
+
+/** Deletes never-verified accounts older than PENDING_ACCOUNT_DAYS, at start and hourly. */
+function sweepPendingAccounts(d: ConsoleDeps): void {
+  const sweep = () =>
+    d.accounts
+      .deleteStalePending(d.config.PENDING_ACCOUNT_DAYS)
+      .then((deleted) => deleted > 0 && d.log.info({ deleted, days: d.config.PENDING_ACCOUNT_DAYS }, 'pending accounts expired'))
+      .catch((err: unknown) => d.log.warn({ err }, 'pending-account sweep failed; the next one retries'));
+  void sweep();
+  setInterval(sweep, PENDING_SWEEP_EVERY_MS).unref();
+}
+
 export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
@@ -138,7 +153,9 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   }
 
   router.use(express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 50 }));
-  router.use(loadSession(d.sessions, d.cookie));
+  // A signed-in session ends on its next request once the account is suspended or cancelled (a scheduled
+  // cancellation included: current() applies it on the 1st).
+  router.use(loadSession(d.sessions, d.cookie, async (customerId) => (await d.accounts.current(customerId))?.status === 'active'));
   router.use(csrfProtect(() => (d.config.PUBLIC_BASE_URL ? new URL(d.config.PUBLIC_BASE_URL).origin : null)));
   router.use(onboardingRoutes(d));
   router.use(signInRoutes(d));
@@ -149,5 +166,6 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   });
   router.use(consoleErrors(d));
   app.use('/console', router);
+  sweepPendingAccounts(d);
   deps.log.info({ mailbox: d.mailboxDir !== null }, 'console mounted at /console');
 }

@@ -10,7 +10,18 @@ export interface RegistrationInput {
 
 export type FieldErrors = Partial<Record<keyof RegistrationInput, string>>;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/;
+/**
+ * A bare addr-spec (RFC 5322 dot-atom local part @ a dotted host name): no display name (`Name <a@b>`),
+ * no group syntax (`g: a@b;`), no quoted local part, no comments, no IP literal. What we send mail to
+ * must be one mailbox and nothing a mail library could read as a list or a header.
+ */
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const EMAIL = new RegExp(`^${ATEXT}(\\.${ATEXT})*@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$`);
+
+/** Whether `email` is one strict addr-spec (see EMAIL); the local part is at most 64 characters. */
+export function isAddrSpec(email: string): boolean {
+  return email.length <= 254 && email.indexOf('@') <= 64 && EMAIL.test(email);
+}
 /** `https://<domain>`: https, a dotted host name, nothing after it but an optional slash. */
 const WEBSITE = /^https:\/\/(([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})\/?$/i;
 
@@ -32,7 +43,7 @@ export function readRegistration(body: Record<string, unknown>): { input: Regist
   if (!input.lastName) errors.lastName = 'This field is required.';
   else if (input.lastName.length > 100) errors.lastName = 'Use at most 100 characters.';
   if (!input.email) errors.email = 'Enter your work e-mail address.';
-  else if (input.email.length > 254 || !EMAIL.test(input.email)) errors.email = 'Enter an e-mail address like name@company.com.';
+  else if (!isAddrSpec(input.email)) errors.email = 'Enter an e-mail address like name@company.com.';
   if (!input.company) errors.company = 'Enter your company name.';
   else if (input.company.length > 200) errors.company = 'Use at most 200 characters.';
   const site = WEBSITE.exec(input.website);

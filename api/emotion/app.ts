@@ -12,7 +12,7 @@ import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
 import { requestDeadline } from '../http/deadline';
-import type { Throttle } from '../http/throttle';
+import type { AuthFailureGuard, Throttle } from '../http/throttle';
 
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
 export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
@@ -24,8 +24,10 @@ export interface EmotionAppDeps {
   tokens: EmotionTokenService;
   jobs: JobClient;
   throttle: Throttle;
-  /** Failed authentications per client address. */
-  authFailures: Throttle;
+  /** Failed authentications per client address and credential prefix (the same guard as /v1). */
+  authFailures: AuthFailureGuard;
+  /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
+  trustProxy: number | string[];
   budgetMs: number;
   readiness: Readiness;
 }
@@ -42,19 +44,19 @@ function cors(_req: Request, res: Response, next: NextFunction) {
   next();
 }
 
-function bearer(tokens: EmotionTokenService, failures: Throttle) {
+function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    const address = `auth-fail:${req.ip}`;
-    await req.deadline.race('authentication', failures.check(address));
+    await req.deadline.race('authentication', failures.before(req));
     const header = req.get('authorization');
     if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
     const token = await tokens.authenticate(match[1]!, req.deadline);
     if (!token) {
-      await req.deadline.race('authentication', failures.spend(address));
+      await req.deadline.race('authentication', failures.failed(req, match[1]));
       throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
     }
+    await req.deadline.race('authentication', failures.succeeded(req));
     req.emotionToken = token;
     next();
   };
@@ -75,6 +77,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', d.trustProxy);
   app.use(requestContext(d.log));
   // The spec's 5 s processing time-out bounds the whole request, from arrival to answer.
   app.use(requestDeadline(d.budgetMs));

@@ -2,17 +2,21 @@
 import type { Config } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { AccountService } from '../../shared/accounts/account-service';
+import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase } from '../http/front-end';
-import { authFailureThrottle, Throttle } from '../http/throttle';
+import { authFailureGuard, Throttle } from '../http/throttle';
 import { createEmotionApp } from './app';
 
 export interface RunningEmotionApi {
   port: number;
+  /** The port of /metrics when METRICS_PORT moved it off the customer port. */
+  metricsPort: number | null;
   stop(): Promise<void>;
 }
 
-export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?: string }): Promise<RunningEmotionApi> {
+export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?: string; clock?: Clock }): Promise<RunningEmotionApi> {
   const { config } = o;
   const log = o.log ?? createLogger('emotion-api', config.LOG_LEVEL);
   const base = await startFrontEndBase({
@@ -23,10 +27,12 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     expectedWorkers: config.EXPECTED_EMOTION_WORKERS,
     dbName: o.dbName,
   });
+  const accounts = new AccountService(base.models, o.clock ?? systemClock);
   const app = createEmotionApp({
     log,
     metrics: base.metrics,
-    tokens: new EmotionTokenService(base.models),
+    // Tokens follow their account's status (a scheduled cancellation applies on the 1st of the month).
+    tokens: new EmotionTokenService(base.models, (id) => accounts.current(id)),
     jobs: base.jobs,
     throttle: new Throttle(base.redis, config.QUEUE_PREFIX, {
       burst: config.THROTTLE_BURST,
@@ -35,7 +41,8 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
       message: 'Too many requests; retry after about 1 to 2 minutes',
       minRetryAfterSeconds: 60,
     }),
-    authFailures: authFailureThrottle(base.redis, config.QUEUE_PREFIX, config.AUTH_FAILURE_BURST, config.AUTH_FAILURE_RATE_PER_SEC),
+    authFailures: authFailureGuard(base.redis, config),
+    trustProxy: config.TRUST_PROXY,
     budgetMs: config.EMOTION_BUDGET_MS,
     readiness: base.readiness,
   });

@@ -11,7 +11,7 @@ import { connectMongo, pingMongo } from '../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
 import { JobClient } from '../../shared/queues/job-client';
 import type { QueueName } from '../../shared/queues/contracts';
-import type { Readiness } from '../../shared/http/ops-endpoints';
+import { createMetricsApp, type Readiness } from '../../shared/http/ops-endpoints';
 import { listen } from '../../shared/http/server';
 import type { Express } from 'express';
 
@@ -23,7 +23,7 @@ export interface FrontEndBase {
   jobs: JobClient;
   readiness: Readiness;
   /** Listens; the returned stop() fails readiness, drains within drainMs, then closes everything. */
-  serve(app: Express, port: number, drainMs: number): Promise<{ port: number; stop(): Promise<void> }>;
+  serve(app: Express, port: number, drainMs: number): Promise<{ port: number; metricsPort: number | null; stop(): Promise<void> }>;
 }
 
 export async function startFrontEndBase(o: {
@@ -45,6 +45,8 @@ export async function startFrontEndBase(o: {
   await checkEvictionPolicy(redis, log);
 
   const metrics = createMetrics(service);
+  // Decided before any request: with METRICS_PORT the customer port never serves /metrics.
+  const metricsApp = config.METRICS_PORT === undefined ? null : createMetricsApp(metrics);
   const jobs = new JobClient({
     redis,
     subscriber,
@@ -77,13 +79,16 @@ export async function startFrontEndBase(o: {
     readiness,
     async serve(app, port, drainMs) {
       const server = await listen(app, port, config.HOST);
-      log.info({ port: server.port }, `${service} listening`);
+      const metricsServer = metricsApp ? await listen(metricsApp, config.METRICS_PORT!, config.HOST) : null;
+      log.info({ port: server.port, metricsPort: metricsServer?.port ?? server.port }, `${service} listening`);
       return {
         port: server.port,
+        metricsPort: metricsServer?.port ?? null,
         async stop() {
           readiness.accepting = false;
           if (config.SHUTDOWN_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_DELAY_MS));
           await server.close(drainMs);
+          await metricsServer?.close(1000);
           await jobs.close();
           await closeRedis(subscriber);
           await closeRedis(redis);

@@ -1,9 +1,13 @@
 // Owns throttles: token buckets in Redis (one atomic Lua call each). Used for the fair-use limit per
-// API key or token, and for failed authentications per client address (brute force).
+// API key or token, and for failed authentications (brute force) on both front-ends, by one shared
+// guard: a bucket per client address and one per presented credential prefix.
+import type { Request } from 'express';
 import type { Redis } from 'ioredis';
+import type { Config } from '../../shared/config';
 import { TooManyRequestsError } from '../../shared/errors';
+import { sha256Hex } from '../../shared/accounts/secrets';
 
-// KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, cost (0 = only look). Returns {allowed, retryAfterMs}.
+// KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, cost (0 = only look, -1 = give one back). Returns {allowed, retryAfterMs}.
 const TOKEN_BUCKET = `
 local cap = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
@@ -13,6 +17,11 @@ local b = redis.call('HMGET', KEYS[1], 't', 'ts')
 local tokens = tonumber(b[1]) or cap
 local ts = tonumber(b[2]) or now
 tokens = math.min(cap, tokens + (now - ts) * rate)
+if cost < 0 then
+  redis.call('HSET', KEYS[1], 't', tostring(math.min(cap, tokens - cost)), 'ts', tostring(now))
+  redis.call('PEXPIRE', KEYS[1], math.ceil(cap / rate) + 1000)
+  return {1, 0}
+end
 if tokens < 1 then
   return {0, math.ceil((1 - tokens) / rate)}
 end
@@ -40,7 +49,7 @@ export class Throttle {
     private readonly opts: ThrottleOptions,
   ) {}
 
-  private async run(subject: string, cost: 0 | 1): Promise<void> {
+  private async run(subject: string, cost: -1 | 0 | 1): Promise<void> {
     const [allowed, waitMs] = (await this.redis.eval(
       TOKEN_BUCKET,
       1,
@@ -65,21 +74,73 @@ export class Throttle {
     return this.run(subject, 0);
   }
 
+  /** Gives back a token taken for an attempt that turned out fine (never above the burst). */
+  async refund(subject: string): Promise<void> {
+    await this.run(subject, -1);
+  }
+
   /** Spends one token if there is one; never throws (the caller answers as it would anyway). */
   async spend(subject: string): Promise<void> {
     await this.run(subject, 1).catch(() => undefined);
   }
 }
 
+/** Visible characters of a credential that key its prefix bucket (what the dashboard shows, `lc_` excluded). */
+const PREFIX_CHARS = 6;
+
 /**
- * Failed authentications per client address: while an address has used up its allowance, every attempt
- * from it gets 429 before any key is checked, so a guesser cannot tell a right guess from a wrong one.
+ * Failed authentications, the same on both front-ends. Two buckets:
+ * - per client address (`req.ip`, right behind a proxy only with TRUST_PROXY set): checked before any
+ *   credential is, so an address that used up its allowance gets 429 for every attempt and a guesser
+ *   cannot tell a right guess from a wrong one. Only that address (and whoever shares it) is slowed.
+ * - per presented credential prefix, all addresses together: a guess spread over many addresses. It is
+ *   spent and consulted only when a credential fails, so it turns further wrong guesses under that prefix
+ *   into 429 but never stops a valid credential: one client cannot lock another customer out through it.
  */
-export function authFailureThrottle(redis: Redis, prefix: string, burst: number, ratePerSecond: number): Throttle {
-  return new Throttle(redis, prefix, {
-    burst,
-    ratePerSecond,
-    code: 'rate_limited',
-    message: 'Too many failed authentications from this address; try again later',
-  });
+export class AuthFailureGuard {
+  constructor(
+    private readonly byAddress: Throttle,
+    private readonly byPrefix: Throttle,
+  ) {}
+
+  private static addressKey(req: Request): string {
+    return `auth-fail:ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
+  }
+
+  /** Hashed, so the bucket names in Redis carry no part of a secret. */
+  private static prefixKey(credential: string): string {
+    const visible = credential.startsWith('lc_') ? credential.slice(3, 3 + PREFIX_CHARS) : credential.slice(0, PREFIX_CHARS);
+    return `auth-fail:prefix:${sha256Hex(visible).slice(0, 16)}`;
+  }
+
+  /**
+   * 429 when this client address has no failures left, before the credential is looked at. Takes one
+   * failure in advance, so concurrent guesses cannot all pass a look-only check; succeeded() gives it back.
+   */
+  async before(req: Request): Promise<void> {
+    await this.byAddress.take(AuthFailureGuard.addressKey(req));
+  }
+
+  /** The credential was right: the failure taken in advance by before() is given back. */
+  async succeeded(req: Request): Promise<void> {
+    await this.byAddress.refund(AuthFailureGuard.addressKey(req));
+  }
+
+  /** The credential was wrong (already counted against the address); counts it against the prefix, 429 once that is used up. */
+  async failed(_req: Request, credential: string | undefined): Promise<void> {
+    if (credential) await this.byPrefix.take(AuthFailureGuard.prefixKey(credential));
+  }
+}
+
+export function authFailureGuard(redis: Redis, config: Config): AuthFailureGuard {
+  const message = 'Too many failed authentications; try again later';
+  return new AuthFailureGuard(
+    new Throttle(redis, config.QUEUE_PREFIX, { burst: config.AUTH_FAILURE_BURST, ratePerSecond: config.AUTH_FAILURE_RATE_PER_SEC, code: 'rate_limited', message }),
+    new Throttle(redis, config.QUEUE_PREFIX, {
+      burst: config.AUTH_PREFIX_FAILURE_BURST,
+      ratePerSecond: config.AUTH_PREFIX_FAILURE_RATE_PER_SEC,
+      code: 'rate_limited',
+      message,
+    }),
+  );
 }

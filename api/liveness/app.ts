@@ -16,7 +16,7 @@ import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
 import { requestDeadline } from '../http/deadline';
-import type { Throttle } from '../http/throttle';
+import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { quotaOnError, requireApiKey } from './auth';
 import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
 import { renderError, sendSuccess } from './envelope';
@@ -31,8 +31,10 @@ export interface LivenessAppDeps {
   ledger: CreditLedger;
   jobs: JobClient;
   throttle: Throttle;
-  /** Failed authentications per client address. */
-  authFailures: Throttle;
+  /** Failed authentications per client address and credential prefix (the same guard as the emotion API). */
+  authFailures: AuthFailureGuard;
+  /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
+  trustProxy: number | string[];
   idempotency: IdempotencyStore;
   clock: Clock;
   budgetMs: number;
@@ -54,7 +56,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.set('trust proxy', d.trustProxy);
   app.use(requestContext(d.log));
   // Every route, the console's included, spends at most the budget from the moment the request arrived.
   app.use(requestDeadline(d.budgetMs));

@@ -4,7 +4,7 @@ import { UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { QuotaView } from './envelope';
-import type { Throttle } from '../http/throttle';
+import type { AuthFailureGuard } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -12,15 +12,15 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function requireApiKey(accounts: AccountService, failures: Throttle) {
+export function requireApiKey(accounts: AccountService, failures: AuthFailureGuard) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const address = `auth-fail:${req.ip}`;
-    await req.deadline.race('authentication', failures.check(address));
+    await req.deadline.race('authentication', failures.before(req));
     const auth = await accounts.authenticate(req.get('x-api-key'), req.deadline);
     if (!auth) {
-      await req.deadline.race('authentication', failures.spend(address));
+      await req.deadline.race('authentication', failures.failed(req, req.get('x-api-key')));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
+    await req.deadline.race('authentication', failures.succeeded(req));
     req.auth = auth;
     const quota: QuotaView = { customerId: auth.account._id, remaining: null, overLimit: null };
     res.locals.quota = quota;

@@ -10,7 +10,7 @@ import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase } from '../http/front-end';
-import { authFailureThrottle, Throttle } from '../http/throttle';
+import { authFailureGuard, Throttle } from '../http/throttle';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
 
@@ -36,6 +36,8 @@ export interface LivenessServerDeps {
 
 export interface RunningLivenessApi {
   port: number;
+  /** The port of /metrics when METRICS_PORT moved it off the customer port. */
+  metricsPort: number | null;
   deps: LivenessServerDeps;
   stop(): Promise<void>;
 }
@@ -70,7 +72,8 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
       code: 'rate_limited',
       message: 'Too many requests for this API key; slow down',
     }),
-    authFailures: authFailureThrottle(redis, config.QUEUE_PREFIX, config.AUTH_FAILURE_BURST, config.AUTH_FAILURE_RATE_PER_SEC),
+    authFailures: authFailureGuard(redis, config),
+    trustProxy: config.TRUST_PROXY,
     idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX, config.LIVENESS_BUDGET_MS),
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,
@@ -78,5 +81,5 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     mount: o.extend ? (a) => o.extend!(a, deps) : undefined,
   });
   const server = await base.serve(app, config.LIVENESS_PORT, config.LIVENESS_BUDGET_MS + 1000);
-  return { port: server.port, deps, stop: server.stop };
+  return { port: server.port, metricsPort: server.metricsPort, deps, stop: server.stop };
 }

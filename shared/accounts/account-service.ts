@@ -297,6 +297,21 @@ export class AccountService {
     await this.audit(customerId, `status.${status}`, null);
   }
 
+  /**
+   * Deletes accounts that never confirmed their e-mail within `days` (PENDING_ACCOUNT_DAYS): a sweep, since
+   * FerretDB has no TTL indexes. The address and the marketplace subscription become free to register again.
+   */
+  async deleteStalePending(days: number): Promise<number> {
+    const cutoff = new Date(this.clock().getTime() - days * 86_400_000);
+    const stale = await this.models.Account.find({ status: 'pending', createdAt: { $lt: cutoff } }, { _id: 1 }).lean();
+    if (stale.length === 0) return 0;
+    const ids = stale.map((a) => a._id);
+    // Re-check the status in the delete itself: an account activated since the read stays.
+    const res = await this.models.Account.deleteMany({ _id: { $in: ids }, status: 'pending' });
+    await this.models.ApiKey.deleteMany({ customerId: { $in: ids } });
+    return res.deletedCount ?? 0;
+  }
+
   async audit(customerId: string, action: string, detail: Record<string, unknown> | null): Promise<void> {
     await this.models.Audit.create({ customerId, action, detail, at: this.clock() });
   }

@@ -1,6 +1,8 @@
 // Owns the emotion API's access tokens: issued and revoked by operators or on the dashboard, stored hashed.
+// A customer's token works only while its account is active: every call reads the token and the account
+// (no cache), so revocation, suspension and cancellation answer 403 from the next call on.
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../errors';
+import { ForbiddenError, NotFoundError } from '../errors';
 import type { EmotionTokenDoc, Models } from '../db/models';
 import { Deadline } from '../deadline';
 import { SingleFlight } from '../single-flight';
@@ -10,11 +12,18 @@ export type EmotionToken = EmotionTokenDoc & { _id: string };
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,256}$/;
 
+/** The account behind a token as of now (AccountService.current: a scheduled cancellation applies on the 1st). */
+export type AccountLookup = (customerId: string) => Promise<{ status: string } | null>;
+
 export class EmotionTokenService {
   /** Concurrent calls with one token share one database read. */
   private readonly lookups = new SingleFlight<EmotionToken | null>();
 
-  constructor(private readonly models: Models) {}
+  /** Without `accountOf` (operator tools that only issue and revoke) tokens are not checked against an account. */
+  constructor(
+    private readonly models: Models,
+    private readonly accountOf?: AccountLookup,
+  ) {}
 
   /** Creates a token and returns it in full: the only time it is shown. */
   async create(name: string, customerId: string | null = null): Promise<{ id: string; token: string; prefix: string }> {
@@ -36,7 +45,11 @@ export class EmotionTokenService {
     return (await this.models.EmotionToken.find({ customerId }).sort({ createdAt: -1 }).lean()) as EmotionToken[];
   }
 
-  /** The token's record, or null when it is malformed, unknown or revoked; DeadlineExceededError (503) when late. */
+  /**
+   * The token's record, or null when it is malformed, unknown or revoked. ForbiddenError when the token
+   * is right but its account is suspended, cancelled or gone (operator tokens have no account);
+   * DeadlineExceededError (503) when the deadline runs out first.
+   */
   async authenticate(presented: string, deadline = Deadline.after(10_000)): Promise<EmotionToken | null> {
     if (!TOKEN_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
@@ -44,6 +57,13 @@ export class EmotionTokenService {
       this.models.EmotionToken.findOne({ hash: digest }).maxTimeMS(Math.max(1000, deadline.remainingMs())).lean().exec() as Promise<EmotionToken | null>;
     const doc = await deadline.race('authentication', this.lookups.run(digest, read));
     if (!doc || doc.revokedAt || !sameDigest(doc.hash, digest)) return null;
+    if (doc.customerId && this.accountOf) {
+      const account = await this.accountOf(doc.customerId);
+      if (!account) throw new ForbiddenError('The access token belongs to an account that no longer exists', 'account_closed');
+      if (account.status === 'suspended') throw new ForbiddenError('This account is suspended; contact support', 'account_suspended');
+      if (account.status === 'cancelled') throw new ForbiddenError('This subscription has ended', 'subscription_ended');
+      if (account.status !== 'active') throw new ForbiddenError('This account is not activated yet', 'account_inactive');
+    }
     return doc;
   }
 }

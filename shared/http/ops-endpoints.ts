@@ -1,6 +1,22 @@
 // Owns the orchestrator endpoints every process serves (/livez, /readyz, /metrics): front-ends and workers.
-import type { Express } from 'express';
+// With METRICS_PORT a front-end serves /metrics on its own port instead, and the customer port has none.
+import express, { type Express } from 'express';
 import type { Metrics } from '../metrics';
+
+/** Metrics whose /metrics moved to their own port: the customer-facing app answers 404 for them. */
+const onOwnPort = new WeakSet<Metrics>();
+
+/** An app that serves only GET /metrics (for METRICS_PORT); from now on the customer app does not. */
+export function createMetricsApp(metrics: Metrics): Express {
+  onOwnPort.add(metrics);
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.end(await metrics.registry.metrics());
+  });
+  return app;
+}
 
 export interface Readiness {
   /** False once shutdown begins, so the orchestrator stops sending traffic before we stop accepting. */
@@ -20,7 +36,8 @@ export function mountOpsEndpoints(app: Express, metrics: Metrics, readiness: Rea
     const { ok, detail } = await readiness.check();
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'error', ...detail });
   });
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', async (_req, res, next) => {
+    if (onOwnPort.has(metrics)) return next();
     res.setHeader('Content-Type', metrics.registry.contentType);
     res.end(await metrics.registry.metrics());
   });

@@ -44,6 +44,11 @@ export function signInRoutes(d: ConsoleDeps): Router {
       return sendPage(res, signInPage(ctx, { email, error: WRONG_CREDENTIALS }), 401);
     }
     await d.attempts.reset(RULES.signInAccount, email);
+    // A suspended or cancelled account holds no console session (its sessions end on their next request too).
+    if (account.status !== 'active') {
+      const text = account.status === 'suspended' ? 'This account is suspended; contact support.' : 'This subscription has ended.';
+      return sendPage(res, signInPage(ctx, { email, error: text }), 403);
+    }
     // New id at sign-in (an id fixed before sign-in is worthless after it) and a new absolute lifetime.
     const session = await d.sessions.rotate(req.consoleSession!, { stage: 'password', customerId: account._id }, true);
     adoptSession(req, res, d.cookie, session);

@@ -8,6 +8,7 @@ import {
   csrfOf,
   decodeEntities,
   FormClient,
+  fullySignedIn,
   registerAndActivate,
   secretOf,
   signIn,
@@ -21,13 +22,6 @@ const cookieOf = (c: FormClient) => c.cookies.get('lc_console');
 /** A code from the next 30-second step: accepted (one step of drift is allowed) and never a replay. */
 const nextCode = (secret: string) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
 
-async function fullySignedIn(h: ConsoleHarness, plan: 'starter' | 'free' = 'starter'): Promise<Onboarded> {
-  const user = await registerAndActivate(h, plan);
-  const setup = await signIn(user.client, user.email, user.password);
-  const dash = await user.client.submit(setup, '/console/two-factor/setup', { code: await generate({ secret: secretOf(setup) }) });
-  if (!dash.url.endsWith('/console/dashboard')) throw new Error(`expected the dashboard, got ${dash.url} (${dash.status})`);
-  return user;
-}
 
 describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', function () {
   this.timeout(120_000);

@@ -9,6 +9,8 @@ import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '.
 import { startLocalMail, type LocalMail } from '../../../scripts/engines/local-mail';
 import { linksIn, listMessages, type StoredMessage } from '../../../shared/mail/mailbox';
 import type { PlanId } from '../../../shared/billing/plans';
+import type { Clock } from '../../../shared/billing/month';
+import { generate } from 'otplib';
 import type { Config } from '../../../shared/config';
 import { isolation } from '../../support/engines';
 import { quietLog, testConfig } from '../../support/config';
@@ -25,12 +27,12 @@ export interface ConsoleHarness {
   stop(): Promise<void>;
 }
 
-export async function startConsole(label: string, overrides: Record<string, string> = {}): Promise<ConsoleHarness> {
+export async function startConsole(label: string, overrides: Record<string, string> = {}, clock?: Clock): Promise<ConsoleHarness> {
   const { prefix, dbName } = isolation(label);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lc-${label}-mail-`));
   const mail = await startLocalMail({ dir });
   const config = testConfig(prefix, { SMTP_URL: mail.url, MAILBOX_DIR: dir, ...overrides });
-  const api = await startLivenessApi({ config, log: quietLog, dbName, extend: mountConsole });
+  const api = await startLivenessApi({ config, log: quietLog, dbName, extend: mountConsole, clock });
   const base = `http://127.0.0.1:${api.port}`;
   const signer = new HmacRegistrationSigner(config.APP_SECRET!);
   return {
@@ -169,6 +171,15 @@ export async function registerAndActivate(h: ConsoleHarness, plan: PlanId = 'sta
     secondaryKey: textOf(activated.html, 'secondary-key'),
     customerId: account!._id,
   };
+}
+
+/** Onboarded, signed in with e-mail and password and TOTP set up: on the dashboard. */
+export async function fullySignedIn(h: ConsoleHarness, plan: PlanId = 'starter'): Promise<Onboarded> {
+  const user = await registerAndActivate(h, plan);
+  const setup = await signIn(user.client, user.email, user.password);
+  const dash = await user.client.submit(setup, '/console/two-factor/setup', { code: await generate({ secret: secretOf(setup) }) });
+  if (!dash.url.endsWith('/console/dashboard')) throw new Error(`expected the dashboard, got ${dash.url} (${dash.status})`);
+  return user;
 }
 
 /** E-mail and password; returns the page the redirect leads to (TOTP setup or challenge). */

@@ -22,7 +22,7 @@ describe('Console sessions (Redis)', () => {
   after(async () => redis.quit());
 
   it('keeps a session server-side: Redis holds a hash of the id, never the id the cookie carries', async () => {
-    const s = await store.create();
+    const s = await store.create({ stage: 'password', customerId: 'c1' });
     const keys = await redis.keys(`${prefix}:console:session:*`);
     const digest = crypto.createHash('sha256').update(s.id).digest('base64url');
     expect(keys).to.include(`${prefix}:console:session:${digest}`);
@@ -31,8 +31,8 @@ describe('Console sessions (Redis)', () => {
   });
 
   it('gives every session its own random id and CSRF token', async () => {
-    const a = await store.create();
-    const b = await store.create();
+    const a = await store.create({ stage: 'password', customerId: 'c1' });
+    const b = await store.create({ stage: 'password', customerId: 'c1' });
     expect(a.id).to.not.equal(b.id);
     expect(a.data.csrf).to.have.length.greaterThan(40).and.not.equal(b.data.csrf);
   });
@@ -48,7 +48,7 @@ describe('Console sessions (Redis)', () => {
   });
 
   it('lets Redis expire an idle session by itself (the TTL is the idle limit)', async () => {
-    const s = await store.create();
+    const s = await store.create({ stage: 'password', customerId: 'c1' });
     const ttl = await redis.pttl(`${prefix}:console:session:${crypto.createHash('sha256').update(s.id).digest('base64url')}`);
     expect(ttl).to.be.greaterThan(29 * MIN).and.at.most(30 * MIN);
   });
@@ -87,5 +87,49 @@ describe('Console sessions (Redis)', () => {
     expect(await store.load('')).to.equal(null);
     expect(await store.load('x'.repeat(500))).to.equal(null);
     expect(await store.load(crypto.randomBytes(32).toString('base64url'))).to.equal(null);
+  });
+
+  it('finding 4: a visitor without an account gets a cookie id and a working CSRF token but no Redis key', async () => {
+    const before = await redis.keys(`${prefix}:*`);
+    const visitor = store.anonymous();
+    const again = store.anonymous(visitor.id);
+    expect(again.data.csrf, 'the token is derived from the id, so the next request can check it').to.equal(visitor.data.csrf);
+    expect(store.anonymous().data.csrf).to.not.equal(visitor.data.csrf);
+    await store.save(visitor); // nothing to remember: stays unstored
+    const signedOut = await store.create({ flash: { kind: 'info', text: 'You have signed out.' } });
+    expect((await store.load(signedOut.id))?.data.flash?.text, 'a note is stored').to.equal('You have signed out.');
+    const after = await redis.keys(`${prefix}:*`);
+    expect(after.filter((k) => !before.includes(k)).filter((k) => k.includes(':console:session:'))).to.have.length(1);
+    expect(await redis.pttl(`${prefix}:console:session:${crypto.createHash('sha256').update(signedOut.id).digest('base64url')}`)).to.be.at.most(
+      store.limits.anonymousTtlMs,
+    );
+  });
+
+  it('finding 4: stores notes of anonymous visitors only up to the anonymous cap', async () => {
+    // A cap of 3 instead of the shipped 10,000, so the test writes a handful of keys.
+    const capped = new SessionStore(redis, `${prefix}-cap`, store.timeouts, () => now, { ...store.limits, anonymousCap: 3 });
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await capped.create({ flash: { kind: 'info', text: `note ${i}` } }));
+    expect(made.map((s) => !s.transient)).to.deep.equal([true, true, true, false, false]);
+    expect(await redis.keys(`${prefix}-cap:console:session:*`)).to.have.length(3);
+  });
+
+  it('finding 4: keeps at most the per-account cap of sessions; a new one ends the oldest', async () => {
+    const perAccount = store.limits.perAccount;
+    const sessions = [];
+    for (let i = 0; i <= perAccount; i++) {
+      sessions.push(await store.create({ stage: 'authenticated', customerId: 'capped-account' }));
+      now += 1000;
+    }
+    expect(await store.load(sessions[0]!.id), 'the oldest ended').to.equal(null);
+    for (const s of sessions.slice(1)) expect(await store.load(s.id)).to.not.equal(null);
+  });
+
+  it('finding 3: endAllSessionsOfAccount ends every session of one account and no other', async () => {
+    const mine = [await store.create({ stage: 'authenticated', customerId: 'ending' }), await store.create({ stage: 'password', customerId: 'ending' })];
+    const other = await store.create({ stage: 'authenticated', customerId: 'staying' });
+    expect(await store.endAllSessionsOfAccount('ending')).to.equal(2);
+    for (const s of mine) expect(await store.load(s.id)).to.equal(null);
+    expect(await store.load(other.id)).to.not.equal(null);
   });
 });

@@ -65,6 +65,7 @@ export function serviceEnv(engines: PrivateEngines, dbName: string, prefix: stri
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     AUTH_FAILURE_BURST: '100000',
+    AUTH_PREFIX_FAILURE_BURST: '100000', // deliberate wrong keys share prefixes; the limiter tests use the shipped value
     REDIS_URL: engines.redis.url,
     MONGODB_URI: `${engines.mongo.url}${dbName}`,
     QUEUE_PREFIX: prefix,

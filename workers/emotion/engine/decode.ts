@@ -4,7 +4,7 @@
 import { InvalidInputError } from '../../../shared/errors';
 import { runChild } from './child';
 import type { Deadline } from './deadline';
-import { sharedFloat32 } from './pcm';
+import { MAX_PCM_SAMPLES, sharedFloat32 } from './pcm';
 
 /** Analysis rate: 8 kHz keeps GSM and narrow-band inputs comparable with wide-band ones, and Silero VAD runs at it. */
 export const ANALYSIS_RATE = 8000;
@@ -75,6 +75,7 @@ async function decodeRange(opts: DecodeOptions, start?: number, length?: number)
   args.push('-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1');
   const sink = new PcmSink(length !== undefined ? Math.ceil(length * ANALYSIS_RATE) + ANALYSIS_RATE : 0);
   const res = await runChild(opts.ffmpegPath, args, { deadline: opts.deadline, stage: 'decode', signal: opts.signal, onStdout: (c) => sink.push(c) });
+  if (sink.overflowed) throw new InvalidInputError('too_long', `The audio decodes to more than ${MAX_PCM_SAMPLES / ANALYSIS_RATE - 1} s`);
   if (res.code !== 0) {
     const msg = (res.stderr.split('\n').find((l) => l.trim() !== '') ?? 'decoder error').split(opts.file).join('input');
     throw new InvalidInputError('corrupt_audio', `The audio could not be decoded: ${msg.trim().slice(0, 200)}`);
@@ -84,16 +85,23 @@ async function decodeRange(opts: DecodeOptions, start?: number, length?: number)
 
 /** Collects s16le bytes into a growing Float32Array (shared, for the analysis threads); chunks may split a
  *  sample across their boundary. */
-class PcmSink {
+export class PcmSink {
   private buf: Float32Array;
   private len = 0;
   private carry: number | undefined;
+  /** Set once more than MAX_PCM_SAMPLES arrived; later bytes are dropped (memory stays bounded). */
+  overflowed = false;
 
   constructor(expected: number) {
-    this.buf = sharedFloat32(Math.max(expected, ANALYSIS_RATE));
+    this.buf = sharedFloat32(Math.min(MAX_PCM_SAMPLES, Math.max(expected, ANALYSIS_RATE)));
   }
 
   push(chunk: Buffer): void {
+    if (this.overflowed) return;
+    if (this.len + (chunk.length >> 1) + 1 > MAX_PCM_SAMPLES) {
+      this.overflowed = true;
+      return;
+    }
     let i = 0;
     if (this.carry !== undefined) {
       this.append((((chunk[0]! << 8) | this.carry) << 16) >> 16);

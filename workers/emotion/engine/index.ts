@@ -20,6 +20,7 @@ import type { PoolTask } from './pool-worker';
 import { sniff } from './sniff';
 import { availableCpus } from './cpus';
 import { eitherSpeech, energySpeech, framesFromTimeline, SileroVad } from './vad';
+import { sweepStaleTempDirs } from '../../runtime/temp-sweep';
 
 export { DeadlineExceededError } from './deadline';
 export { FEATURE_NAMES } from './features';
@@ -110,6 +111,8 @@ export class EmotionEngine {
       decodeParallelism: opts.decodeParallelism ?? availableCpus(),
       analysisThreads: opts.analysisThreads ?? availableCpus(),
     };
+    // Folders a killed worker left behind hold a caller's audio: remove them before taking jobs.
+    await sweepStaleTempDirs(full.tmpDir, 'emotion-');
     const pool = AnalysisPool.create(full.analysisThreads);
     await pool.warmUp();
     return new EmotionEngine(full, vad, mapping, pool, sileroFile);

@@ -19,6 +19,13 @@ export interface PcmLayout {
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
+/**
+ * Most decoded samples one request may hold: 30 minutes at the 8 kHz analysis rate (the engine's longest
+ * accepted audio) plus a second of slack, about 58 MB of Float32. A file whose header under-states its
+ * length (a decompression bomb) stops here instead of growing the buffer until the worker runs out of memory.
+ */
+export const MAX_PCM_SAMPLES = (30 * 60 + 1) * 8000;
+
 /** libswresample's defaults (filter_size, cutoff, kaiser_beta, 1 << phase_shift). */
 const FILTER_SIZE = 32;
 const CUTOFF = 0.97;
