@@ -117,14 +117,12 @@ const USAGE_EXAMPLE = {
 
 const DESCRIPTION = `Passive face liveness: one still JPEG or PNG in, a spoof verdict and score out.
 
-**Authentication**: \`X-API-Key: lc_…\` (Primary or Secondary key from the console).
-**Envelope**: every answer except \`GET /v1/health\` is \`{metadata, data}\` or \`{metadata, error: {code, message}}\`.
-**Billing**: only a 200 from \`POST /v1/check/liveness\` uses a credit; every error is free. Authenticated answers carry
-\`X-Quota-Limit\`, \`X-Quota-Remaining\` and \`X-Quota-Reset\`; 429 and 503 carry \`Retry-After\`; every answer carries \`X-Request-Id\`.
-**Idempotency**: an optional \`Idempotency-Key\` makes a retry of the same body within 24 h replay the stored answer.
-**Unlisted**: any other path answers 404 \`not_found\` (the \`${UNLISTED_PATH_RESPONSE}\` response); another method on a
-listed path answers 405 \`method_not_allowed\` with \`Allow\` (the \`${UNLISTED_METHOD_RESPONSE}\` response).
-**Versioning**: \`metadata.ver\` and the \`/v1\` path; minor versions may add fields, so ignore members you do not know.`;
+- **Authentication**: \`X-API-Key: lc_…\` (Primary or Secondary key from the console).
+- **Envelope**: every answer except \`GET /v1/health\` is \`{metadata, data}\` or \`{metadata, error: {code, message}}\`.
+- **Billing**: only a 200 from \`POST /v1/check/liveness\` uses a credit; every error is free. Authenticated answers carry \`X-Quota-Limit\`, \`X-Quota-Remaining\` and \`X-Quota-Reset\`; 429 and 503 carry \`Retry-After\`; every answer carries \`X-Request-Id\`.
+- **Idempotency**: an optional \`Idempotency-Key\` makes a retry of the same body within 24 h replay the stored answer.
+- **Unlisted**: any other path answers 404 \`not_found\` (the \`${UNLISTED_PATH_RESPONSE}\` response); another method on a listed path answers 405 \`method_not_allowed\` with \`Allow\` (the \`${UNLISTED_METHOD_RESPONSE}\` response).
+- **Versioning**: \`metadata.ver\` and the \`/v1\` path; minor versions may add fields, so ignore members you do not know.`;
 
 function build(): OpenAPIObject {
   const registry = new OpenAPIRegistry();
