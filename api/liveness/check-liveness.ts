@@ -31,7 +31,8 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('The body must be a JSON object with "image" and "image_format" (Content-Type: application/json)');
   }
-  const parsed = livenessRequestSchema.safeParse(body);
+  // reportInput: tells a missing member ("is required") from one of the wrong type.
+  const parsed = livenessRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const field = first?.path.join('.') || 'body';
