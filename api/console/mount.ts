@@ -3,11 +3,10 @@
 // an HTML error page (the /v1 JSON envelope is not for browsers).
 import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import helmet from 'helmet';
-import { AppError, InternalError, MethodNotAllowedError, NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../../shared/errors';
+import { AppError, InternalError, NotFoundError } from '../../shared/errors';
+import { fromFrameworkError, setErrorHeaders, type FrameworkErrorWording } from '../http/error-handler';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
-import { isDatabaseUnavailable } from '../../shared/db/mongo';
 import { createMailer } from '../../shared/mail/mailer';
-import { isRedisUnavailable } from '../../shared/redis';
 import type { LivenessServerDeps } from '../liveness/server';
 import { ASSETS } from './assets';
 import { AttemptLimiter } from './attempts';
@@ -87,20 +86,22 @@ const TITLES: Record<number, string> = {
   503: 'Temporarily unavailable',
 };
 
+/** Framework errors in words for people (the API's wording is for programs). */
+const CONSOLE_WORDING: FrameworkErrorWording = {
+  bodyTooLarge: () => new AppError('invalid_request', 'The form is too large.', 413),
+  unreadable: 'The request could not be read.',
+  unavailable: 'The service is briefly unavailable. Try again in a moment.',
+};
+
 function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
   return async (err, req: Request, res: Response, next) => {
     if (res.headersSent) return next(err);
-    let e: AppError;
-    if (err instanceof AppError) e = err;
-    else if (isDatabaseUnavailable(err) || isRedisUnavailable(err)) e = new ServiceUnavailableError('The service is briefly unavailable. Try again in a moment.');
-    else if ((err as { type?: string })?.type === 'entity.too.large') e = new AppError('invalid_request', 'The form is too large.', 413);
-    else if (typeof (err as { status?: number })?.status === 'number' && (err as { status: number }).status < 500) e = new AppError('invalid_request', 'The request could not be read.', 400);
-    else {
+    let e: AppError | null = err instanceof AppError ? err : fromFrameworkError(err, CONSOLE_WORDING);
+    if (!e) {
       req.log?.error({ err }, 'console: unhandled error');
       e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
     }
-    if (e instanceof TooManyRequestsError || e instanceof ServiceUnavailableError) res.setHeader('Retry-After', String(e.retryAfterSeconds));
-    if (e instanceof MethodNotAllowedError) res.setHeader('Allow', e.allowed.join(', '));
+    setErrorHeaders(res, e);
     // The page needs a session for its links' forms; when Redis is the problem, render without one.
     let ctx;
     try {

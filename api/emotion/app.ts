@@ -8,6 +8,8 @@ import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/em
 import type { JobClient } from '../../shared/queues/job-client';
 import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
 import { errorHandler } from '../http/error-handler';
+import { emotionOpenApi, EMOTION_OPENAPI_PATH } from '../openapi/emotion-document';
+import { mountApiReference } from '../openapi/serve';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
@@ -84,6 +86,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
   app.use(httpMetrics(d.metrics));
   app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
   mountOpsEndpoints(app, d.metrics, d.readiness);
+  mountApiReference(app, { documentPath: EMOTION_OPENAPI_PATH, document: emotionOpenApi });
 
   app.options(ANALYSIS_PATH, cors, (_req, res) => {
     res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');

@@ -1,4 +1,5 @@
-// Owns the mapping of errors to HTTP: every front-end installs this with its own body shape.
+// Owns the mapping of errors to HTTP: every front-end installs errorHandler with its own body shape, and the
+// console's HTML error page maps framework errors with the same fromFrameworkError.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import {
   AppError,
@@ -15,21 +16,39 @@ import { isRedisUnavailable } from '../../shared/redis';
 /** Renders an AppError as the front-end's documented error body. */
 export type ErrorRenderer = (err: AppError, req: Request, res: Response) => unknown;
 
-/** Errors raised by Express's own body parsers, as typed AppErrors. */
-function fromFrameworkError(err: unknown, bodyLimitError: () => AppError): AppError | null {
-  const e = err as { type?: string; status?: number };
-  if (e?.type === 'entity.too.large') return bodyLimitError();
-  if (e?.type === 'entity.parse.failed') return new InvalidRequestError('Request body is not valid JSON');
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-    return new InvalidRequestError('Unsupported body encoding or charset');
-  }
-  if (e?.type === 'request.aborted') return new InvalidRequestError('Request aborted by the client');
-  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError('database unavailable', 5);
-  if (isRedisUnavailable(err)) return new ServiceUnavailableError('queue unavailable', 5);
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-    return new InvalidRequestError('Malformed request');
-  }
+/** How a front-end words the framework errors it shows: the API speaks to programs, the console to people. */
+export interface FrameworkErrorWording {
+  /** The body is over the parser's limit. */
+  bodyTooLarge: () => AppError;
+  /** One message for every unreadable body (else each case says what is wrong). */
+  unreadable?: string;
+  /** One message for a database or queue outage (else "database unavailable" / "queue unavailable"). */
+  unavailable?: string;
+}
+
+/**
+ * Errors that Express, its body parsers and the database/queue drivers raise, as typed AppErrors; null
+ * for anything else (a bug: the caller logs it and answers internal_error). Used by the API and the console.
+ */
+export function fromFrameworkError(err: unknown, wording: FrameworkErrorWording): AppError | null {
+  const e = err as { type?: string; status?: number } | null | undefined;
+  const unreadable = (specific: string) => new InvalidRequestError(wording.unreadable ?? specific);
+  if (e?.type === 'entity.too.large') return wording.bodyTooLarge();
+  if (e?.type === 'entity.parse.failed') return unreadable('Request body is not valid JSON');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return unreadable('Unsupported body encoding or charset');
+  if (e?.type === 'request.aborted') return unreadable('Request aborted by the client');
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError(wording.unavailable ?? 'database unavailable', 5);
+  if (isRedisUnavailable(err)) return new ServiceUnavailableError(wording.unavailable ?? 'queue unavailable', 5);
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return unreadable('Malformed request');
   return null;
+}
+
+/** The headers an error's status promises: Retry-After on 429/503, Allow on 405. */
+export function setErrorHeaders(res: Response, err: AppError): void {
+  if (err instanceof TooManyRequestsError || err instanceof ServiceUnavailableError) {
+    res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  }
+  if (err instanceof MethodNotAllowedError) res.setHeader('Allow', err.allowed.join(', '));
 }
 
 export function errorHandler(
@@ -38,14 +57,11 @@ export function errorHandler(
 ): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const appError = err instanceof AppError ? err : fromFrameworkError(err, bodyLimitError);
+    const appError = err instanceof AppError ? err : fromFrameworkError(err, { bodyTooLarge: bodyLimitError });
     const finalError = appError ?? new InternalError();
     if (!appError) req.log?.error({ err }, 'unhandled error');
     else if (finalError.httpStatus >= 500) req.log?.warn({ code: finalError.code }, finalError.message);
-    if (finalError instanceof TooManyRequestsError || finalError instanceof ServiceUnavailableError) {
-      res.setHeader('Retry-After', String(finalError.retryAfterSeconds));
-    }
-    if (finalError instanceof MethodNotAllowedError) res.setHeader('Allow', finalError.allowed.join(', '));
+    setErrorHeaders(res, finalError);
     res.status(finalError.httpStatus).json(render(finalError, req, res));
   };
 }

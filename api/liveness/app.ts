@@ -12,6 +12,8 @@ import type { Clock } from '../../shared/billing/month';
 import { pingMongo } from '../../shared/db/mongo';
 import type { JobClient } from '../../shared/queues/job-client';
 import { errorHandler } from '../http/error-handler';
+import { livenessOpenApi, LIVENESS_OPENAPI_PATH } from '../openapi/liveness-document';
+import { mountApiReference } from '../openapi/serve';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
@@ -63,6 +65,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   app.use(httpMetrics(d.metrics));
   app.use(helmet());
   mountOpsEndpoints(app, d.metrics, d.readiness);
+  mountApiReference(app, { documentPath: LIVENESS_OPENAPI_PATH, document: livenessOpenApi });
 
   // Health: the spec's own body, no envelope. Redis down also answers 503 (see README Decisions).
   app.get('/v1/health', async (_req, res) => {

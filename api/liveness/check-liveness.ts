@@ -24,7 +24,8 @@ export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-const requestSchema = z.object({
+/** The request body (the OpenAPI document is generated from this schema). */
+export const livenessRequestSchema = z.object({
   image: z
     .string({ error: 'image must be a Base64 string' })
     .min(1, 'image must not be empty'),
@@ -39,7 +40,8 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('The body must be a JSON object with "image" and "image_format" (Content-Type: application/json)');
   }
-  const parsed = requestSchema.safeParse(body);
+  // reportInput: tells a missing member ("is required") from one of the wrong type.
+  const parsed = livenessRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const field = first?.path.join('.') || 'body';

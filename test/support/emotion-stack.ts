@@ -13,6 +13,7 @@ import { createModels, type Models } from '../../shared/db/models';
 import type { Connection } from 'mongoose';
 import { isolation, testMongoUri } from './engines';
 import { quietLog, testConfig } from './config';
+import { checkedFetch, registerContractPort, unregisterContractPort } from './openapi';
 
 export interface EmotionStack {
   api: RunningEmotionApi;
@@ -21,6 +22,8 @@ export interface EmotionStack {
   token: string;
   tokenId: string;
   analyze(body: Buffer | string, headers?: Record<string, string>, method?: string, urlPath?: string): Promise<Response>;
+  /** Any request to the API (no default headers); the answer is checked against the OpenAPI document. */
+  request(urlPath: string, init?: RequestInit): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -32,6 +35,7 @@ export async function startEmotionStack(label: string, o: { env?: Record<string,
   const conn: Connection = await connectMongo(testMongoUri(), dbName);
   const models = createModels(conn);
   const issued = await new EmotionTokenService(models).create(`test-${label}`);
+  registerContractPort(api.port, 'emotion');
   return {
     api,
     worker,
@@ -39,13 +43,17 @@ export async function startEmotionStack(label: string, o: { env?: Record<string,
     token: issued.token,
     tokenId: issued.id,
     analyze(body, headers = {}, method = 'POST', urlPath = '/feelings/v3/analysis') {
-      return fetch(`http://127.0.0.1:${api.port}${urlPath}`, {
+      return checkedFetch(api.port, urlPath, {
         method,
         headers: { authorization: `Bearer ${issued.token}`, 'content-type': 'audio/wav', ...headers },
         body: method === 'GET' || method === 'HEAD' ? undefined : body,
       });
     },
+    request(urlPath, init = {}) {
+      return checkedFetch(api.port, urlPath, init);
+    },
     async stop() {
+      unregisterContractPort(api.port);
       await worker?.stop();
       await api.stop();
       await conn.close();

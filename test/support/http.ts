@@ -1,4 +1,7 @@
-// Small HTTP helpers for tests: JSON requests against a server on 127.0.0.1.
+// Small HTTP helpers for tests: JSON requests against a server on 127.0.0.1. Answers from a port that
+// serves a documented API (registered by the test stacks) are checked against its OpenAPI document.
+import { assertConforms } from './openapi';
+
 export interface HttpResult<T = any> {
   status: number;
   headers: Headers;
@@ -21,5 +24,6 @@ export async function http<T = any>(port: number, path: string, init: RequestIni
   } catch {
     // not JSON: tests assert on text
   }
+  assertConforms(port, { method: init.method ?? 'GET', path, status: res.status, headers: res.headers, text });
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }

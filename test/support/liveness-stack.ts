@@ -8,6 +8,7 @@ import type { PlanId } from '../../shared/billing/plans';
 import { isolation } from './engines';
 import { quietLog, testConfig } from './config';
 import { http, type HttpResult } from './http';
+import { registerContractPort, unregisterContractPort } from './openapi';
 
 export interface LivenessStack {
   api: RunningLivenessApi;
@@ -28,6 +29,7 @@ export async function startLivenessStack(
   const config = testConfig(prefix, o.env);
   const api = await startLivenessApi({ config, log: quietLog, dbName, clock: o.clock });
   const worker = o.withWorker === false ? null : await startLivenessWorker({ config, log: quietLog, dbName });
+  registerContractPort(api.port, 'liveness');
   let n = 0;
   return {
     api,
@@ -46,6 +48,7 @@ export async function startLivenessStack(
       return http(api.port, '/v1/usage', { headers: { 'x-api-key': key } });
     },
     async stop() {
+      unregisterContractPort(api.port);
       await worker?.stop();
       await api.stop();
     },

@@ -38,7 +38,7 @@ describe('POST /feelings/v3/analysis', () => {
   });
 
   it('answers 401 when the Authorization header is missing, 403 when the token is wrong', async () => {
-    const missing = await fetch(`http://127.0.0.1:${stack.api.port}/feelings/v3/analysis`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: clip });
+    const missing = await stack.request('/feelings/v3/analysis', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: clip });
     expect(missing.status).to.equal(401);
     expect((await jsonOf(missing)).error).to.include({ code: 'missing_token' });
     const wrong = await stack.analyze(clip, { authorization: `Bearer ${crypto.randomBytes(32).toString('base64url')}` });
@@ -71,7 +71,7 @@ describe('POST /feelings/v3/analysis', () => {
     const typo = await stack.analyze(clip, {}, 'POST', '/feelings/v3/analysus');
     expect(typo.status).to.equal(404);
     expect((await jsonOf(typo)).error.code).to.equal('not_found');
-    const pre = await fetch(`http://127.0.0.1:${stack.api.port}/feelings/v3/analysis`, {
+    const pre = await stack.request('/feelings/v3/analysis', {
       method: 'OPTIONS',
       headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
     });

@@ -1,0 +1,39 @@
+// Owns what both OpenAPI documents share: the response headers both front-ends set, and the
+// conventions the contract tests rely on (NotFound for unlisted paths, MethodNotAllowed for unlisted methods).
+import type { HeaderObject } from 'openapi3-ts/oas31';
+
+/** The OpenAPI version our documents declare (its schemas are JSON Schema 2020-12). */
+export const OPENAPI_VERSION = '3.1.0';
+
+/** Response components every document has: the contract tests use them for unlisted paths and methods. */
+export const UNLISTED_PATH_RESPONSE = 'NotFound';
+export const UNLISTED_METHOD_RESPONSE = 'MethodNotAllowed';
+
+const seconds = { type: 'integer', minimum: 0 } as const;
+
+export const COMMON_HEADERS = {
+  'X-Request-Id': {
+    description:
+      'Identifies this request in our logs; quote it to support. A caller-sent `X-Request-Id` of 8–64 characters `[A-Za-z0-9._-]` is kept, otherwise a UUID is made.',
+    schema: { type: 'string', minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' },
+    example: '3f1c2a9e-6a55-4c51-9d7e-0b8f7a1d2c3e',
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: seconds, example: 5 },
+  Allow: { description: 'The methods this path accepts.', schema: { type: 'string' }, example: 'POST' },
+} satisfies Record<string, HeaderObject>;
+
+/**
+ * Response headers by name from `catalog`; a name ending in `?` is optional (set only in some cases),
+ * every other one is required on that response.
+ */
+export function headers(catalog: Record<string, HeaderObject>, names: string[]): Record<string, HeaderObject> {
+  return Object.fromEntries(
+    names.map((n) => {
+      const optional = n.endsWith('?');
+      const name = optional ? n.slice(0, -1) : n;
+      const header = catalog[name];
+      if (!header) throw new Error(`OpenAPI: no header ${name} in the catalog`);
+      return [name, { ...header, required: !optional }];
+    }),
+  );
+}

@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { HmacRegistrationSigner, newLocalSubscription, REGISTRATION_TOKEN_TTL_MS, registrationUrl } from '../../../api/console/registration-token';
+import { VERIFICATION_TTL_MS, VerificationTokens } from '../../../api/console/verification-token';
+import { isolation, testRedisUrl } from '../../support/engines';
+
+const SECRET = 'unit-secret-unit-secret-unit-secret-0002';
+
+describe('Console tokens: registration links and verification links', () => {
+  describe('registration link (marketplace subscription)', () => {
+    let now = Date.UTC(2026, 10, 23, 12);
+    const signer = new HmacRegistrationSigner(SECRET, () => now);
+
+    it('is valid for a week to the millisecond, then expired', () => {
+      const sub = newLocalSubscription('standard');
+      const token = signer.sign(sub);
+      now += REGISTRATION_TOKEN_TTL_MS;
+      expect(signer.verify(token)).to.deep.equal({ ok: true, subscription: sub });
+      now += 1;
+      expect(signer.verify(token)).to.deep.equal({ ok: false, reason: 'expired' });
+    });
+
+    it('refuses a token whose plan is not a plan, however well signed', () => {
+      const token = signer.sign({ marketplaceAccountId: 'a', subscriptionId: 'b', plan: 'premium' as never });
+      expect(signer.verify(token)).to.deep.equal({ ok: false, reason: 'invalid' });
+    });
+
+    it('makes fresh marketplace IDs for a local subscription and a link under /console/register', () => {
+      const a = newLocalSubscription('free');
+      const b = newLocalSubscription('free');
+      expect(a.subscriptionId).to.not.equal(b.subscriptionId);
+      expect(a.marketplaceAccountId).to.match(/^mkt-acct-/);
+      expect(registrationUrl('https://example.com//', 'a+b/c')).to.equal('https://example.com/console/register?token=a%2Bb%2Fc');
+    });
+  });
+
+  describe('verification link (e-mail)', () => {
+    let redis: Redis;
+    let prefix: string;
+    let now = Date.UTC(2026, 10, 23, 12);
+    before(() => {
+      redis = new Redis(testRedisUrl());
+      prefix = isolation('unit-verification').prefix;
+    });
+    after(async () => redis.quit());
+
+    it('is valid for 24 hours to the millisecond, and then still says whose it was', async () => {
+      const tokens = new VerificationTokens(SECRET, redis, prefix, () => now);
+      const token = tokens.issue('cust-1', 'a@example.com');
+      now += VERIFICATION_TTL_MS;
+      expect(await tokens.check(token)).to.include({ ok: true, customerId: 'cust-1', email: 'a@example.com' });
+      now += 1;
+      expect(await tokens.check(token)).to.deep.equal({ ok: false, reason: 'expired', customerId: 'cust-1', email: 'a@example.com' });
+    });
+
+    it('is used once: the first consume wins, later checks say used', async () => {
+      const tokens = new VerificationTokens(SECRET, redis, prefix, () => now);
+      const token = tokens.issue('cust-2', 'b@example.com');
+      const first = await tokens.check(token);
+      if (!first.ok) throw new Error('a fresh link must be valid');
+      expect(await tokens.check(token)).to.include({ ok: true }); // checking does not use it up
+      expect(await Promise.all([tokens.consume(first.nonce), tokens.consume(first.nonce)])).to.have.members([true, false]);
+      expect(await tokens.check(token)).to.include({ ok: false, reason: 'used' });
+    });
+
+    it('refuses a token signed for another purpose or with another secret', async () => {
+      const tokens = new VerificationTokens(SECRET, redis, prefix, () => now);
+      const registration = new HmacRegistrationSigner(SECRET, () => now).sign(newLocalSubscription('free'));
+      expect(await tokens.check(registration)).to.deep.equal({ ok: false, reason: 'invalid' });
+      const other = new VerificationTokens('other-secret-other-secret-other-secret-1', redis, prefix, () => now);
+      expect(await tokens.check(other.issue('cust-3', 'c@example.com'))).to.deep.equal({ ok: false, reason: 'invalid' });
+    });
+  });
+});
