@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { projectRoot } from '../shared/paths';
 import manifestJson from './manifest.json';
 
 /** A file inside an npm package's tarball (`npm pack`). */
@@ -24,8 +25,8 @@ export type PackageSource = z.infer<typeof packageSourceSchema>;
 
 export const isVendored = (e: ModelEntry): e is ModelEntry & { source: { vendored: string } } => 'vendored' in e.source;
 
-/** Where a vendored file lives in the source tree (models/<source.vendored>). */
-export const vendoredPath = (e: ModelEntry & { source: { vendored: string } }) => path.join(__dirname, e.source.vendored);
+/** Where a vendored file lives in the source tree (models/<source.vendored>), from sources or from dist/. */
+export const vendoredPath = (e: ModelEntry & { source: { vendored: string } }) => path.join(projectRoot, 'models', e.source.vendored);
 
 const manifestSchema = z.object({ models: z.array(entrySchema), fixtures: z.array(entrySchema) });
 export const manifest = manifestSchema.parse(manifestJson);
