@@ -44,8 +44,8 @@ export interface MappingParameters {
  * nuclei/s); F1/F2 region centroids of a mixed male/female vowel space (Hillenbrand et al. 1995, weighted to
  * the regions' limits). CPPS, alpha ratio, Hammarberg index, spectral slope and flux, voiced fraction and
  * level range depend on the extractor and the 8 kHz band, so they are this extractor's values on neutral
- * espeak-ng voices passed through the same Praat resynthesis as the test stimuli (en-us, f3;
- * `npm run bench:emotion -- --calibrate` prints them), rounded.
+ * espeak-ng voices (en-us, f3; plain and through the test stimuli's Praat resynthesis; `npm run bench:emotion
+ * -- --calibrate` prints the plain voices' values), rounded.
  */
 const REFERENCE: MappingParameters['reference'] = {
   f0_mean_st: { mean: 30.0, sd: 6.0 },
