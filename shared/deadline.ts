@@ -14,15 +14,21 @@ export class DeadlineExceededError extends ServiceUnavailableError {
 }
 
 export class Deadline {
+  /** Epoch milliseconds, always an integer. */
   private constructor(readonly at: number) {}
 
   static after(budgetMs: number, now = Date.now()): Deadline {
-    return new Deadline(now + budgetMs);
+    return new Deadline(Math.ceil(now + budgetMs));
   }
 
-  /** Milliseconds left, never negative. */
+  /** The same deadline moved later by `ms` (time the server spent waiting on the client, e.g. its upload). */
+  extendedBy(ms: number): Deadline {
+    return new Deadline(this.at + Math.max(0, Math.ceil(ms)));
+  }
+
+  /** Whole milliseconds left, never negative (Redis expiries and job envelopes take integers). */
   remainingMs(now = Date.now()): number {
-    return Math.max(0, this.at - now);
+    return Math.max(0, Math.floor(this.at - now));
   }
 
   /** Throws DeadlineExceededError when nothing is left. */

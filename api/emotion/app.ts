@@ -13,7 +13,7 @@ import { mountApiReference } from '../openapi/serve';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
-import { requestDeadline } from '../http/deadline';
+import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
@@ -95,7 +95,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     res.status(204).end();
   });
 
-  const audioBody = express.raw({ type: () => true, limit: MAX_AUDIO_BYTES });
+  const audioBody = bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }));
   app.post(
     ANALYSIS_PATH,
     cors,

@@ -17,7 +17,7 @@ import { mountApiReference } from '../openapi/serve';
 import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
-import { requestDeadline } from '../http/deadline';
+import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { quotaOnError, requireApiKey } from './auth';
 import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
@@ -86,7 +86,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
     await req.deadline.race('throttle', d.throttle.take(`key:${req.auth!.keyId}`));
     next();
   };
-  const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
+  const json = bodyWithinDeadline(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
 
   // The throttle runs inside the handler, after the quota check (see check-liveness.ts).
   app.post('/v1/check/liveness', auth, json, checkLivenessHandler(d));

@@ -46,6 +46,11 @@ export interface SubmitOptions<I> {
 const WORKER_COUNT_TTL_MS = 3000;
 /** Weight of the newest sample in the service-time EWMA (about the last ten jobs matter). */
 const SERVICE_TIME_ALPHA = 0.2;
+/**
+ * Share of the remaining budget the expected wait may fill: the estimate is a mean measured before the
+ * burst, so a fifth is left for its error and for the answer's way back.
+ */
+const ADMISSION_HEADROOM = 0.8;
 
 /** What admission decided, for logs and tests: the expected wait against what the budget has left. */
 export interface Admission {
@@ -127,8 +132,9 @@ export class JobClient {
     const expectedWaitMs = serviceMs === null ? null : ((waiting / Math.max(1, workers)) + 1) * serviceMs;
     const admission: Admission = { waiting, workers, serviceMs, expectedWaitMs, remainingMs };
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
-    if (expectedWaitMs !== null && expectedWaitMs > remainingMs) {
-      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs - remainingMs) / 1000)));
+    const usableMs = remainingMs * ADMISSION_HEADROOM;
+    if (expectedWaitMs !== null && expectedWaitMs > usableMs) {
+      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs - usableMs) / 1000)));
     }
     if (this.opts.maxBacklogPerWorker > 0 && waiting >= this.opts.maxBacklogPerWorker * workers) {
       throw new CapacityError(admission, 2);
