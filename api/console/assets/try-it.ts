@@ -274,7 +274,6 @@ const LIVENESS_JS = String.raw`
   var onBtn = document.getElementById('camera-on');
   var snapBtn = document.getElementById('snap');
   var fileInput = document.getElementById('image-file');
-  var shownUrl = null;
   ${POST_FN}
 
   onBtn.addEventListener('click', function () {
@@ -326,8 +325,6 @@ const LIVENESS_JS = String.raw`
 
     var img = document.getElementById('photo');
     var boxes = document.getElementById('boxes');
-    if (shownUrl) URL.revokeObjectURL(shownUrl);
-    shownUrl = URL.createObjectURL(blob); // local only: the photo is shown from memory, not from the server
     img.onload = function () {
       boxes.setAttribute('viewBox', '0 0 ' + img.naturalWidth + ' ' + img.naturalHeight);
       boxes.setAttribute('preserveAspectRatio', 'none');
@@ -338,7 +335,10 @@ const LIVENESS_JS = String.raw`
       });
       root.setAttribute('data-boxes', String(rects.length));
     };
-    img.src = shownUrl;
+    // Shown from memory as a data: URL (the CSP allows data: images, not blob:); the server keeps nothing.
+    var reader = new FileReader();
+    reader.onload = function () { img.src = reader.result; };
+    reader.readAsDataURL(blob);
 
     var lk = document.getElementById('likelihood');
     lk.textContent = '';
