@@ -21,7 +21,8 @@ const CSS = `
 .try-timer { font: 600 1.6rem/1.2 var(--mono); margin: 4px 0 12px; }
 .try-recording .try-timer #timer { color: var(--danger); }
 .try-plot { margin: 0 0 16px; }
-.try-plot svg { width: 100%; height: auto; display: block; }
+.try-plot svg { max-width: 100%; height: auto; display: block; }
+.try-file { margin-top: 18px; }
 .try-plot .axis { stroke: #8a93a6; stroke-width: 1; }
 .try-plot .grid-line { stroke: var(--border); stroke-width: 1; }
 .try-plot text { font: 12px system-ui, sans-serif; fill: #4a5468; }
@@ -50,6 +51,7 @@ const CSS = `
 .try-bar-fill { position: absolute; left: 0; top: 0; bottom: 0; border-radius: 7px; background: var(--primary); width: 100%; transform-origin: left center; }
 .try-bar-mark { position: absolute; top: -4px; bottom: -4px; width: 2px; background: var(--text); }
 #status:empty { display: none; }
+#try-liveness #status { margin-top: 12px; }
 #status { padding: 10px 14px; border-radius: 8px; background: var(--primary-soft); }
 #status.error { background: var(--danger-soft); color: var(--danger); }
 `;
@@ -70,7 +72,7 @@ const POST_FN = String.raw`
   function say(text, isError) {
     var s = document.getElementById('status');
     s.textContent = text;
-    s.className = 'span-12' + (isError ? ' error' : '');
+    s.classList.toggle('error', !!isError);
   }
   var SVGNS = 'http://www.w3.org/2000/svg';
   function svgEl(name, attrs, text) {
@@ -193,14 +195,15 @@ const EMOTION_JS = String.raw`
   function fmt(v) { return v.toFixed(2); }
   function pct(v) { return Math.round(v * 100) + '%'; }
 
-  function show(body) {
+  // The plot: one group per interval, two bars (rough, soft), faded by the speech share, over a speech strip.
+  // Drawn at the container's own width (redrawn on resize), so its labels keep their size on a phone.
+  function drawPlot(body) {
     var results = body.results;
-    document.getElementById('result').hidden = false;
-    // The plot: one group per interval, two bars (rough, soft), faded by the speech share, over a speech strip.
-    var W = 720, H = 260, L = 36, R = 10, T = 12, B = 56;
+    var plot = document.getElementById('plot');
+    var W = Math.max(300, Math.round(plot.clientWidth || 720)), H = W < 560 ? 210 : 260, L = 34, R = 10, T = 12, B = 56;
     var plotW = W - L - R, plotH = H - T - B;
     var duration = body.summary.duration || (results.length ? results[results.length - 1].to : 0);
-    var svg = svgEl('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-labelledby': 'plot-title', 'data-intervals': results.length });
+    var svg = svgEl('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'aria-labelledby': 'plot-title', 'data-intervals': results.length });
     svg.appendChild(svgEl('title', { id: 'plot-title' }, 'Rough and soft per 5-second interval over ' + duration.toFixed(1) + ' s (details in the table below)'));
     [0, 0.5, 1].forEach(function (v) {
       var y = T + plotH * (1 - v);
@@ -208,6 +211,7 @@ const EMOTION_JS = String.raw`
       svg.appendChild(svgEl('text', { x: L - 6, y: y + 4, 'text-anchor': 'end' }, v.toFixed(1)));
     });
     var x = function (t) { return L + (duration > 0 ? (t / duration) * plotW : 0); };
+    var every = Math.max(1, Math.ceil(results.length / Math.max(2, Math.floor(plotW / 56))));
     results.forEach(function (r, i) {
       var g = svgEl('g', { class: 'interval', 'data-from': r.from, 'data-to': r.to, 'fill-opacity': (0.3 + 0.7 * r.speech_ratio).toFixed(2) });
       var x0 = x(r.from), x1 = x(r.to), w = x1 - x0, gap = Math.min(6, w * 0.12), bw = (w - 3 * gap) / 2;
@@ -215,13 +219,11 @@ const EMOTION_JS = String.raw`
       g.appendChild(svgEl('rect', { class: 'soft', x: x0 + 2 * gap + bw, y: T + plotH * (1 - r.soft), width: Math.max(1, bw), height: plotH * r.soft }));
       g.appendChild(svgEl('rect', { class: 'speech', x: x0 + gap, y: T + plotH + 8, width: Math.max(1, (w - 2 * gap) * r.speech_ratio), height: 6 }));
       svg.appendChild(g);
-      if (i === 0 || results.length <= 12 || i % Math.ceil(results.length / 12) === 0) {
-        svg.appendChild(svgEl('text', { x: x0, y: H - 22, 'text-anchor': 'start' }, r.from + ' s'));
-      }
+      // Start labels, thinned out to fit, and never on top of the end label.
+      if (i % every === 0 && x(duration) - x0 > 72) svg.appendChild(svgEl('text', { x: x0, y: H - 22, 'text-anchor': 'start' }, r.from + ' s'));
     });
     svg.appendChild(svgEl('text', { x: W - R, y: H - 22, 'text-anchor': 'end' }, duration.toFixed(1) + ' s'));
     svg.appendChild(svgEl('text', { x: L, y: H - 4 }, 'time'));
-    var plot = document.getElementById('plot');
     plot.textContent = '';
     plot.appendChild(svg);
     var legend = document.createElement('ul');
@@ -230,7 +232,21 @@ const EMOTION_JS = String.raw`
       var li = document.createElement('li'); li.className = p[0]; li.textContent = p[1]; legend.appendChild(li);
     });
     plot.appendChild(legend);
+  }
 
+  var resizeTimer = 0;
+  window.addEventListener('resize', function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () { if (shown) drawPlot(shown); }, 100);
+  });
+
+  var shown = null;
+
+  function show(body) {
+    shown = body;
+    document.getElementById('result').hidden = false;
+    drawPlot(body);
+    var results = body.results;
     var s = body.summary;
     var dl = document.getElementById('summary');
     dl.textContent = '';

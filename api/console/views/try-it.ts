@@ -61,9 +61,10 @@ export function livenessTryPage(ctx: AppContext, o: { dailyCap: number; threshol
       <button class="btn btn-secondary" type="button" id="camera-on">Turn the camera on</button>
       <button class="btn btn-primary" type="button" id="snap" disabled>Take the photo and check</button>
     </div>
-    <div class="field"><label for="image-file">Or choose a photo (JPEG or PNG, up to 7.5 MB)</label>
+    <div class="field try-file"><label for="image-file">Or choose a photo (JPEG or PNG, up to 7.5 MB)</label>
       <input id="image-file" type="file" accept="image/jpeg,image/png"></div>
     <p class="small muted">Free: ${o.dailyCap} tries a day, not counted against your plan. The photo is checked and discarded, never stored.</p>
+    <div id="status" role="status" aria-live="polite"></div>
   </section>
   <section class="card span-6" id="result" aria-labelledby="verdict-h" hidden>
     <h2 id="verdict-h">Verdict: <span id="verdict"></span></h2>
@@ -73,7 +74,6 @@ export function livenessTryPage(ctx: AppContext, o: { dailyCap: number; threshol
     <h3 class="small">Reasons</h3>
     <ul id="reasons"></ul>
   </section>
-  <div class="span-12" id="status" role="status" aria-live="polite"></div>
 </div>
 <script src="${TRY_IT_ASSETS.liveness.path}" defer></script>`,
   });
