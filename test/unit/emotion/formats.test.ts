@@ -166,6 +166,7 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
         ['empty.m4a', 'aac'],
         ['empty.mp3', 'libmp3lame'],
         ['empty.wma', 'wmav2'],
+        ['empty.opus', 'libopus'],
       ];
       for (const [name, codec] of empty) {
         execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=mono', '-t', '0', '-c:a', codec, fx.path(name)]);

@@ -257,6 +257,7 @@ function sniffOgg(buf: Buffer): Sniffed {
   const codecs: string[] = [];
   let at = 0;
   let page = 0;
+  let audioPages = 0;
   while (at < buf.length) {
     if (at + 4 > buf.length || ascii(buf, at, 4) !== 'OggS') {
       throw new InvalidInputError('corrupt_audio', `Ogg page ${page + 1} at byte ${at} does not start with "OggS": the stream is damaged`);
@@ -277,6 +278,9 @@ function sniffOgg(buf: Buffer): Sniffed {
         `The Ogg stream is truncated: page ${page + 1} at byte ${at} declares ${bodyBytes} bytes and ${buf.length - body} follow`,
       );
     }
+    // A granule position above zero marks a page that completes audio; header pages carry 0 (or -1).
+    const granule = buf.readBigInt64LE(at + 6);
+    if (granule > 0n) audioPages++;
     const beginsStream = (buf[at + 5]! & 0x02) !== 0;
     if (beginsStream) {
       const head = ascii(buf, body, Math.min(bodyBytes, 8));
@@ -289,6 +293,7 @@ function sniffOgg(buf: Buffer): Sniffed {
   }
   if (codecs.length === 0) throw new InvalidInputError('corrupt_audio', 'The Ogg stream has no beginning-of-stream page');
   if (!codecs.some((c) => c !== 'unknown')) throw unsupported('An Ogg file carrying neither Opus nor Vorbis audio');
+  if (audioPages === 0) throw noAudio('The Ogg file holds only its stream headers and no audio');
   return { format: 'ogg' };
 }
 
