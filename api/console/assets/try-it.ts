@@ -169,6 +169,7 @@ const EMOTION_JS = String.raw`
     if (audioCtx) audioCtx.close();
     root.classList.remove('try-recording');
     stopBtn.disabled = true;
+    recordBtn.textContent = 'Record again';
     var blob = new Blob(chunks, { type: (recorder.mimeType || 'audio/webm').split(';')[0] });
     recorder = null;
     send(blob, 'your ' + clock(seconds) + ' recording');
