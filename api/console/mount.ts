@@ -22,6 +22,7 @@ import { dashboardRoutes } from './routes/dashboard';
 import { devMailboxRoutes } from './routes/dev-mailbox';
 import { onboardingRoutes } from './routes/onboarding';
 import { signInRoutes } from './routes/sign-in';
+import { tryItRoutes } from './routes/try-it';
 import { errorPage } from './views/layout';
 
 export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
@@ -162,6 +163,7 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   router.use(signInRoutes(d));
   if (d.mailboxDir) router.use(devMailboxRoutes(d, d.mailboxDir));
   router.use(dashboardRoutes(d));
+  router.use(tryItRoutes(d));
   router.use(() => {
     throw new NotFoundError('There is no console page at this address.');
   });

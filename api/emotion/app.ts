@@ -64,6 +64,15 @@ function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
   };
 }
 
+/** Browsers and file pickers label a WebM or Ogg audio recording video/webm or application/ogg; the bytes
+ *  decide the format either way (a file with a video track is refused by the engine). */
+const CONTAINER_TYPES: ReadonlySet<string> = new Set(['video/webm', 'video/x-matroska', 'application/ogg', 'video/ogg']);
+
+export function acceptedContentType(header: string): boolean {
+  const type = header.split(';')[0]!.trim().toLowerCase();
+  return type.startsWith('audio/') || CONTAINER_TYPES.has(type);
+}
+
 /** When each request's body started to arrive: the "receive" stage of Server-Timing. */
 const receiveStarted = new WeakMap<Request, number>();
 
@@ -105,8 +114,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       next();
     },
     (req, _res, next) => {
-      const type = (req.get('content-type') ?? '').toLowerCase();
-      if (!type.startsWith('audio/')) throw new InvalidRequestError('Content-Type must be audio/* (the raw audio file bytes)');
+      if (!acceptedContentType(req.get('content-type') ?? '')) {
+        throw new InvalidRequestError('Content-Type must be audio/* (the raw audio file bytes); video/webm and application/ogg are taken for WebM and Ogg audio');
+      }
       next();
     },
     (req, _res, next) => {

@@ -16,13 +16,15 @@ export interface AppContext extends PageContext {
   company: string;
 }
 
-export type NavId = 'overview' | 'keys' | 'plan' | 'emotion' | 'activity';
+export type NavId = 'overview' | 'keys' | 'plan' | 'emotion' | 'activity' | 'liveness-try' | 'emotion-try';
 
 const NAV: Array<{ id: NavId; href: string; label: string }> = [
   { id: 'overview', href: '/console/dashboard', label: 'Overview' },
   { id: 'keys', href: '/console/keys', label: 'API keys' },
   { id: 'plan', href: '/console/plan', label: 'Plan & billing' },
   { id: 'emotion', href: '/console/emotion', label: 'Emotion API' },
+  { id: 'liveness-try', href: '/console/liveness/try', label: 'Try liveness' },
+  { id: 'emotion-try', href: '/console/emotion/try', label: 'Try emotion' },
   { id: 'activity', href: '/console/activity', label: 'Activity' },
 ];
 

@@ -1,9 +1,10 @@
-// The spec's accepted formats (wav PCM/GSM, aiff, aac ADTS/m4a, mp3, wma, flac) and its limits, through the
-// real engine: every accepted format decodes and yields intervals; everything else gets a precise 400 code.
+// The spec's accepted formats (wav PCM/GSM, aiff, aac ADTS/m4a, mp3, wma, flac), Opus/Vorbis beyond it, and
+// its limits, through the real engine: every accepted format decodes and yields intervals; everything else gets a precise 400 code.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { FixtureDir, pseudoRandomBytes, wavHeader } from '../../fixtures/emotion/audio';
+import { makeBrokenOpusVorbis, makeOpusVorbis, type OpusVorbisCase } from '../../fixtures/emotion/opus-vorbis';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { sniff } from '../../../workers/emotion/engine/sniff';
 import { lossyMinimumBitRate } from '../../../workers/emotion/engine/probe';
@@ -96,9 +97,11 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
       await expectRejection(engine.analyze(pseudoRandomBytes(50_000)), 'unsupported_format');
     });
 
-    it('answers unsupported_format for a format outside the table (Ogg Vorbis), whatever it is labelled', async () => {
-      const ogg = fx.ffmpeg('speech.wav', 'speech.ogg', ['-c:a', 'libvorbis']);
-      await expectRejection(engine.analyze(fs.readFileSync(ogg)), 'unsupported_format');
+    it('answers unsupported_format for a format outside the table (AC-3, FLAC in Ogg), whatever it is labelled', async () => {
+      const ac3 = fx.ffmpeg('speech.wav', 'speech.ac3', ['-c:a', 'ac3']);
+      await expectRejection(engine.analyze(fs.readFileSync(ac3)), 'unsupported_format');
+      const oggFlac = fx.ffmpeg('speech.wav', 'speech.oga', ['-c:a', 'flac', '-f', 'ogg']);
+      await expectRejection(engine.analyze(fs.readFileSync(oggFlac)), 'unsupported_format');
     });
 
     it('answers unsupported_format for a WAV carrying another codec (mu-law, MP3-in-WAV)', async () => {
@@ -163,6 +166,7 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
         ['empty.m4a', 'aac'],
         ['empty.mp3', 'libmp3lame'],
         ['empty.wma', 'wmav2'],
+        ['empty.opus', 'libopus'],
       ];
       for (const [name, codec] of empty) {
         execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=mono', '-t', '0', '-c:a', codec, fx.path(name)]);
@@ -181,6 +185,48 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
 
     it('stops with 503 processing_timeout instead of hanging when the deadline has passed', async () => {
       await expectRejection(engine.analyze(fx.read('speech16k.wav'), { deadline: Date.now() - 1 }), 'processing_timeout', 503);
+    });
+  });
+
+  describe('Opus and Vorbis, accepted beyond the spec', () => {
+    let cases: OpusVorbisCase[] = [];
+    before(() => {
+      cases = makeOpusVorbis(fx, fx.path('speech.wav'));
+    });
+
+    it('accepts WebM/Opus (with and without a duration), Matroska/Opus, Ogg/Opus and Ogg/Vorbis with ffprobe meta and intervals', async () => {
+      for (const c of cases) {
+        const res = await engine.analyze(fs.readFileSync(c.file));
+        expect(res.meta, c.name).to.include({ format_name: c.format_name, sample_rate: c.sample_rate, channels: 1 });
+        expect(res.meta.bit_rate, c.name).to.be.greaterThan(0);
+        expect(res.results.length, c.name).to.be.within(1, 2);
+        expect(res.results[0]!.from, c.name).to.equal(0);
+        expect(res.results[0]!.speech_ratio, c.name).to.be.greaterThan(0.5);
+        expect(res.results[0]!.rough, c.name).to.be.within(0.001, 1);
+        expect(res.summary.duration, c.name).to.be.within(5, 8);
+        expect(res.results.at(-1)!.to, c.name).to.equal(res.summary.duration);
+      }
+    });
+
+    it('measures a duration-less WebM (MediaRecorder) so that too_long still applies', async () => {
+      const short = await loadEngine({ maxDurationSeconds: 3 });
+      try {
+        const e = await expectRejection(short.analyze(fx.read('live.webm')), 'too_long');
+        expect(e.message).to.match(/lasts [56] s/);
+      } finally {
+        await short.close();
+      }
+    });
+
+    it('answers precise 400s for a truncated Ogg, a WebM without audio, video files and other codecs', async () => {
+      for (const b of makeBrokenOpusVorbis(fx, fx.path('speech.wav'))) {
+        const e = await expectRejection(engine.analyze(b.bytes), b.code);
+        expect(e.message, b.name).to.match(b.message);
+      }
+    });
+
+    it('sniffs Ogg and WebM from the bytes', () => {
+      expect(cases.map((c) => sniff(fs.readFileSync(c.file)).format)).to.deep.equal(['webm', 'webm', 'webm', 'ogg', 'ogg']);
     });
   });
 

@@ -1,5 +1,7 @@
 // Owns the ffprobe step and the spec's table of accepted audio: which codec each sniffed format may carry,
 // sample rate, channels, bit depth and bit rate, turned into precise 400 codes before anything is decoded.
+// Opus and Vorbis (Ogg, WebM/Matroska) are accepted beyond the spec's table, with its rate and channel rules.
+import fs from 'node:fs';
 import { InvalidInputError } from '../../../shared/errors';
 import { runChild } from './child';
 import type { Deadline } from './deadline';
@@ -29,8 +31,12 @@ export const DEMUXER: Record<SniffedFormat, string> = {
   mp3: 'mp3',
   wma: 'asf',
   flac: 'flac',
+  ogg: 'ogg',
+  webm: 'matroska',
 };
 
+// Opus and Vorbis (beyond the spec) are left out: Opus is built for speech at 16–32 kbps (voice notes), so the
+// spec's 96 kbps floor would refuse exactly the recordings they are accepted for.
 const LOSSY: ReadonlySet<SniffedFormat> = new Set(['aac', 'm4a', 'mp3', 'wma']);
 
 /** Codecs the spec's formats may carry; anything else in a known container is unsupported. */
@@ -42,7 +48,12 @@ const CODECS: Record<SniffedFormat, readonly string[]> = {
   mp3: ['mp3'],
   wma: ['wmav1', 'wmav2', 'wmapro'],
   flac: ['flac'],
+  ogg: ['opus', 'vorbis'],
+  webm: ['opus', 'vorbis'],
 };
+
+/** The containers beyond the spec, which a browser or a messaging app may fill with a video track too. */
+const BEYOND_SPEC: ReadonlySet<SniffedFormat> = new Set(['ogg', 'webm']);
 
 const BIT_RATE_MIN = 96_000;
 const BIT_RATE_MAX = 320_000;
@@ -52,6 +63,7 @@ const BIT_RATE_TOLERANCE = 0.05;
 interface FfprobeStream {
   codec_type?: string;
   codec_name?: string;
+  disposition?: { attached_pic?: number };
   sample_rate?: string;
   channels?: number;
   bit_rate?: string;
@@ -96,10 +108,39 @@ export async function probe(
   }
   const out = JSON.parse(res.stdout.toString('utf8')) as FfprobeOutput;
   const stream = out.streams?.find((s) => s.codec_type === 'audio');
-  if (!stream) throw new InvalidInputError('no_audio', `The ${sniffed.format} file has no audio stream`);
+  const video = out.streams?.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  if (!stream) {
+    const holds = video ? ` (it holds only a ${video.codec_name ?? 'video'} video track)` : '';
+    throw new InvalidInputError('no_audio', `The ${sniffed.format} file has no audio ${sniffed.format === 'webm' ? 'track' : 'stream'}${holds}`);
+  }
+  if (video && BEYOND_SPEC.has(sniffed.format)) {
+    throw new InvalidInputError('unsupported_format', `This is a video file (a ${video.codec_name ?? 'video'} track beside the audio); send the audio only`);
+  }
   const probed = describe(sniffed.format, demuxer, stream, out.format ?? {});
+  if (sniffed.format === 'webm' && !(probed.duration > 0)) await measureLiveRecording(ffprobePath, file, probed, deadline);
   validate(sniffed, stream, probed, limits);
   return probed;
+}
+
+/**
+ * A WebM written as a live stream (a browser's MediaRecorder) carries no duration, so the too_long rule would
+ * have nothing to act on: list the audio track's packet times once (demuxing only, no decoding) and take the
+ * end of the last one; the bit rate follows from the file size.
+ */
+async function measureLiveRecording(ffprobePath: string, file: string, probed: ProbedAudio, deadline: Deadline): Promise<void> {
+  const args = ['-v', 'error', '-protocol_whitelist', 'file', '-f', 'matroska', '-select_streams', 'a:0'];
+  args.push('-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', file);
+  const res = await runChild(ffprobePath, args, { deadline, stage: 'probe' });
+  if (res.code !== 0) {
+    throw new InvalidInputError('corrupt_audio', `The webm file could not be read: ${firstLine(res.stderr.split(file).join('input'))}`);
+  }
+  let end = 0;
+  for (const line of res.stdout.toString('utf8').split('\n')) {
+    const [pts, dur] = line.split(',').map(Number);
+    if (Number.isFinite(pts)) end = Math.max(end, pts! + (Number.isFinite(dur) ? dur! : 0));
+  }
+  probed.duration = end;
+  if (probed.meta.bit_rate === 0 && end > 0) probed.meta.bit_rate = Math.round(((await fs.promises.stat(file)).size * 8) / end);
 }
 
 function describe(format: SniffedFormat, demuxer: string, s: FfprobeStream, f: NonNullable<FfprobeOutput['format']>): ProbedAudio {

@@ -1,10 +1,11 @@
-// Owns format detection from the bytes alone: the spec's six formats (and their allowed sub-types) are told
-// apart by magic numbers and header fields, never by Content-Type or a file name. Anything else is a 400.
+// Owns format detection from the bytes alone: the spec's six formats (and their allowed sub-types), plus Opus and
+// Vorbis in Ogg and WebM/Matroska beyond the spec, are told apart by magic numbers and header fields, never by
+// Content-Type or a file name. Anything else is a 400.
 import { InvalidInputError } from '../../../shared/errors';
 import type { PcmLayout } from './pcm';
 
 /** The spec's format families; the exact codec is confirmed later by ffprobe. */
-export type SniffedFormat = 'wav' | 'aiff' | 'aac' | 'm4a' | 'mp3' | 'wma' | 'flac';
+export type SniffedFormat = 'wav' | 'aiff' | 'aac' | 'm4a' | 'mp3' | 'wma' | 'flac' | 'ogg' | 'webm';
 
 export interface Sniffed {
   format: SniffedFormat;
@@ -21,6 +22,19 @@ const ASF_GUID = Buffer.from([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0x
 // KSDATAFORMAT_SUBTYPE_PCM: the sub-format of a WAVE_FORMAT_EXTENSIBLE file holding plain PCM.
 const KSDATAFORMAT_PCM_TAIL = Buffer.from([0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71]);
 
+const EBML_MAGIC = 0x1a45dfa3;
+const OGG_PAGE_HEADER = 27;
+/** Identification headers of the first packet of an Ogg logical stream (its BOS page). */
+const OGG_AUDIO = [
+  { magic: 'OpusHead', codec: 'opus' },
+  { magic: '\x01vorbis', codec: 'vorbis' },
+] as const;
+const OGG_VIDEO = [
+  { magic: '\x80theora', codec: 'theora' },
+  { magic: 'OVP80', codec: 'vp8' },
+  { magic: '\x80daala', codec: 'daala' },
+] as const;
+
 const WAVE_FORMAT_PCM = 0x0001;
 const WAVE_FORMAT_GSM610 = 0x0031;
 const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
@@ -28,7 +42,7 @@ const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
 function unsupported(what: string): InvalidInputError {
   return new InvalidInputError(
     'unsupported_format',
-    `${what}; accepted: wav (PCM 16-bit, GSM 6.10), aiff (PCM 16-bit), aac (ADTS, m4a), mp3, wma, flac`,
+    `${what}; accepted: wav (PCM 16-bit, GSM 6.10), aiff (PCM 16-bit), aac (ADTS, m4a), mp3, wma, flac, ogg (Opus, Vorbis), webm/mkv (Opus, Vorbis)`,
   );
 }
 
@@ -50,6 +64,8 @@ export function sniff(buf: Buffer): Sniffed {
   if (buf.length >= 4 && ascii(buf, 0, 4) === 'fLaC') return { format: 'flac' };
   if (buf.length >= 12 && ascii(buf, 4, 4) === 'ftyp') return { format: 'm4a' };
   if (buf.length >= 16 && buf.subarray(0, 16).equals(ASF_GUID)) return { format: 'wma' };
+  if (buf.length >= 4 && ascii(buf, 0, 4) === 'OggS') return sniffOgg(buf);
+  if (buf.length >= 4 && buf.readUInt32BE(0) === EBML_MAGIC) return sniffMatroska(buf);
 
   // An ID3v2 tag can precede MP3 (and, rarely, ADTS or FLAC); skip it and look at what follows.
   let start = 0;
@@ -230,4 +246,60 @@ function findMpegFrames(buf: Buffer, start: number, slack: number): 'mp3' | 'aac
     if (aac > 0 && (at + aac >= buf.length || adtsFrameLength(buf, at + aac) > 0)) return 'aac';
   }
   return undefined;
+}
+
+/**
+ * Ogg: walks every page (27-byte header, segment table, body) so that a cut-off upload is named precisely
+ * (ffmpeg decodes a truncated Ogg without complaint, to less audio and a wrong duration), and reads the
+ * beginning-of-stream pages to name the codecs: Opus or Vorbis are accepted, a video stream or another codec is not.
+ */
+function sniffOgg(buf: Buffer): Sniffed {
+  const codecs: string[] = [];
+  let at = 0;
+  let page = 0;
+  let audioPages = 0;
+  while (at < buf.length) {
+    if (at + 4 > buf.length || ascii(buf, at, 4) !== 'OggS') {
+      throw new InvalidInputError('corrupt_audio', `Ogg page ${page + 1} at byte ${at} does not start with "OggS": the stream is damaged`);
+    }
+    if (at + OGG_PAGE_HEADER > buf.length) {
+      throw new InvalidInputError('corrupt_audio', `The Ogg stream is truncated: page ${page + 1} at byte ${at} has an incomplete header`);
+    }
+    const segments = buf[at + 26]!;
+    if (at + OGG_PAGE_HEADER + segments > buf.length) {
+      throw new InvalidInputError('corrupt_audio', `The Ogg stream is truncated: page ${page + 1} at byte ${at} has an incomplete segment table`);
+    }
+    let bodyBytes = 0;
+    for (let i = 0; i < segments; i++) bodyBytes += buf[at + OGG_PAGE_HEADER + i]!;
+    const body = at + OGG_PAGE_HEADER + segments;
+    if (body + bodyBytes > buf.length) {
+      throw new InvalidInputError(
+        'corrupt_audio',
+        `The Ogg stream is truncated: page ${page + 1} at byte ${at} declares ${bodyBytes} bytes and ${buf.length - body} follow`,
+      );
+    }
+    // A granule position above zero marks a page that completes audio; header pages carry 0 (or -1).
+    const granule = buf.readBigInt64LE(at + 6);
+    if (granule > 0n) audioPages++;
+    const beginsStream = (buf[at + 5]! & 0x02) !== 0;
+    if (beginsStream) {
+      const head = ascii(buf, body, Math.min(bodyBytes, 8));
+      const video = OGG_VIDEO.find((v) => head.startsWith(v.magic));
+      if (video) throw new InvalidInputError('unsupported_format', `This is a video file (an Ogg ${video.codec} video stream); send the audio only`);
+      codecs.push(OGG_AUDIO.find((a) => head.startsWith(a.magic))?.codec ?? 'unknown');
+    }
+    at = body + bodyBytes;
+    page++;
+  }
+  if (codecs.length === 0) throw new InvalidInputError('corrupt_audio', 'The Ogg stream has no beginning-of-stream page');
+  if (!codecs.some((c) => c !== 'unknown')) throw unsupported('An Ogg file carrying neither Opus nor Vorbis audio');
+  if (audioPages === 0) throw noAudio('The Ogg file holds only its stream headers and no audio');
+  return { format: 'ogg' };
+}
+
+/** Matroska/WebM: the EBML header's DocType names the variant; tracks and codecs are ffprobe's to read. */
+function sniffMatroska(buf: Buffer): Sniffed {
+  const head = ascii(buf, 0, Math.min(buf.length, 64));
+  if (!head.includes('webm') && !head.includes('matroska')) throw unsupported('An EBML file that is neither WebM nor Matroska');
+  return { format: 'webm' };
 }

@@ -1,0 +1,192 @@
+// Owns the console's "Try it" pages (/console/emotion/try, /console/liveness/try) and the session routes they
+// call: signed in, CSRF-checked (X-CSRF-Token), throttled and capped per account per day, running the same
+// queues and workers as the public APIs. Try-it calls are free: no credit is reserved and no plan usage counts.
+// The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
+import express, { Router, type ErrorRequestHandler, type Request } from 'express';
+import type { Server } from 'node:http';
+import { AppError, deserializeJobError, InternalError, InvalidRequestError, ServiceUnavailableError, TooManyRequestsError } from '../../../shared/errors';
+import { requireUrl, type Config } from '../../../shared/config';
+import type { Logger } from '../../../shared/logger';
+import { closeRedis, createRedis } from '../../../shared/redis';
+import { JobClient } from '../../../shared/queues/job-client';
+import { QUEUE_NAMES, type EmotionInput, type EmotionResult, type LivenessInput, type LivenessJobValue } from '../../../shared/queues/contracts';
+import { acceptedContentType, MAX_AUDIO_BYTES } from '../../emotion/app';
+import { MAX_IMAGE_BASE64_CHARS } from '../../liveness/check-liveness';
+import { Throttle } from '../../http/throttle';
+import { customerIdOf, requireStage, SessionRequiredError } from '../http';
+import { appContext, sendPage, type ConsoleDeps } from '../context';
+import { emotionTryPage, livenessTryPage } from '../views/try-it';
+import { TRY_IT_ASSETS } from '../assets/try-it';
+
+/** Free try-it calls per account, per service and UTC day (README Decisions). */
+export const TRY_IT_DAILY_CAP = 50;
+/** Short bursts for a person clicking, not a script: 6 at once, then one every 5 s. */
+const TRY_IT_BURST = 6;
+const TRY_IT_RATE_PER_SECOND = 0.2;
+const DAY_COUNTER_TTL_SECONDS = 2 * 24 * 3600;
+
+type TryService = 'emotion' | 'liveness';
+
+/**
+ * The one place try-it calls reach the job queues (the same JobClient as the public routes), so a change of
+ * the request path is adapted here only.
+ */
+export async function runTryItJob<I, R>(jobs: JobClient, requestId: string, input: I, payload: Buffer, budgetMs: number): Promise<R> {
+  await jobs.assertCapacity();
+  const outcome = await jobs.run<I, R>({ requestId, input, payload, budgetMs });
+  if (!outcome.ok) throw deserializeJobError(outcome.error);
+  return outcome.value;
+}
+
+/** Job clients for both queues, opened on first use and closed when the HTTP server closes. */
+class TryItJobs {
+  private readonly clients = new Map<TryService, Promise<JobClient>>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {}
+
+  get(service: TryService, server: Server | undefined): Promise<JobClient> {
+    let client = this.clients.get(service);
+    if (!client) {
+      client = this.open(service, server);
+      this.clients.set(service, client);
+      client.catch(() => this.clients.delete(service));
+    }
+    return client;
+  }
+
+  private async open(service: TryService, server: Server | undefined): Promise<JobClient> {
+    const url = requireUrl(this.config, 'REDIS_URL');
+    const redis = createRedis(url, 'producer', `console-try-${service}`);
+    const subscriber = createRedis(url, 'subscriber', `console-try-${service}-results`);
+    const jobs = new JobClient({
+      redis,
+      subscriber,
+      prefix: this.config.QUEUE_PREFIX,
+      queueName: service === 'emotion' ? QUEUE_NAMES.emotion : QUEUE_NAMES.liveness,
+      log: this.log,
+      maxBacklogPerWorker: this.config.MAX_BACKLOG_PER_WORKER,
+      expectedWorkers: service === 'emotion' ? this.config.EXPECTED_EMOTION_WORKERS : this.config.EXPECTED_LIVENESS_WORKERS,
+    });
+    const close = async () => {
+      await jobs.close();
+      await closeRedis(subscriber);
+      await closeRedis(redis);
+    };
+    server?.once('close', () => void close().catch((err) => this.log.warn({ err }, 'try-it job client did not close cleanly')));
+    await jobs.start();
+    return jobs;
+  }
+}
+
+/** JPEG or PNG from the magic bytes (the public route takes image_format; here the file speaks for itself). */
+function imageFormatOf(bytes: Buffer): 'jpeg' | 'png' {
+  if (bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  if (bytes.length > 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
+  throw new InvalidRequestError('Send a JPEG or PNG image');
+}
+
+/** The HTTP server the request came through (its 'close' ends the job clients). */
+function serverOf(req: Request): Server | undefined {
+  return (req.socket as unknown as { server?: Server }).server;
+}
+
+function utcDay(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+export function tryItRoutes(d: ConsoleDeps): Router {
+  const r = Router();
+  const auth = requireStage('authenticated');
+  const jobs = new TryItJobs(d.config, d.log);
+  const throttle = new Throttle(d.redis, d.config.QUEUE_PREFIX, {
+    burst: TRY_IT_BURST,
+    ratePerSecond: TRY_IT_RATE_PER_SECOND,
+    code: 'rate_limited',
+    message: 'Too many tries in a row; wait a few seconds',
+  });
+
+  /** Counts the try against the account's free daily allowance, or refuses it (429 until midnight UTC). */
+  async function spendTry(service: TryService, customerId: string): Promise<{ used: number; cap: number }> {
+    await throttle.take(`try-${service}:${customerId}`);
+    const now = d.clock();
+    const key = `${d.config.QUEUE_PREFIX}:try-it:${service}:${customerId}:${utcDay(now)}`;
+    const [[, used]] = (await d.redis.multi().incr(key).expire(key, DAY_COUNTER_TTL_SECONDS).exec()) as [[null, number], unknown];
+    if (used > TRY_IT_DAILY_CAP) {
+      const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+      const retryAfter = Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
+      throw new TooManyRequestsError('try_it_daily_limit', `The ${TRY_IT_DAILY_CAP} free tries of today are used; use the API with your key, or try again tomorrow (00:00 UTC)`, retryAfter);
+    }
+    return { used, cap: TRY_IT_DAILY_CAP };
+  }
+
+  async function signedInAccount(req: Request) {
+    const a = await d.accounts.current(customerIdOf(req));
+    if (!a) throw new SessionRequiredError('This account no longer exists.');
+    return a;
+  }
+
+  for (const asset of Object.values(TRY_IT_ASSETS)) {
+    r.get(asset.path.replace('/console', ''), (_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+      res.type(asset.type).send(asset.body);
+    });
+  }
+
+  r.get('/emotion/try', auth, async (req, res) => {
+    const a = await signedInAccount(req);
+    sendPage(res, emotionTryPage(await appContext(d, req, res, a), { dailyCap: TRY_IT_DAILY_CAP, maxSeconds: 60 }));
+  });
+
+  r.get('/liveness/try', auth, async (req, res) => {
+    const a = await signedInAccount(req);
+    sendPage(res, livenessTryPage(await appContext(d, req, res, a), { dailyCap: TRY_IT_DAILY_CAP, threshold: d.config.FAKE_THRESHOLD }));
+  });
+
+  // JSON routes for the pages' scripts; errors answer in the API's shape, never as an HTML page.
+  const api = Router();
+
+  api.post('/emotion/try/analyze', auth, express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }), async (req, res) => {
+    const customerId = customerIdOf(req);
+    if (!acceptedContentType(req.get('content-type') ?? '')) throw new InvalidRequestError('Send the recording or an audio file (Content-Type audio/*)');
+    const body = req.body as unknown;
+    if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'Nothing was recorded: the recording is empty', 400);
+    const allowance = await spendTry('emotion', customerId);
+    // No tokenId: the worker's usage event is written unbilled and without a token, like every emotion call.
+    const input: EmotionInput = { contentType: req.get('content-type') ?? '' };
+    const value = await runTryItJob<EmotionInput, EmotionResult>(await jobs.get('emotion', serverOf(req)), req.requestId, input, body, d.config.EMOTION_BUDGET_MS);
+    const { stages: _stages, ...result } = value;
+    res.json({ ...result, try_it: allowance });
+  });
+
+  api.post('/liveness/try/check', auth, express.raw({ type: () => true, limit: Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4) }), async (req, res) => {
+    const customerId = customerIdOf(req);
+    const body = req.body as unknown;
+    if (!Buffer.isBuffer(body) || body.length === 0) throw new InvalidRequestError('Send a JPEG or PNG image');
+    const imageFormat = imageFormatOf(body);
+    const allowance = await spendTry('liveness', customerId);
+    // No billing context: the worker runs the same engine and commits no credit (try-it is free).
+    const input: LivenessInput = { imageFormat };
+    const value = await runTryItJob<LivenessInput, LivenessJobValue>(await jobs.get('liveness', serverOf(req)), req.requestId, input, body, d.config.LIVENESS_BUDGET_MS);
+    const { stages: _stages, ...result } = value.result;
+    res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });
+  });
+
+  const jsonErrors: ErrorRequestHandler = (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    let e: AppError;
+    if (err instanceof AppError) e = err;
+    else if ((err as { type?: string })?.type === 'entity.too.large') e = new AppError('payload_too_large', 'The file exceeds 10 MB', 413);
+    else {
+      req.log?.error({ err }, 'console try-it: unhandled error');
+      e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
+    }
+    if (e instanceof TooManyRequestsError || e instanceof ServiceUnavailableError) res.setHeader('Retry-After', String(e.retryAfterSeconds));
+    res.status(e.httpStatus).json({ error: { code: e.code, message: e.message } });
+  };
+  api.use(jsonErrors);
+  r.use(api);
+  return r;
+}

@@ -1,0 +1,157 @@
+// The "Try it" pages in a real browser (Debian's chromium via playwright-core) with fake capture devices fed
+// from fixtures: a speech WAV as the microphone and a selfie turned into a Y4M video as the webcam. It records,
+// gets a plot whose interval count matches the recording length, and a liveness verdict with a face box; both
+// pages pass axe-core (no serious or critical violations) at 1280 and 390 px, and screenshots are saved.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { projectRoot } from '../../../shared/paths';
+import { SENTENCE } from '../../fixtures/emotion/audio';
+import { selfieJpeg } from '../../fixtures/liveness/images';
+import { startTryItStack, type TryItStack } from './stack';
+
+const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const RECORD_SECONDS = 12;
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+describe('Console "Try it" pages in a real browser with fake microphone and camera', function () {
+  this.timeout(240_000);
+  let s: TryItStack;
+  let browser: Browser;
+  let page: Page;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'try-it-e2e-'));
+  const browserErrors: string[] = [];
+  const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+  async function axeSeriousViolations(): Promise<string[]> {
+    // Evaluated through the DevTools protocol, which the page's CSP (no inline script) does not apply to.
+    await page.evaluate(axeSource);
+    const violations = (await page.evaluate("axe.run({ resultTypes: ['violations'] }).then((r) => r.violations)")) as AxeViolation[];
+    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
+
+  async function shootBothWidths(name: string): Promise<void> {
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.screenshot({ path: path.join(SHOTS, `try-${name}-1280.png`), fullPage: true });
+    expect(await axeSeriousViolations(), `${name} at 1280 px`).to.deep.equal([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(SHOTS, `try-${name}-390.png`), fullPage: true });
+    expect(await axeSeriousViolations(), `${name} at 390 px`).to.deep.equal([]);
+    // Nothing may force a horizontal scroll at phone width.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(390);
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
+
+  before(async () => {
+    fs.mkdirSync(SHOTS, { recursive: true });
+    // Speech long enough that the fake microphone never loops within the recording.
+    const raw = path.join(dir, 'raw.wav');
+    execFileSync('espeak-ng', ['-v', 'en-us', '-w', raw, `${SENTENCE} ${SENTENCE} ${SENTENCE}`]);
+    const mic = path.join(dir, 'mic.wav');
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', raw, '-ar', '48000', '-ac', '1', '-c:a', 'pcm_s16le', mic]);
+    const selfie = path.join(dir, 'selfie.jpg');
+    fs.writeFileSync(selfie, await selfieJpeg());
+    const camera = path.join(dir, 'camera.y4m');
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-loop', '1', '-i', selfie, '-t', '1', '-r', '5', '-pix_fmt', 'yuv420p', camera]);
+
+    // 20 s instead of the shipped 5 s budgets: two shared cores run chromium too; this file tests the pages.
+    s = await startTryItStack('try-e2e', { EMOTION_BUDGET_MS: '20000', LIVENESS_BUDGET_MS: '20000' });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: [
+        ...CHROMIUM_ARGS,
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-audio-capture=${mic}`,
+        `--use-file-for-fake-video-capture=${camera}`,
+        '--autoplay-policy=no-user-gesture-required',
+      ],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    await context.addCookies([{ name: s.cookie.name, value: s.cookie.value, url: s.h.base }]);
+    await context.grantPermissions(['microphone', 'camera'], { origin: s.h.base });
+    page = await context.newPage();
+    page.setDefaultTimeout(60_000);
+    page.on('console', (m) => m.type() === 'error' && browserErrors.push(m.text()));
+    page.on('pageerror', (e) => browserErrors.push(e.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`records ${RECORD_SECONDS} s from the microphone with a moving level meter and a timer, and plots one bar pair per 5 s`, async () => {
+    const res = await page.goto(`${s.h.base}/console/emotion/try`);
+    expect(res?.status()).to.equal(200);
+    expect(res?.headers()['content-security-policy']).to.match(/script-src 'self'/).and.not.match(/unsafe-inline/);
+    await page.click('#record');
+    await page.waitForSelector('#try-emotion[data-state=recording]');
+    // The meter follows the fake microphone's speech: some frame shows a level above zero.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- runs in the page (no DOM types in this project)
+    await page.waitForFunction(() => /scaleX\(0\.[1-9]|scaleX\(1/.test((globalThis as any).document.getElementById('level-bar').style.transform));
+    await page.waitForFunction((secs) => {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- runs in the page
+      const [m, sec] = String((globalThis as any).document.getElementById('timer').textContent).split(':').map(Number);
+      return m! * 60 + sec! >= secs;
+    }, RECORD_SECONDS);
+    await page.screenshot({ path: path.join(SHOTS, 'try-emotion-recording-1280.png') });
+    await page.click('#stop');
+    await page.waitForSelector('#try-emotion[data-state=done], #try-emotion[data-state=error]');
+    expect(await page.textContent('#status')).to.match(/^Done/);
+
+    const recorded = Number(await page.getAttribute('#try-emotion', 'data-recorded-seconds'));
+    const intervals = Number(await page.getAttribute('#plot svg', 'data-intervals'));
+    const rows = (await page.evaluate("Array.from(document.querySelectorAll('#intervals-table tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent))")) as string[][];
+    const duration = Number((await page.textContent('#summary div:first-child dd'))!.replace(' s', ''));
+    expect(recorded).to.be.within(RECORD_SECONDS, RECORD_SECONDS + 5);
+    // The decoded recording is as long as the page recorded (MediaRecorder starts and stops within a chunk).
+    expect(duration).to.be.closeTo(recorded, 1.5);
+    // One interval per started 5 s of the recording (a final remainder under 0.1 s folds into the previous one).
+    expect(intervals).to.equal(Math.ceil((duration - 0.1) / 5));
+    expect(await page.locator('#plot svg g.interval').count()).to.equal(intervals);
+    expect(rows).to.have.length(intervals);
+    expect(rows[0]![0]).to.equal('0–5 s');
+    // The fake microphone plays speech: the first interval is mostly speech and drawn unfaded.
+    expect(Number(rows[0]![3]!.replace('%', ''))).to.be.greaterThan(50);
+    expect(Number(await page.getAttribute('#plot svg g.interval >> nth=0', 'fill-opacity'))).to.be.greaterThan(0.6);
+    expect(await page.textContent('#meta')).to.contain('matroska,webm');
+    await shootBothWidths('emotion');
+  });
+
+  it('takes a webcam photo and shows the verdict, the likelihood against the threshold, reasons and the face box', async () => {
+    const res = await page.goto(`${s.h.base}/console/liveness/try`);
+    expect(res?.status()).to.equal(200);
+    await page.click('#camera-on');
+    await page.waitForSelector('#snap:not([disabled])');
+    await page.click('#snap');
+    await page.waitForSelector('#try-liveness[data-state=done], #try-liveness[data-state=error]');
+    expect(await page.textContent('#status')).to.match(/^Done/);
+    await page.waitForSelector('#try-liveness[data-boxes]', { state: 'attached' });
+    expect(Number(await page.getAttribute('#try-liveness', 'data-boxes'))).to.be.at.least(1);
+    expect(await page.getAttribute('#try-liveness', 'data-verdict')).to.be.oneOf(['live', 'fake']);
+    expect(await page.textContent('#likelihood')).to.match(/Spoof likelihood 0\.\d{3} against the threshold 0\.15/);
+    // The box lies inside the photo (in the photo's own pixel coordinates).
+    const box = await page.$eval('#boxes rect', (r) => ({ x: Number(r.getAttribute('x')), y: Number(r.getAttribute('y')), w: Number(r.getAttribute('width')), h: Number(r.getAttribute('height')) }));
+    const natural = (await page.evaluate("(({ naturalWidth: w, naturalHeight: h }) => ({ w, h }))(document.getElementById('photo'))")) as { w: number; h: number };
+    expect(box.w).to.be.greaterThan(20);
+    expect(box.x + box.w).to.be.at.most(natural.w + 1);
+    expect(box.y + box.h).to.be.at.most(natural.h + 1);
+    await shootBothWidths('liveness');
+  });
+
+  it('logged no script errors in the browser', () => {
+    expect(browserErrors).to.deep.equal([]);
+  });
+});
