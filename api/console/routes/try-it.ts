@@ -9,6 +9,7 @@ import { requireUrl, type Config } from '../../../shared/config';
 import type { Logger } from '../../../shared/logger';
 import { closeRedis, createRedis } from '../../../shared/redis';
 import { JobClient } from '../../../shared/queues/job-client';
+import { Deadline } from '../../../shared/deadline';
 import { QUEUE_NAMES, type EmotionInput, type EmotionResult, type LivenessInput, type LivenessJobValue } from '../../../shared/queues/contracts';
 import { acceptedContentType, MAX_AUDIO_BYTES } from '../../emotion/app';
 import { MAX_IMAGE_BASE64_CHARS } from '../../liveness/check-liveness';
@@ -32,8 +33,10 @@ type TryService = 'emotion' | 'liveness';
  * the request path is adapted here only.
  */
 export async function runTryItJob<I, R>(jobs: JobClient, requestId: string, input: I, payload: Buffer, budgetMs: number): Promise<R> {
-  await jobs.assertCapacity();
-  const outcome = await jobs.run<I, R>({ requestId, input, payload, budgetMs });
+  // The service's own budget from now (the console request's deadline is the liveness one).
+  const deadline = Deadline.after(budgetMs);
+  const admission = await jobs.assertCapacity(deadline);
+  const outcome = await jobs.run<I, R>({ requestId, input, payload, deadline, admission });
   if (!outcome.ok) throw deserializeJobError(outcome.error);
   return outcome.value;
 }
