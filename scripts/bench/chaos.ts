@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     const proc = await spawnService('liveness-worker', env);
     slot.proc = proc;
     slot.startedAt = Date.now();
-    await proc.ready(120_000).catch(() => undefined);
+    await proc.ready(120_000).catch((err) => console.log(`${slot.name} not ready: ${(err as Error).message.slice(0, 400)}`));
     const pendingKill = kills.find((k) => k.worker === slot.name && k.readyAfterS === null);
     if (pendingKill) pendingKill.readyAfterS = (Date.now() - pendingKill.at) / 1000;
     void proc.exited.then(() => {

@@ -1,7 +1,6 @@
 // Owns usage events: one document per successful call, keyed by request id (idempotent), never the input.
+// They are written through the outbox (usage-outbox.ts); this module keeps their shape and the overage roll-up.
 import type { Models } from '../db/models';
-import { isDuplicateKeyError } from '../db/models';
-import { hourOf, monthOf } from './month';
 
 export interface UsageEventInput {
   requestId: string;
@@ -17,31 +16,6 @@ export interface UsageEventInput {
   at: Date;
   /** The billing month of the reservation (a call that straddles midnight on the 1st bills to its start). */
   month?: string;
-}
-
-/** Writes the event; a replay of the same request id is a no-op. Returns false for a replay. */
-export async function recordUsageEvent(models: Models, e: UsageEventInput): Promise<boolean> {
-  try {
-    await models.UsageEvent.create({
-      _id: e.requestId,
-      service: e.service,
-      customerId: e.customerId ?? null,
-      keyId: e.keyId ?? null,
-      tokenId: e.tokenId ?? null,
-      plan: e.plan ?? null,
-      month: e.month ?? monthOf(e.at),
-      hour: hourOf(e.at),
-      billable: e.billable,
-      overage: e.overage,
-      latencyMs: e.latencyMs,
-      verdict: e.verdict ?? null,
-      at: e.at,
-    });
-    return true;
-  } catch (err) {
-    if (isDuplicateKeyError(err)) return false;
-    throw err;
-  }
 }
 
 /**

@@ -50,3 +50,14 @@ export async function outboxDrained(redis: Redis, prefix: string, timeoutMs = 20
   }
   throw new Error(`usage outbox not drained within ${timeoutMs} ms`);
 }
+
+/** Polls a count until it equals `expected` (usage events arrive through the outbox after the answer); returns the last count. */
+export async function settledCount(count: () => Promise<number>, expected: number, timeoutMs = 20_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  let n = await count();
+  while (n !== expected && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    n = await count();
+  }
+  return n;
+}

@@ -85,6 +85,8 @@ export class JobRunner<I, R> {
     const redis = this.opts.connection;
     let outcome: JobOutcome<R>;
     let envelope: JobEnvelope<I> | undefined;
+    // The fault hook's steps belong to jobs whose engine ran (a skipped or failed job commits nothing).
+    let engineRan = false;
     try {
       envelope = { ...raw, input: this.opts.parseInput(raw.input) };
       if (Date.now() > raw.deadline) {
@@ -97,6 +99,7 @@ export class JobRunner<I, R> {
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
       const value = await this.opts.handler({ envelope, payload, log });
       outcome = { ok: true, value, workerMs: Date.now() - started };
+      engineRan = true;
       this.opts.fault?.('after_engine');
     } catch (err) {
       if (!(err instanceof AppError)) log.error({ err }, 'job failed');
@@ -105,10 +108,10 @@ export class JobRunner<I, R> {
     const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope };
     const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS));
     const stored = await settle(outcome, ctx);
-    this.opts.fault?.('after_commit');
+    if (engineRan) this.opts.fault?.('after_commit');
     // The stored outcome, not this run's: a re-run after a stall must not contradict what a waiter may have read.
     await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)},"outcome":${stored}}`);
-    this.opts.fault?.('after_publish');
+    if (engineRan) this.opts.fault?.('after_publish');
     if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope);
   }
 

@@ -52,9 +52,19 @@ export class UsageDrainer {
     }
   }
 
+  /** Stops reading; first writes what is already in the outbox (a last non-blocking pass), so a clean stop leaves nothing. */
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+    try {
+      for (const from of ['0', '>'] as const) {
+        for (let entries = await this.read(from, false); entries.length > 0; entries = from === '0' ? [] : await this.read(from, false)) {
+          await this.write(entries);
+        }
+      }
+    } catch (err) {
+      this.o.log.warn({ err }, 'usage outbox: last pass before stopping failed; another drainer will take the entries over');
+    }
   }
 
   private async run(): Promise<void> {
@@ -75,9 +85,9 @@ export class UsageDrainer {
     }
   }
 
-  private async read(from: '0' | '>'): Promise<OutboxEntry[]> {
+  private async read(from: '0' | '>', block = true): Promise<OutboxEntry[]> {
     const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', this.o.batchSize ?? 200];
-    if (from === '>') args.push('BLOCK', this.o.blockMs ?? 1000);
+    if (from === '>' && block) args.push('BLOCK', this.o.blockMs ?? 1000);
     const reply = (await this.o.redis.call('XREADGROUP', ...args, 'STREAMS', this.key, from)) as Array<[string, Array<[string, string[] | null]>]> | null;
     if (from === '0') this.retryOwn = false;
     return parseOutboxEntries(reply?.[0]?.[1] ?? []);

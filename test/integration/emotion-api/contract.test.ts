@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { settledCount } from '../../support/billing';
 import crypto from 'node:crypto';
 import { jsonOf, speech, startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
 
@@ -32,6 +33,8 @@ describe('POST /feelings/v3/analysis', () => {
   });
 
   it('records a usage event for the call (never the audio)', async () => {
+    // Written through the usage outbox after the answer: wait for the first one.
+    await settledCount(() => stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId }), 1);
     const events = await stack.models.UsageEvent.find({ service: 'emotion', tokenId: stack.tokenId }).lean();
     expect(events.length).to.be.at.least(1);
     expect(JSON.stringify(events)).to.not.include(stack.token);

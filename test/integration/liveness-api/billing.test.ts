@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { rollUpOverage } from '../../../shared/billing/usage-events';
-import { outboxDrained } from '../../support/billing';
+import { randomUUID } from 'node:crypto';
+import { outboxDrained, settleReserved } from '../../support/billing';
+import { CreditLedger } from '../../../shared/billing/credit-ledger';
 
 describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', () => {
   // A movable clock: the month boundary is crossed by moving it, not by waiting. Each test starts from the same
@@ -100,6 +102,26 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     const after = (await stack.usage(acc.primaryKey)).body.data;
     expect(after).to.deep.equal(before);
     expect(after).to.include({ total_calls: 3, over_limit_calls: 1 });
+  });
+
+  it('counts the outbox\'s undrained events too when it rebuilds lost counters, each request id once', async () => {
+    // A ledger on a prefix no drainer serves: its events stay in the outbox, as while MongoDB is down.
+    const prefix = `{undrained-${randomUUID().slice(0, 8)}}`;
+    const ledger = new CreditLedger(stack.api.deps.redis, prefix, stack.api.deps.models, () => now);
+    const plan = { plan: 'enterprise' as const, monthlyLimit: 2, hardCap: false };
+    const customerId = randomUUID();
+    for (let i = 0; i < 3; i++) {
+      const requestId = randomUUID();
+      const r = await ledger.reserve(customerId, plan, requestId);
+      await settleReserved(ledger, prefix, { customerId, month: r.month, at: r.at, requestId, plan });
+    }
+    const before = await ledger.snapshot(customerId, plan);
+    await stack.api.deps.redis.del(`${prefix}:credits:${customerId}:2026-01`);
+    const after = await ledger.snapshot(customerId, plan);
+    expect(after).to.deep.equal(before);
+    expect(after).to.include({ used: 3, overage: 1 });
+    expect(after.daily).to.deep.equal({ '31': 3 });
+    await stack.api.deps.redis.del(`${prefix}:outbox:usage`, `${prefix}:credits:${customerId}:2026-01`);
   });
 
   it('replays the stored answer for a repeated Idempotency-Key without charging again', async () => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { outboxDrained } from '../../support/billing';
 import { portrait, blank } from '../../support/images';
 import { http } from '../../support/http';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
@@ -116,6 +117,7 @@ describe('Liveness API v1 contract', () => {
     it('charged only the successful calls above', async () => {
       const res = await stack.usage(account.primaryKey);
       expect(res.body.data.total_calls).to.equal(2);
+      await outboxDrained(stack.api.deps.redis, stack.prefix);
       const events = await stack.api.deps.models.UsageEvent.find({ customerId: account.customerId }).lean();
       expect(events).to.have.length(2);
       for (const e of events) {

@@ -1,6 +1,7 @@
 // SIGTERM on real processes: a liveness front-end drains its in-flight requests and exits 0; a liveness
 // worker finishes the job it holds, takes no new one, and nothing is lost or charged twice.
 import { expect } from 'chai';
+import { settledCount } from '../../support/billing';
 import { portrait } from '../../support/images';
 import type { ServiceProcess } from '../../support/processes';
 import { checkLiveness, opsEnv, sleep, until, type OpsEnv } from './ops-support';
@@ -76,7 +77,7 @@ describe('SIGTERM', function () {
       expect(await api.exited).to.equal(0);
       expect(await probe(api.port, '/livez')).to.equal('ECONNREFUSED');
       // Every answered request is billed once.
-      expect(await ops.models.UsageEvent.countDocuments({ service: 'liveness' })).to.equal(inFlight);
+      expect(await settledCount(() => ops.models.UsageEvent.countDocuments({ service: 'liveness' }), inFlight)).to.equal(inFlight);
     });
   });
 
@@ -145,6 +146,7 @@ describe('SIGTERM', function () {
 
       const results = await Promise.all(answers);
       expect(results.map((r) => r.status)).to.deep.equal(Array(answers.length).fill(200));
+      await settledCount(() => ops.models.UsageEvent.countDocuments({ service: 'liveness' }), results.length);
       const events = await ops.models.UsageEvent.find({ service: 'liveness' }).lean();
       expect(events.length, 'usage events vs 200s').to.equal(results.length);
       // One event per answered request id, none twice.
@@ -175,6 +177,7 @@ describe('SIGTERM', function () {
       expect(results.every((r) => r.status === 200 || r.status === 503)).to.equal(true);
       expect(await ops.livenessQueue.getWaitingCount(), 'timed-out jobs are taken back').to.equal(0);
       // Exactly the answered requests are charged.
+      await settledCount(() => ops.models.UsageEvent.countDocuments({ service: 'liveness' }), eventsBefore + ok.length);
       const events = await ops.models.UsageEvent.find({ service: 'liveness' }).lean();
       expect(events.length - eventsBefore).to.equal(ok.length);
       const ids = new Set(events.map((e) => e._id));

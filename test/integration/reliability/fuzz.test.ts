@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { settledCount } from '../../support/billing';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -307,7 +308,8 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
         const res = await rawRequest(stack.api.port, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'audio/wav' }, body: bytes });
         expect(res.status, `${name}: ${res.text}`).to.equal(200);
       }
-      const before = await stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId });
+      // The intact files' events arrive through the outbox; waiting for their count (3 s at most) lets them land first.
+      const before = await settledCount(() => stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId }), Object.keys(files).length, 3000);
       const cases = emotionCases(r, files);
       let accepted = 0;
       let i = 0;
@@ -333,7 +335,8 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
       console.log(`      ${cases.length} cases:`, JSON.stringify(tally));
       expect(cases.length).to.be.greaterThan(100);
       // A usage event only for the answered calls; no temporary files left behind.
-      expect(await stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId })).to.equal(before + accepted);
+      const count = () => stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId });
+      expect(await settledCount(count, before + accepted)).to.equal(before + accepted);
       expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('emotion-')).length).to.be.at.most(tmpBefore);
     });
   });
