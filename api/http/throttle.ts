@@ -89,6 +89,13 @@ export class Throttle {
 const PREFIX_CHARS = 6;
 
 /**
+ * Prefixes share this many buckets (by hash), so random guesses cannot create a Redis key each: the state
+ * stays bounded however many prefixes are tried. Sharing is harmless because the bucket never stops a
+ * valid credential.
+ */
+export const PREFIX_BUCKETS = 256;
+
+/**
  * Failed authentications, the same on both front-ends. Two buckets:
  * - per client address (`req.ip`, right behind a proxy only with TRUST_PROXY set): checked before any
  *   credential is, so an address that used up its allowance gets 429 for every attempt and a guesser
@@ -107,10 +114,10 @@ export class AuthFailureGuard {
     return `auth-fail:ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
   }
 
-  /** Hashed, so the bucket names in Redis carry no part of a secret. */
+  /** Hashed into PREFIX_BUCKETS, so the bucket names carry no part of a secret and their number is bounded. */
   private static prefixKey(credential: string): string {
     const visible = credential.startsWith('lc_') ? credential.slice(3, 3 + PREFIX_CHARS) : credential.slice(0, PREFIX_CHARS);
-    return `auth-fail:prefix:${sha256Hex(visible).slice(0, 16)}`;
+    return `auth-fail:prefix:${parseInt(sha256Hex(visible).slice(0, 8), 16) % PREFIX_BUCKETS}`;
   }
 
   /**
