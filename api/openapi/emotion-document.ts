@@ -14,9 +14,17 @@ const HEADERS: Record<string, HeaderObject> = {
   ...COMMON_HEADERS,
   Allow: { ...COMMON_HEADERS.Allow, example: 'POST, OPTIONS' },
   'Access-Control-Allow-Origin': { description: 'CORS: every origin may call the API.', schema: { type: 'string', enum: ['*'] } },
-  'Access-Control-Expose-Headers': { description: 'CORS: the headers a browser may read.', schema: { type: 'string' }, example: 'X-Request-Id, Retry-After, Server-Timing' },
+  'Access-Control-Expose-Headers': {
+    description: 'CORS: the headers a browser may read.',
+    schema: { type: 'string' },
+    example: 'X-Request-Id, Retry-After, Server-Timing',
+  },
   'Access-Control-Allow-Methods': { description: 'CORS preflight: the methods allowed.', schema: { type: 'string' }, example: 'POST, OPTIONS' },
-  'Access-Control-Allow-Headers': { description: 'CORS preflight: the request headers allowed.', schema: { type: 'string' }, example: 'Authorization, Content-Type' },
+  'Access-Control-Allow-Headers': {
+    description: 'CORS preflight: the request headers allowed.',
+    schema: { type: 'string' },
+    example: 'Authorization, Content-Type',
+  },
   'Access-Control-Max-Age': { description: 'CORS preflight: seconds a browser may cache this answer.', schema: { type: 'integer', minimum: 0 }, example: 600 },
   'Server-Timing': {
     description: 'W3C Server-Timing: milliseconds per stage (`receive`, `probe`, `decode`, `vad`, `features`, `mapping`, `worker`).',
@@ -108,7 +116,8 @@ function build(): OpenAPIObject {
     operationId: 'analyzeEmotion',
     tags: ['Emotion'],
     summary: 'Analyse the emotion in a voice recording',
-    description: '`rough` (vocal strain, arousal) and `soft` (gentle, breathy voice) for each consecutive 5 s interval, plus a whole-file summary. Processing time-out: 5 s.',
+    description:
+      '`rough` (vocal strain, arousal) and `soft` (gentle, breathy voice) for each consecutive 5 s interval, plus a whole-file summary. Processing time-out: 5 s.',
     security: [{ [bearer.name]: [] }],
     requestBody: {
       required: true,
@@ -121,7 +130,10 @@ function build(): OpenAPIObject {
         headers: headers(HEADERS, ['X-Request-Id', ...CORS, 'Server-Timing']),
         content: { 'application/json': { schema: emotionAnalysisSchema, example: ANALYSIS_EXAMPLE } },
       },
-      400: errorResponse(400, '`invalid_request`: `Content-Type` is not `audio/*`. The other codes say what is wrong with the audio (see `docs/emotion-engine.md`).'),
+      400: errorResponse(
+        400,
+        '`invalid_request`: `Content-Type` is not `audio/*`. The other codes say what is wrong with the audio (see `docs/emotion-engine.md`).',
+      ),
       401: errorResponse(401, 'The `Authorization: Bearer` header is missing or malformed.'),
       403: errorResponse(403, 'The token is wrong or revoked.'),
       413: errorResponse(413, 'The body exceeds 10,485,760 bytes (refused while it streams in).'),
@@ -155,7 +167,11 @@ function build(): OpenAPIObject {
     description: 'The OpenAPI 3.1 description of this API. A rendered reference is at `/docs`.',
     security: [],
     responses: {
-      200: { description: 'The document.', headers: headers(HEADERS, ['X-Request-Id', 'Access-Control-Allow-Origin']), content: { 'application/json': { schema: { type: 'object' } } } },
+      200: {
+        description: 'The document.',
+        headers: headers(HEADERS, ['X-Request-Id', 'Access-Control-Allow-Origin']),
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
     },
   });
 

@@ -51,22 +51,58 @@ const meta = (status: 'success' | 'error', customer: string | null, remaining: n
 
 /** One example error body per code, with what the caller would see. */
 const ERROR_EXAMPLES: Record<string, { summary: string; message: string; authenticated: boolean }> = {
-  invalid_request: { summary: 'The body is not a JSON object with a Base64 image and jpeg/png', message: 'image_format must be "jpeg" or "png"', authenticated: true },
+  invalid_request: {
+    summary: 'The body is not a JSON object with a Base64 image and jpeg/png',
+    message: 'image_format must be "jpeg" or "png"',
+    authenticated: true,
+  },
   invalid_image: { summary: 'Undecodable bytes, a format mismatch, or no face', message: 'No face was detected in the image.', authenticated: true },
-  invalid_api_key: { summary: 'Missing, unknown or regenerated key', message: 'The API key is missing, invalid, deactivated, expired or replaced', authenticated: false },
+  invalid_api_key: {
+    summary: 'Missing, unknown or regenerated key',
+    message: 'The API key is missing, invalid, deactivated, expired or replaced',
+    authenticated: false,
+  },
   forbidden: { summary: 'The account is suspended, cancelled or not activated', message: 'This account is suspended; contact support', authenticated: false },
   not_found: { summary: 'No such endpoint', message: 'No such endpoint', authenticated: false },
   method_not_allowed: { summary: 'Wrong method for this path', message: 'Method not allowed; use POST', authenticated: false },
-  request_in_progress: { summary: 'The first request with this Idempotency-Key is still running', message: 'A request with this Idempotency-Key is still being processed', authenticated: true },
-  payload_too_large: { summary: 'The Base64 image is over 10,485,760 characters', message: 'The request body exceeds the 10 MB image limit', authenticated: true },
-  idempotency_key_reused: { summary: 'The Idempotency-Key was used with another body', message: 'This Idempotency-Key was used with a different request body', authenticated: true },
-  quota_exceeded: { summary: 'Monthly limit reached with the hard cap ON (always on the free plan)', message: 'The monthly limit of 50 calls is reached and the hard cap is on', authenticated: true },
-  rate_limited: { summary: 'Fair-use throttle (per key) or too many failed authentications (per address)', message: 'Too many requests; slow down', authenticated: true },
+  request_in_progress: {
+    summary: 'The first request with this Idempotency-Key is still running',
+    message: 'A request with this Idempotency-Key is still being processed',
+    authenticated: true,
+  },
+  payload_too_large: {
+    summary: 'The Base64 image is over 10,485,760 characters',
+    message: 'The request body exceeds the 10 MB image limit',
+    authenticated: true,
+  },
+  idempotency_key_reused: {
+    summary: 'The Idempotency-Key was used with another body',
+    message: 'This Idempotency-Key was used with a different request body',
+    authenticated: true,
+  },
+  quota_exceeded: {
+    summary: 'Monthly limit reached with the hard cap ON (always on the free plan)',
+    message: 'The monthly limit of 50 calls is reached and the hard cap is on',
+    authenticated: true,
+  },
+  rate_limited: {
+    summary: 'Fair-use throttle (per key) or too many failed authentications (per address)',
+    message: 'Too many requests; slow down',
+    authenticated: true,
+  },
   internal_error: { summary: 'An unexpected error; quote X-Request-Id to support', message: 'Internal server error', authenticated: true },
-  service_unavailable: { summary: 'No worker, at capacity, no result within the budget, or the database/queue is down', message: 'No result within the time budget; try again shortly', authenticated: true },
+  service_unavailable: {
+    summary: 'No worker, at capacity, no result within the budget, or the database/queue is down',
+    message: 'No result within the time budget; try again shortly',
+    authenticated: true,
+  },
   deadline_exceeded: { summary: 'The job waited past its deadline', message: 'deadline passed before a worker was free', authenticated: true },
   input_expired: { summary: 'The image expired before a worker took it', message: 'job input expired before processing', authenticated: true },
-  abandoned: { summary: 'The request was given up before its result was ready', message: 'the request was abandoned before its result was ready', authenticated: true },
+  abandoned: {
+    summary: 'The request was given up before its result was ready',
+    message: 'the request was abandoned before its result was ready',
+    authenticated: true,
+  },
 };
 
 function errorExamples(codes: readonly string[]) {
@@ -152,9 +188,15 @@ function build(): OpenAPIObject {
   const common = {
     401: errorResponse(401, 'The API key is missing, unknown, or replaced by a regeneration (`customer_id` null).'),
     403: errorResponse(403, 'The key is valid but its account is suspended, cancelled or not activated.'),
-    429: errorResponse(429, '`quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, or too many failed authentications from this address.'),
+    429: errorResponse(
+      429,
+      '`quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, or too many failed authentications from this address.',
+    ),
     500: errorResponse(500, 'Internal error; nothing was charged.'),
-    503: errorResponse(503, 'Temporarily unavailable: no worker, at capacity, no result within the budget, or the database or queue is down. Nothing was charged.'),
+    503: errorResponse(
+      503,
+      'Temporarily unavailable: no worker, at capacity, no result within the budget, or the database or queue is down. Nothing was charged.',
+    ),
   };
 
   registry.registerPath({
@@ -171,7 +213,10 @@ function build(): OpenAPIObject {
           .string()
           .regex(/^[\x21-\x7e]{1,255}$/)
           .optional()
-          .meta({ description: 'Optional, 1–255 printable ASCII characters. The same key and body within 24 h replay the stored answer (not charged again).', example: 'order-42' }),
+          .meta({
+            description: 'Optional, 1–255 printable ASCII characters. The same key and body within 24 h replay the stored answer (not charged again).',
+            example: 'order-42',
+          }),
       }),
       body: {
         required: true,
@@ -179,7 +224,8 @@ function build(): OpenAPIObject {
           'application/json': {
             schema: livenessRequestSchema.meta({
               id: 'LivenessRequest',
-              description: '`image`: the Base64 image bytes (standard alphabet, no `data:` prefix, line breaks allowed), at most 10,485,760 characters (else 413). `image_format`: the real format of the bytes.',
+              description:
+                '`image`: the Base64 image bytes (standard alphabet, no `data:` prefix, line breaks allowed), at most 10,485,760 characters (else 413). `image_format`: the real format of the bytes.',
             }),
             example: { image: '/9j/4AAQSkZJRgABAQAAAQABAAD…', image_format: 'jpeg' },
           },
@@ -192,7 +238,11 @@ function build(): OpenAPIObject {
         headers: headers(HEADERS, ['X-Request-Id', ...QUOTA, 'Idempotent-Replayed?']),
         content: { 'application/json': { schema: successEnvelope(livenessResultSchema).meta({ id: 'LivenessResponse' }), example: SUCCESS_EXAMPLE } },
       },
-      400: errorResponse(400, '`invalid_request`: the body is not a JSON object with `image` (Base64) and `image_format` (`jpeg`|`png`), or a bad `Idempotency-Key`. `invalid_image`: the bytes cannot be decoded, do not match `image_format`, or hold no face.', ['Idempotent-Replayed?']),
+      400: errorResponse(
+        400,
+        '`invalid_request`: the body is not a JSON object with `image` (Base64) and `image_format` (`jpeg`|`png`), or a bad `Idempotency-Key`. `invalid_image`: the bytes cannot be decoded, do not match `image_format`, or hold no face.',
+        ['Idempotent-Replayed?'],
+      ),
       401: common[401],
       403: common[403],
       409: errorResponse(409, 'The first request with this `Idempotency-Key` is still running.'),
@@ -231,7 +281,11 @@ function build(): OpenAPIObject {
     description: 'No authentication, no envelope. 503 when the database (checked first) or the queue is unavailable.',
     security: [],
     responses: {
-      200: { description: 'Healthy.', headers: headers(HEADERS, ['X-Request-Id']), content: { 'application/json': { schema: healthOkSchema, example: { status: 'ok' } } } },
+      200: {
+        description: 'Healthy.',
+        headers: headers(HEADERS, ['X-Request-Id']),
+        content: { 'application/json': { schema: healthOkSchema, example: { status: 'ok' } } },
+      },
       503: {
         description: 'The database or the queue is unavailable.',
         headers: headers(HEADERS, ['X-Request-Id']),
@@ -249,7 +303,11 @@ function build(): OpenAPIObject {
     description: 'The OpenAPI 3.1 description of this API. A rendered reference is at `/docs`.',
     security: [],
     responses: {
-      200: { description: 'The document.', headers: headers(HEADERS, ['X-Request-Id', 'Access-Control-Allow-Origin']), content: { 'application/json': { schema: { type: 'object' } } } },
+      200: {
+        description: 'The document.',
+        headers: headers(HEADERS, ['X-Request-Id', 'Access-Control-Allow-Origin']),
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
     },
   });
 

@@ -27,7 +27,21 @@ const OUTSIDE_THE_API = [/^\/livez$/, /^\/readyz$/, /^\/metrics$/, /^\/docs(\/|$
  * OpenAPI's own keywords: in schemas they are annotations (example, discriminator, xml, externalDocs); at
  * the top of the document they only make ajv accept the document as the root its fragments resolve in.
  */
-export const OPENAPI_KEYWORDS = ['example', 'discriminator', 'xml', 'externalDocs', 'openapi', 'info', 'servers', 'paths', 'components', 'tags', 'security', 'webhooks', 'jsonSchemaDialect'];
+export const OPENAPI_KEYWORDS = [
+  'example',
+  'discriminator',
+  'xml',
+  'externalDocs',
+  'openapi',
+  'info',
+  'servers',
+  'paths',
+  'components',
+  'tags',
+  'security',
+  'webhooks',
+  'jsonSchemaDialect',
+];
 
 const GENERIC_HEADERS = new Set([
   'date',
@@ -69,12 +83,15 @@ class ContractChecker {
     addFormats(this.ajv);
     // OpenAPI's own schema keywords: annotations, not assertions.
     this.ajv.addVocabulary(OPENAPI_KEYWORDS);
-    this.ajv.addSchema(this.doc as object, name);
+    this.ajv.addSchema(this.doc, name);
   }
 
   private resolve<T extends object>(obj: T | ReferenceObject): T {
     if (!('$ref' in obj)) return obj;
-    const pointer = obj.$ref.replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const pointer = obj.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     let at: unknown = this.doc;
     for (const part of pointer) at = (at as Record<string, unknown>)[part];
     if (!at) throw new Error(`${this.name}: unresolved ${obj.$ref}`);
@@ -145,7 +162,7 @@ class ContractChecker {
     }
 
     // Headers: documented required ones present and valid; nothing else beyond the generic ones.
-    const documented = new Map(Object.entries(response.headers ?? {}).map(([n, h]) => [n.toLowerCase(), { name: n, header: this.resolve(h as HeaderObject | ReferenceObject) }]));
+    const documented = new Map(Object.entries(response.headers ?? {}).map(([n, h]) => [n.toLowerCase(), { name: n, header: this.resolve<HeaderObject>(h) }]));
     for (const [lower, { name, header }] of documented) {
       const value = r.headers.get(lower);
       if (value === null) {

@@ -8,7 +8,7 @@ const unit = z.number().min(0).max(1);
 export const emotionIntervalSchema = z
   .strictObject({
     from: z.number().min(0).meta({ description: 'Start of the interval in seconds (the spec sample\'s "form" is a typo).' }),
-    to: z.number().min(0).meta({ description: 'End of the interval in seconds; the last interval ends at the audio\'s duration.' }),
+    to: z.number().min(0).meta({ description: "End of the interval in seconds; the last interval ends at the audio's duration." }),
     rough: unit.meta({ description: 'Strain of the voice (emotion intensity), 0–1.' }),
     soft: unit.meta({ description: 'Softness of the voice (friendly, gentle tone), 0–1.' }),
     speech_ratio: unit.meta({ description: 'Share of the interval that is speech, 0–1 (additive). Under 0.3 s of speech scores 0/0.' }),

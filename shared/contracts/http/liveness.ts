@@ -14,7 +14,11 @@ export const rectangleSchema = z
 export const livenessResultSchema = z
   .strictObject({
     isFakeFace: z.boolean().meta({ description: 'true = suspected photo or spoof; `isFakeLikelihood > 0.15` (the default threshold).' }),
-    isFakeLikelihood: z.number().min(0).max(1).meta({ description: 'Spoofing score, 0.0 (live) to 1.0 (spoof). Compare with your own threshold for a stricter verdict.' }),
+    isFakeLikelihood: z
+      .number()
+      .min(0)
+      .max(1)
+      .meta({ description: 'Spoofing score, 0.0 (live) to 1.0 (spoof). Compare with your own threshold for a stricter verdict.' }),
     isValidFace: z.boolean().meta({ description: 'Whether the face is fit for a verdict (size, framing, light, focus, one person).' }),
     faceBrightness: z.number().min(0).max(255).meta({ description: 'Mean brightness (luma, 0–255) of the face region.' }),
     faceRectArea: rectangleSchema.meta({ description: 'The adopted (largest) face rectangle.' }),
@@ -27,7 +31,10 @@ export const livenessResultSchema = z
 
 export const usageSchema = z
   .strictObject({
-    year_month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/).meta({ description: 'The month counted, `YYYY-MM`, UTC.' }),
+    year_month: z
+      .string()
+      .regex(/^\d{4}-(0[1-9]|1[0-2])$/)
+      .meta({ description: 'The month counted, `YYYY-MM`, UTC.' }),
     total_calls: z.number().int().min(0).meta({ description: 'Billed calls this month.' }),
     monthly_limit: z.number().int().min(0).meta({ description: "The plan's (or contract's) monthly credits." }),
     remaining_calls: z.number().int().min(0).meta({ description: 'Credits left this month (never below 0).' }),
@@ -40,7 +47,10 @@ export const usageSchema = z
 const isoMillis = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 const metadataShape = {
   date: isoMillis.meta({ description: 'When the response was made: ISO 8601, UTC, milliseconds.' }),
-  ver: z.string().regex(/^\d+\.\d+\.\d+$/).meta({ description: 'The API version applied (semantic version).' }),
+  ver: z
+    .string()
+    .regex(/^\d+\.\d+\.\d+$/)
+    .meta({ description: 'The API version applied (semantic version).' }),
   customer_id: z.uuid().nullable().meta({ description: "The caller's customer UUID; null when authentication failed." }),
   remaining_calls: z.number().int().min(0).nullable().meta({ description: 'Credits left this month (clipped at 0); null when unknown.' }),
   over_limit_calls: z.number().int().min(0).nullable().meta({ description: 'Overage calls this month; null when unknown.' }),
@@ -83,9 +93,7 @@ export function errorEnvelope(codes: readonly [string, ...string[]]) {
 }
 
 /** The error envelope with any documented code: what the API's error renderer must produce. */
-export const anyErrorEnvelopeSchema = errorEnvelope(
-  Object.values(LIVENESS_ERROR_CODES).flat() as unknown as readonly [string, ...string[]],
-);
+export const anyErrorEnvelopeSchema = errorEnvelope(Object.values(LIVENESS_ERROR_CODES).flat() as unknown as readonly [string, ...string[]]);
 
 export const healthOkSchema = z.strictObject({ status: z.literal('ok') }).meta({ id: 'HealthOk' });
 export const healthErrorSchema = z

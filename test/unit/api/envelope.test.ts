@@ -13,7 +13,14 @@ const customer = '0b7e6c1e-2f4d-4c8a-9a51-2d0f6e3b8c47';
 describe('The liveness response envelope (api/liveness/envelope.ts)', () => {
   it('stamps the date in UTC with milliseconds and the API version', () => {
     const m = metadata(clock, 'success');
-    expect(m).to.deep.equal({ date: '2026-02-28T23:59:59.999Z', ver: LIVENESS_API_VERSION, customer_id: null, remaining_calls: null, over_limit_calls: null, status: 'success' });
+    expect(m).to.deep.equal({
+      date: '2026-02-28T23:59:59.999Z',
+      ver: LIVENESS_API_VERSION,
+      customer_id: null,
+      remaining_calls: null,
+      over_limit_calls: null,
+      status: 'success',
+    });
     expect(successMetadataSchema.safeParse(m).success).to.equal(true);
   });
 
@@ -51,7 +58,11 @@ describe('The liveness response envelope (api/liveness/envelope.ts)', () => {
       const body = (await res.json()) as { data: unknown; metadata: Record<string, unknown> };
       expect(body.data).to.deep.equal({ hello: 'world' });
       expect(body.metadata).to.include({ status: 'success', customer_id: customer, remaining_calls: 3, over_limit_calls: 0 });
-      expect([res.headers.get('x-quota-limit'), res.headers.get('x-quota-remaining'), res.headers.get('x-quota-reset')]).to.deep.equal(['50', '3', '2026-03-01T00:00:00.000Z']);
+      expect([res.headers.get('x-quota-limit'), res.headers.get('x-quota-remaining'), res.headers.get('x-quota-reset')]).to.deep.equal([
+        '50',
+        '3',
+        '2026-03-01T00:00:00.000Z',
+      ]);
     });
 
     it('sends no quota headers when the caller is unknown', async () => {

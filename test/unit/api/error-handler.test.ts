@@ -12,16 +12,28 @@ const parserError = (type: string, status = 400) => Object.assign(new Error(type
 const brief = (e: AppError | null) => e && { code: e.code, status: e.httpStatus, message: e.message };
 
 describe('fromFrameworkError: one mapping of framework errors for the API and the console', () => {
-  it('maps the body parsers\' errors to 413 and 400 with what went wrong', () => {
+  it("maps the body parsers' errors to 413 and 400 with what went wrong", () => {
     expect(brief(fromFrameworkError(parserError('entity.too.large', 413), api))).to.deep.equal({ code: 'payload_too_large', status: 413, message: 'too big' });
-    expect(brief(fromFrameworkError(parserError('entity.parse.failed'), api))).to.deep.equal({ code: 'invalid_request', status: 400, message: 'Request body is not valid JSON' });
+    expect(brief(fromFrameworkError(parserError('entity.parse.failed'), api))).to.deep.equal({
+      code: 'invalid_request',
+      status: 400,
+      message: 'Request body is not valid JSON',
+    });
     expect(fromFrameworkError(parserError('charset.unsupported', 415), api)?.message).to.equal('Unsupported body encoding or charset');
     expect(fromFrameworkError(parserError('request.aborted'), api)?.message).to.equal('Request aborted by the client');
-    expect(brief(fromFrameworkError(Object.assign(new Error('x'), { status: 414 }), api))).to.deep.equal({ code: 'invalid_request', status: 400, message: 'Malformed request' });
+    expect(brief(fromFrameworkError(Object.assign(new Error('x'), { status: 414 }), api))).to.deep.equal({
+      code: 'invalid_request',
+      status: 400,
+      message: 'Malformed request',
+    });
   });
 
   it('words them for people when the console asks', () => {
-    expect(brief(fromFrameworkError(parserError('entity.too.large', 413), people))).to.deep.equal({ code: 'invalid_request', status: 413, message: 'The form is too large.' });
+    expect(brief(fromFrameworkError(parserError('entity.too.large', 413), people))).to.deep.equal({
+      code: 'invalid_request',
+      status: 413,
+      message: 'The form is too large.',
+    });
     expect(fromFrameworkError(parserError('entity.parse.failed'), people)?.message).to.equal('The request could not be read.');
   });
 

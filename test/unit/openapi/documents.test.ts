@@ -46,14 +46,26 @@ describe('OpenAPI documents', () => {
         const ajv = new Ajv2020({ strict: true, allErrors: true });
         addFormats(ajv);
         ajv.addVocabulary(OPENAPI_KEYWORDS);
-        ajv.addSchema(doc as object, name);
+        ajv.addSchema(doc, name);
         let examples = 0;
         for (const [path, item] of Object.entries(doc.paths ?? {})) {
-          for (const [method, op] of Object.entries(item as Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, { value: unknown }> }> }> }>)) {
+          for (const [method, op] of Object.entries(
+            item as Record<
+              string,
+              {
+                responses?: Record<
+                  string,
+                  { content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, { value: unknown }> }> }
+                >;
+              }
+            >,
+          )) {
             for (const [status, response] of Object.entries(op.responses ?? {})) {
               for (const [media, mt] of Object.entries(response.content ?? {})) {
                 if (!mt.schema) continue;
-                const pointer = ['paths', path, method, 'responses', status, 'content', media, 'schema'].map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+                const pointer = ['paths', path, method, 'responses', status, 'content', media, 'schema']
+                  .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
+                  .join('/');
                 const validate = ajv.getSchema(`${name}#/${pointer}`)!;
                 const values = [...(mt.example !== undefined ? [mt.example] : []), ...Object.values(mt.examples ?? {}).map((e) => e.value)];
                 for (const v of values) {

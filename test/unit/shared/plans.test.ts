@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { effectiveHardCap, isPlanId, monthlyLimitOf, PLAN_IDS, PLANS } from '../../../shared/billing/plans';
 
-describe('Plans (the liveness spec\'s plan table)', () => {
-  it('holds the spec\'s monthly calls, fees and overage prices', () => {
+describe("Plans (the liveness spec's plan table)", () => {
+  it("holds the spec's monthly calls, fees and overage prices", () => {
     const table = PLAN_IDS.map((id) => [id, PLANS[id].monthlyCalls, PLANS[id].monthlyFeeUsd, PLANS[id].overagePerCallUsd]);
     expect(table).to.deep.equal([
       ['free', 50, 0, null],
@@ -19,7 +19,7 @@ describe('Plans (the liveness spec\'s plan table)', () => {
     for (const id of PLAN_IDS) expect(PLANS[id].id).to.equal(id);
   });
 
-  it('gives enterprise its contract\'s limit, and every other plan the table\'s whatever a contract says', () => {
+  it("gives enterprise its contract's limit, and every other plan the table's whatever a contract says", () => {
     expect(monthlyLimitOf('enterprise', 250_000)).to.equal(250_000);
     expect(monthlyLimitOf('enterprise', 3)).to.equal(3);
     expect(monthlyLimitOf('enterprise')).to.equal(100_000);

@@ -1,0 +1,39 @@
+// ESLint (flat config): typescript-eslint's type-aware recommended rules for every TypeScript file,
+// the plain recommended rules for the two CommonJS scripts, and nothing that Prettier decides (layout).
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  { ignores: ['dist/', 'node_modules/', 'models/dist/', 'var/', 'test-artifacts/', 'coverage/'] },
+  js.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // Express 5 awaits a handler's promise and routes its rejection to the error handler.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      // `_name` marks a deliberately unused binding (destructuring a field away, a required parameter).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // chai's property assertions (`expect(x).to.be.empty`) are expressions by design.
+      '@typescript-eslint/no-unused-expressions': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+  },
+  prettier,
+);
