@@ -69,6 +69,10 @@ export const configSchema = z.object({
   SECURE_COOKIES: bool.default(false),
   /** Folder of the local mail sink's mailbox (`npm start` sets it when SMTP_URL is unset); enables /console/dev/mailbox outside production. */
   MAILBOX_DIR: z.string().optional(),
+  /** Where the console tells customers to write for help (recovery when both password and phone are lost). */
+  SUPPORT_EMAIL: z.string().email().default('support@localhost'),
+  /** How often the console's scheduler looks for accounts past 80 % / 100 % of their monthly limit. */
+  USAGE_ALERT_INTERVAL_MS: positiveInt.default(5 * 60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

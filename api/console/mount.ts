@@ -17,10 +17,14 @@ import { HmacRegistrationSigner } from './registration-token';
 import { SessionStore } from './session';
 import { TotpService } from './totp';
 import { VerificationTokens } from './verification-token';
+import { PasswordResetTokens } from './password-reset';
+import { RevealStore } from './reveal';
+import { startUsageAlerts } from './usage-alerts';
 import { dashboardRoutes } from './routes/dashboard';
 import { devMailboxRoutes } from './routes/dev-mailbox';
 import { onboardingRoutes } from './routes/onboarding';
 import { signInRoutes } from './routes/sign-in';
+import { securityRoutes } from './routes/security';
 import { errorPage } from './views/layout';
 
 export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
@@ -44,6 +48,8 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     attempts: new AttemptLimiter(redis, prefix),
     totp: new TotpService(config.APP_SECRET, redis, prefix),
     verification: new VerificationTokens(config.APP_SECRET, redis, prefix),
+    resets: new PasswordResetTokens(config.APP_SECRET, redis, prefix),
+    reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
     mailer: createMailer(config, log),
     cookie: { secure: config.SECURE_COOKIES },
@@ -105,7 +111,7 @@ function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
     try {
       ctx = await pageContext(d, req, res);
     } catch {
-      ctx = { csrf: null, devMailbox: d.mailboxDir !== null };
+      ctx = { csrf: null, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
     }
     const signedIn = req.consoleSession?.data.stage === 'authenticated';
     const next_ =
@@ -144,10 +150,12 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   router.use(signInRoutes(d));
   if (d.mailboxDir) router.use(devMailboxRoutes(d, d.mailboxDir));
   router.use(dashboardRoutes(d));
+  router.use(securityRoutes(d));
   router.use(() => {
     throw new NotFoundError('There is no console page at this address.');
   });
   router.use(consoleErrors(d));
   app.use('/console', router);
+  startUsageAlerts(d);
   deps.log.info({ mailbox: d.mailboxDir !== null }, 'console mounted at /console');
 }

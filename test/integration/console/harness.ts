@@ -15,6 +15,8 @@ import { quietLog, testConfig } from '../../support/config';
 
 export interface ConsoleHarness {
   api: RunningLivenessApi;
+  /** The database this harness's API uses (a worker started for it must use the same). */
+  dbName: string;
   config: Config;
   mail: LocalMail;
   base: string;
@@ -35,6 +37,7 @@ export async function startConsole(label: string, overrides: Record<string, stri
   const signer = new HmacRegistrationSigner(config.APP_SECRET!);
   return {
     api,
+    dbName,
     config,
     mail,
     base,
@@ -158,8 +161,9 @@ export async function registerAndActivate(h: ConsoleHarness, plan: PlanId = 'sta
   if (sent.status !== 200) throw new Error(`registration answered ${sent.status}`);
   const mail = await h.waitForMail(email, /Confirm/);
   const passwordPage = await client.open(mail.links[0]!);
-  const activated = await client.submit(passwordPage, '/console/activate', { password, confirm: password }, false);
-  if (activated.status !== 200) throw new Error(`activation answered ${activated.status}`);
+  // Post/Redirect/Get: the keys are on the page the activation redirects to (once).
+  const activated = await client.submit(passwordPage, '/console/activate', { password, confirm: password });
+  if (activated.status !== 200 || !activated.url.endsWith('/console/activate/keys')) throw new Error(`activation answered ${activated.status} at ${activated.url}`);
   const account = await h.api.deps.accounts.getByEmail(email);
   return {
     client,
