@@ -4,7 +4,7 @@ export const STYLES = String.raw`
 :root {
   --bg: #f5f7fb; --surface: #fff; --text: #172033; --muted: #5a6478; --border: #e2e7f0;
   --primary: #2f5bea; --primary-dark: #2248c4; --primary-soft: #eaf0ff;
-  --danger: #c62f3c; --danger-soft: #fdecee; --success: #1c7f4d; --success-soft: #e7f6ee;
+  --danger: #c62f3c; --danger-soft: #fdecee; --success: #176a40; --success-soft: #e7f6ee;
   --warn: #8a5a00; --warn-soft: #fff5dc; --radius: 10px;
   --shadow: 0 1px 2px rgba(16,24,40,.06), 0 1px 3px rgba(16,24,40,.08);
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;

@@ -17,6 +17,7 @@ import { portrait } from '../../support/images';
 import { startLivenessWorker } from '../../../workers/liveness/worker';
 import type { RunningWorker } from '../../../workers/runtime/worker-process';
 import { startConsole, type ConsoleHarness } from '../../integration/console/harness';
+import { listMessages } from '../../../shared/mail/mailbox';
 
 const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -257,7 +258,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
 
     await page.click('tr[data-plan=starter] >> text=Downgrade…');
     const down = await mainText();
-    expect(down).to.match(/on 1 [A-Z][a-z]+ \d{4}, 00:00 UTC/).and.not.match(/1 \d{4}-\d{2}/);
+    expect(down).to.match(/When: 1 [A-Z][a-z]+ \d{4}, 00:00 UTC/).and.not.match(/1 \d{4}-\d{2}/);
     await checkPage('plan-downgrade-confirm');
     await page.click('text=Keep Standard');
     expect(page.url()).to.match(/\/console\/plan$/);
@@ -306,11 +307,10 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     const alert = await h.waitForMail(email, /80 % of this month's calls used/, 20_000);
     expect(alert.text).to.contain('8 of 10 included calls');
     await new Promise((r) => setTimeout(r, 1000)); // several scheduler passes: still one 80 % message
-    const { listMessages } = await import('../../../shared/mail/mailbox');
     expect(listMessages(h.mail.dir).filter((m) => m.to.includes(email) && /80 %/.test(m.subject))).to.have.length(1);
 
     await page.click('nav >> text=Overview');
-    expect(await page.textContent('h1')).to.equal('Welcome back, Ada');
+    expect(await page.textContent('h1')).to.equal('Welcome, Ada'); // still the first signed-in visit
     expect(await page.textContent('#usage-calls')).to.equal('8');
     expect(await page.textContent('[data-key-calls=primary]')).to.equal('5 calls');
     expect(await page.textContent('[data-key-calls=secondary]')).to.equal('3 calls');
@@ -387,6 +387,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.fill('#recovery-code', recoveryCodes[0]!);
     await Promise.all([page.waitForURL('**/console/dashboard'), page.click('button:has-text("Sign in with a recovery code")')]);
     expect(await page.textContent('#recovery-left')).to.equal('9');
+    expect(await page.textContent('h1')).to.equal('Welcome back, Ada');
 
     await Promise.all([page.waitForURL('**/console/sign-in'), page.click('button:has-text("Sign out")')]);
     await page.fill('#email', email);
