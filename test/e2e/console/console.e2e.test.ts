@@ -6,6 +6,9 @@
 // test-artifacts/console/, no sideways scroll on the phone, and no serious or critical axe-core finding.
 import { expect } from 'chai';
 import fs from 'node:fs';
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
+import sharp from 'sharp';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -331,6 +334,23 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(lines.slice(1)).to.deep.equal(chart);
     expect(table).to.deep.equal(chart);
     expect(lines.slice(1).reduce((a, l) => a + Number(l.split(',')[1]), 0)).to.equal(8);
+  });
+
+  it('runs the quickstart\'s commands verbatim (key filled in) with a photo over 100 KB', async () => {
+    await page.click('nav >> text=Overview');
+    const build = (await page.textContent('#qs-body'))!.trim();
+    const call = (await page.textContent('#qs-curl'))!.trim().replace(`${primaryKey.slice(0, 9)}…`, primaryKey);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-quickstart-'));
+    try {
+      const photo = await sharp(await portrait()).resize(1600, 1200).jpeg({ quality: 95 }).toBuffer();
+      expect(photo.length).to.be.greaterThan(100 * 1024);
+      fs.writeFileSync(path.join(dir, 'selfie.jpg'), photo);
+      execFileSync('bash', ['-c', build], { cwd: dir });
+      const answer = JSON.parse(execFileSync('bash', ['-c', call], { cwd: dir, encoding: 'utf8' })) as { data?: { isFakeLikelihood?: number } };
+      expect(answer.data?.isFakeLikelihood, JSON.stringify(answer)).to.be.a('number');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('creates an emotion API token shown once; a reload does not create a second; names are unique; revoke asks first', async () => {
