@@ -7,7 +7,8 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -26,6 +27,7 @@ const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1280, height: 860 };
+const run = promisify(execFile);
 const PHONE = { width: 390, height: 844 };
 
 describe('Console in a real browser: from the marketplace link to the dashboard', function () {
@@ -345,8 +347,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
       const photo = await sharp(await portrait()).resize(1600, 1200).jpeg({ quality: 95 }).toBuffer();
       expect(photo.length).to.be.greaterThan(100 * 1024);
       fs.writeFileSync(path.join(dir, 'selfie.jpg'), photo);
-      execFileSync('bash', ['-c', build], { cwd: dir });
-      const answer = JSON.parse(execFileSync('bash', ['-c', call], { cwd: dir, encoding: 'utf8' })) as { data?: { isFakeLikelihood?: number } };
+      // Asynchronous: the API under test runs in this process and must keep answering while curl waits.
+      await run('bash', ['-c', build], { cwd: dir });
+      const answer = JSON.parse((await run('bash', ['-c', call], { cwd: dir, encoding: 'utf8' })).stdout) as { data?: { isFakeLikelihood?: number } };
       expect(answer.data?.isFakeLikelihood, JSON.stringify(answer)).to.be.a('number');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
