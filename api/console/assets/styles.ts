@@ -76,12 +76,12 @@ main.app { max-width: 1120px; margin: 0 auto; padding: 28px 20px 64px; }
 
 /* Stats */
 .stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(135px, 1fr)); gap: 14px; margin-bottom: 20px; }
-.stat { background: var(--bg); border-radius: 8px; padding: 14px 16px; }
+.stat { background: var(--bg); border-radius: 8px; padding: 12px 14px; }
 .stat .label { color: var(--muted); font-size: .82rem; text-transform: uppercase; letter-spacing: .04em; }
-.stat .value { font-size: 1.55rem; font-weight: 650; font-variant-numeric: tabular-nums; }
+.stat .value { font-size: 1.25rem; font-weight: 650; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .stat .hint { color: var(--muted); font-size: .82rem; }
 .stat { min-width: 0; }
-@media (max-width: 640px) { .stat .value { font-size: 1.25rem; overflow-wrap: anywhere; } .stat { padding: 12px; } }
+@media (max-width: 640px) { .stat { padding: 12px; } }
 .meter { height: 8px; background: var(--border); border-radius: 8px; overflow: hidden; margin: 6px 0 14px; }
 .meter > svg { display: block; }
 
