@@ -130,6 +130,10 @@ export const configSchema = z.object({
   OUTBOX_CLAIM_IDLE_MS: positiveInt.default(10_000),
   /** Test-only fault hook: a worker SIGKILLs itself the first time it reaches this step. Refused in production. */
   FAULT_KILL_AT: z.enum(['after_engine', 'after_commit', 'after_publish', 'in_drainer']).optional(),
+  /** Where the console tells customers to write for help (recovery when both password and phone are lost). */
+  SUPPORT_EMAIL: z.string().email().default('support@localhost'),
+  /** How often the console's scheduler looks for accounts past 80 % / 100 % of their monthly limit. */
+  USAGE_ALERT_INTERVAL_MS: positiveInt.default(5 * 60_000),
 }).superRefine((cfg, ctx) => {
   if (cfg.NODE_ENV === 'production' && cfg.FAULT_KILL_AT !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['FAULT_KILL_AT'], message: 'a test-only fault hook; never set in production' });

@@ -23,6 +23,12 @@ export const RULES = {
   verifyLink: { name: 'verify-link', maxFailures: 20, windowMs: 15 * 60_000, message: 'Too many invalid verification links. Try again later.' },
   /** Per e-mail address: new verification links asked for (each one is sent, so count every request). */
   verifyResend: { name: 'verify-resend', maxFailures: 3, windowMs: 60 * 60_000, message: 'We already sent several links to this address. Check your inbox or try again in an hour.' },
+  /** Per e-mail address: password reset links asked for (counted whether or not the address exists). */
+  resetByAddress: { name: 'reset-address', maxFailures: 3, windowMs: 60 * 60_000, message: 'We already sent several reset links to this address. Check your inbox or try again in an hour.' },
+  /** Per client address: password reset requests (slows probing many addresses). */
+  resetByIp: { name: 'reset-ip', maxFailures: 20, windowMs: 60 * 60_000, message: 'Too many password reset requests from your network. Try again later.' },
+  /** Per account: wrong current passwords on the change-password form. */
+  passwordChange: { name: 'password-change', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong passwords. Try again in a few minutes.' },
 } satisfies Record<string, AttemptRule>;
 
 export class AttemptLimiter {

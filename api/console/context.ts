@@ -11,11 +11,13 @@ import type { Clock } from '../../shared/billing/month';
 import type { Mailer } from '../../shared/mail/mailer';
 import type { Redis } from 'ioredis';
 import type { AttemptLimiter } from './attempts';
-import { ensureSession, type CookieOptions } from './http';
+import { customerIdOf, ensureSession, SessionRequiredError, type CookieOptions } from './http';
 import type { RegistrationTokenSigner } from './registration-token';
 import type { SessionStore } from './session';
 import type { TotpService } from './totp';
 import type { VerificationTokens } from './verification-token';
+import type { PasswordResetTokens } from './password-reset';
+import type { RevealStore } from './reveal';
 import type { AppContext, PageContext } from './views/layout';
 
 export interface ConsoleDeps {
@@ -31,6 +33,9 @@ export interface ConsoleDeps {
   attempts: AttemptLimiter;
   totp: TotpService;
   verification: VerificationTokens;
+  resets: PasswordResetTokens;
+  /** One-time secrets parked between a POST and the GET that shows them. */
+  reveals: RevealStore;
   registration: RegistrationTokenSigner;
   mailer: Mailer;
   cookie: CookieOptions;
@@ -74,7 +79,7 @@ export async function pageContext(d: ConsoleDeps, req: Request, res: Response): 
     delete session.data.flash;
     await d.sessions.save(session);
   }
-  return { csrf: session.data.csrf, flash, devMailbox: d.mailboxDir !== null };
+  return { csrf: session.data.csrf, flash, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
 }
 
 export async function appContext(d: ConsoleDeps, req: Request, res: Response, account: Account): Promise<AppContext> {
@@ -88,6 +93,20 @@ export async function redirectWithFlash(d: ConsoleDeps, req: Request, res: Respo
   session.data.flash = flash;
   await d.sessions.save(session);
   res.redirect(303, to);
+}
+
+/** Parks a secret for this session and redirects to the page that shows it once. */
+export async function redirectToReveal(d: ConsoleDeps, req: Request, res: Response, to: string, reveal: Parameters<RevealStore['put']>[1]): Promise<void> {
+  const session = await ensureSession(req, res, d.sessions, d.cookie);
+  await d.reveals.put(session.id, reveal);
+  res.redirect(303, to);
+}
+
+/** The signed-in customer's account (scheduled changes applied); the session ends if it is gone. */
+export async function signedInAccount(d: ConsoleDeps, req: Request): Promise<Account> {
+  const a = await d.accounts.current(customerIdOf(req));
+  if (!a) throw new SessionRequiredError('This account no longer exists.');
+  return a;
 }
 
 export function clientIp(req: Request): string {

@@ -18,11 +18,15 @@ import { deriveKey } from './secrets';
 import { consoleConfigProblems } from '../../shared/config';
 import { TotpService } from './totp';
 import { VerificationTokens } from './verification-token';
+import { PasswordResetTokens } from './password-reset';
+import { RevealStore } from './reveal';
+import { startUsageAlerts } from './usage-alerts';
 import { dashboardRoutes } from './routes/dashboard';
 import { devMailboxRoutes } from './routes/dev-mailbox';
 import { onboardingRoutes } from './routes/onboarding';
 import { signInRoutes } from './routes/sign-in';
 import { tryItRoutes } from './routes/try-it';
+import { securityRoutes } from './routes/security';
 import { errorPage } from './views/layout';
 
 export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
@@ -45,6 +49,8 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     attempts: new AttemptLimiter(redis, prefix),
     totp: new TotpService(config.APP_SECRET, redis, prefix),
     verification: new VerificationTokens(config.APP_SECRET, redis, prefix),
+    resets: new PasswordResetTokens(config.APP_SECRET, redis, prefix),
+    reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
     mailer: createMailer(config, log),
     cookie: { secure: config.SECURE_COOKIES },
@@ -108,7 +114,7 @@ function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
     try {
       ctx = await pageContext(d, req, res);
     } catch {
-      ctx = { csrf: null, devMailbox: d.mailboxDir !== null };
+      ctx = { csrf: null, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
     }
     const signedIn = req.consoleSession?.data.stage === 'authenticated';
     const next_ =
@@ -164,11 +170,13 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   if (d.mailboxDir) router.use(devMailboxRoutes(d, d.mailboxDir));
   router.use(dashboardRoutes(d));
   router.use(tryItRoutes(d));
+  router.use(securityRoutes(d));
   router.use(() => {
     throw new NotFoundError('There is no console page at this address.');
   });
   router.use(consoleErrors(d));
   app.use('/console', router);
   sweepPendingAccounts(d);
+  startUsageAlerts(d);
   deps.log.info({ mailbox: d.mailboxDir !== null }, 'console mounted at /console');
 }

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 
 /** Each purpose gets its own key, so a token minted for one use can never be replayed as another. */
-export type KeyPurpose = 'marketplace-registration' | 'email-verification' | 'totp-secret' | 'session-id';
+export type KeyPurpose = 'marketplace-registration' | 'email-verification' | 'password-reset' | 'totp-secret' | 'session-id';
 
 export function deriveKey(appSecret: string, purpose: KeyPurpose): Buffer {
   return Buffer.from(crypto.hkdfSync('sha256', Buffer.from(appSecret, 'utf8'), Buffer.from('lc-console'), Buffer.from(purpose), 32));

@@ -192,6 +192,10 @@ export class SessionStore {
       await this.destroy(id);
       return null;
     }
+    if (data.customerId && (await this.endedForAccount(data))) {
+      await this.destroy(id);
+      return null;
+    }
     data.lastSeenAt = now;
     await this.write(id, data);
     return { id, data };
@@ -230,6 +234,24 @@ export class SessionStore {
     const id = randomId(32);
     await this.write(id, data);
     return { id, data };
+  }
+
+  private endedKey(customerId: string): string {
+    return `${this.prefix}:console:sessions-ended:${customerId}`;
+  }
+
+  /**
+   * Ends every session of an account that began before now (password reset or change): a marker
+   * with the time, compared with each session's start when it is next loaded. A session started
+   * (or restarted) at or after the marker lives on. The marker outlives any session it could end.
+   */
+  async endAllSessionsOf(customerId: string): Promise<void> {
+    await this.redis.set(this.endedKey(customerId), String(this.now()), 'PX', this.timeouts.absoluteMs + 60_000);
+  }
+
+  private async endedForAccount(data: SessionData): Promise<boolean> {
+    const ended = await this.redis.get(this.endedKey(data.customerId!));
+    return ended !== null && data.createdAt < Number(ended);
   }
 
   async destroy(id: string): Promise<void> {

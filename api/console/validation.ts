@@ -25,6 +25,11 @@ export function isAddrSpec(email: string): boolean {
 /** `https://<domain>`: https, a dotted host name, nothing after it but an optional slash. */
 const WEBSITE = /^https:\/\/(([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})\/?$/i;
 
+/** "example.com" means https://example.com; an explicit other scheme (http://) is left to be refused. */
+function withHttps(site: string): string {
+  return site && !/^[a-z][a-z0-9+.-]*:\/\//i.test(site) ? `https://${site}` : site;
+}
+
 function text(v: unknown): string {
   return typeof v === 'string' ? v.trim() : '';
 }
@@ -35,7 +40,7 @@ export function readRegistration(body: Record<string, unknown>): { input: Regist
     lastName: text(body.lastName),
     email: text(body.email).toLowerCase(),
     company: text(body.company),
-    website: text(body.website),
+    website: withHttps(text(body.website)),
   };
   const errors: FieldErrors = {};
   if (!input.firstName) errors.firstName = 'This field is required.';
@@ -48,7 +53,7 @@ export function readRegistration(body: Record<string, unknown>): { input: Regist
   else if (input.company.length > 200) errors.company = 'Use at most 200 characters.';
   const site = WEBSITE.exec(input.website);
   if (!input.website) errors.website = 'Enter your company website.';
-  else if (!site) errors.website = 'Use the form https://example.com (https, the domain only).';
+  else if (!site) errors.website = 'Enter the domain only, like example.com or https://example.com.';
   else input.website = `https://${site[1]!.toLowerCase()}`;
   return { input, errors };
 }

@@ -139,9 +139,9 @@ export class AccountService {
     return key;
   }
 
-  async keyPrefixes(customerId: string): Promise<Array<{ slot: KeySlot; prefix: string; rotatedAt: Date | null }>> {
+  async keyPrefixes(customerId: string): Promise<Array<{ id: string; slot: KeySlot; prefix: string; rotatedAt: Date | null }>> {
     const keys = await this.models.ApiKey.find({ customerId }).sort({ slot: 1 }).lean();
-    return keys.map((k) => ({ slot: k.slot as KeySlot, prefix: k.prefix, rotatedAt: k.rotatedAt ?? null }));
+    return keys.map((k) => ({ id: k._id, slot: k.slot as KeySlot, prefix: k.prefix, rotatedAt: k.rotatedAt ?? null }));
   }
 
   /**
@@ -310,6 +310,62 @@ export class AccountService {
     const res = await this.models.Account.deleteMany({ _id: { $in: ids }, status: 'pending' });
     await this.models.ApiKey.deleteMany({ customerId: { $in: ids } });
     return res.deletedCount ?? 0;
+  }
+
+  /** Console activation: sets the first password of a pending account; false when it was not pending. */
+  async activate(customerId: string, passwordHash: string): Promise<boolean> {
+    const res = await this.models.Account.updateOne({ _id: customerId, status: 'pending' }, { $set: { passwordHash, status: 'active' } });
+    if (res.modifiedCount === 0) return false;
+    await this.accountChanged(customerId);
+    await this.audit(customerId, 'console.activated', null);
+    return true;
+  }
+
+  /** A new console password (reset or change); the caller ends the account's other sessions. */
+  async setPassword(customerId: string, passwordHash: string, how: 'reset' | 'changed'): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { passwordHash, passwordChangedAt: this.clock() } });
+    await this.audit(customerId, `console.password_${how}`, null);
+  }
+
+  /** Stores the pending TOTP secret (sealed by the caller) while two-factor is not yet on. */
+  async setPendingTotpSecret(customerId: string, sealed: string): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId, totpEnabled: false }, { $set: { totpSecretEnc: sealed } });
+  }
+
+  async enableTotp(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: true, recoveryCodeHashes } });
+    await this.audit(customerId, 'console.two_factor_enabled', null);
+  }
+
+  async replaceRecoveryCodes(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { recoveryCodeHashes } });
+    await this.audit(customerId, 'console.recovery_codes_regenerated', null);
+  }
+
+  /** Spends one recovery code atomically: true once per code, false for an unknown or spent one. */
+  async spendRecoveryCode(customerId: string, codeHash: string): Promise<boolean> {
+    const res = await this.models.Account.updateOne({ _id: customerId, recoveryCodeHashes: codeHash }, { $pull: { recoveryCodeHashes: codeHash } });
+    if (res.modifiedCount === 0) return false;
+    await this.audit(customerId, 'console.recovery_code_used', null);
+    return true;
+  }
+
+  /** Claims the one welcome e-mail (atomic); `release` gives the claim back after a failed send. */
+  async claimWelcomeMail(customerId: string, release = false): Promise<boolean> {
+    const res = release
+      ? await this.models.Account.updateOne({ _id: customerId }, { $set: { welcomeSentAt: null } })
+      : await this.models.Account.updateOne({ _id: customerId, welcomeSentAt: null }, { $set: { welcomeSentAt: this.clock() } });
+    return res.modifiedCount === 1;
+  }
+
+  async setUsageAlerts(customerId: string, on: boolean): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { usageAlerts: on } });
+    await this.audit(customerId, on ? 'usage_alerts.on' : 'usage_alerts.off', null);
+  }
+
+  /** Active accounts that asked for usage alert e-mails. */
+  async withUsageAlerts(): Promise<Account[]> {
+    return (await this.models.Account.find({ usageAlerts: true, status: 'active' }).lean()) as Account[];
   }
 
   async audit(customerId: string, action: string, detail: Record<string, unknown> | null): Promise<void> {

@@ -31,6 +31,11 @@ const accountSchema = new Schema(
     totpSecretEnc: { type: String, default: null },
     totpEnabled: { type: Boolean, default: false },
     welcomeSentAt: { type: Date, default: null },
+    /** SHA-256 of each unused TOTP recovery code (high-entropy codes; a spent one is pulled out). */
+    recoveryCodeHashes: { type: [String], default: [] },
+    passwordChangedAt: { type: Date, default: null },
+    /** Opt-in usage alert e-mails at 80 % and 100 % of the monthly limit. */
+    usageAlerts: { type: Boolean, default: false },
   },
   { collection: 'accounts', timestamps: true, versionKey: false },
 );

@@ -1,4 +1,4 @@
-// Owns the console's e-mail messages (verification link, welcome): subject, plain text and simple HTML.
+// Owns the console's e-mail messages (verification link, welcome, password reset, usage alerts): subject, plain text and simple HTML.
 export interface RenderedMail {
   template: string;
   subject: string;
@@ -73,5 +73,62 @@ export function welcomeMail(o: { firstName: string; dashboardUrl: string; docsHi
       ],
       { href: o.dashboardUrl, label: 'Open the dashboard' },
     ),
+  };
+}
+
+export function passwordResetMail(o: { firstName: string; link: string; validMinutes: number; support: string }): RenderedMail {
+  const lines = [
+    `Someone (hopefully you) asked to reset the password of your ${PRODUCT} console account.`,
+    `The link works once and expires in ${o.validMinutes} minutes. Resetting signs you out everywhere.`,
+    `If you did not ask for this, ignore this message: your password stays as it is. Questions: ${o.support}.`,
+  ];
+  return {
+    template: 'password-reset',
+    subject: `Reset your ${PRODUCT} console password`,
+    text: [`Hello ${o.firstName},`, '', lines[0], '', o.link, '', lines[1], lines[2]].join('\n'),
+    html: htmlBody([`Hello ${esc(o.firstName)},`, esc(lines[0]!), esc(lines[1]!), esc(lines[2]!)], { href: o.link, label: 'Choose a new password' }),
+  };
+}
+
+export function passwordChangedMail(o: { firstName: string; support: string }): RenderedMail {
+  const line = `The password of your ${PRODUCT} console account was just changed, and every signed-in session was ended. If this was not you, write to ${o.support} at once.`;
+  return {
+    template: 'password-changed',
+    subject: `Your ${PRODUCT} console password was changed`,
+    text: [`Hello ${o.firstName},`, '', line].join('\n'),
+    html: htmlBody([`Hello ${esc(o.firstName)},`, esc(line)]),
+  };
+}
+
+export function usageAlertMail(o: {
+  firstName: string;
+  threshold: number;
+  used: number;
+  limit: number;
+  month: string;
+  hardCap: boolean;
+  perCallUsd: number | null;
+  resetAt: Date;
+  dashboardUrl: string;
+}): RenderedMail {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const reset = `${o.resetAt.toISOString().slice(0, 10)} 00:00 UTC`;
+  const next =
+    o.threshold >= 100
+      ? o.hardCap
+        ? `The hard cap is on: detection answers 429 quota_exceeded until ${reset}. Upgrade, or switch the hard cap off, to continue.`
+        : `The hard cap is off: further calls continue and are billed as overage${o.perCallUsd === null ? '' : ` at $${o.perCallUsd.toFixed(2)} per call`}.`
+      : o.hardCap
+        ? `When the limit is reached, detection stops until ${reset} (the hard cap is on).`
+        : `Past the limit, calls continue and are billed as overage${o.perCallUsd === null ? '' : ` at $${o.perCallUsd.toFixed(2)} per call`}.`;
+  const head = `You have used ${n(o.used)} of ${n(o.limit)} included calls for ${o.month} (${o.threshold} % alert).`;
+  return {
+    template: `usage-alert-${o.threshold}`,
+    subject: `${PRODUCT}: ${o.threshold} % of this month's calls used`,
+    text: [`Hello ${o.firstName},`, '', head, next, '', o.dashboardUrl, '', 'You receive this because usage alerts are on; switch them off under Security in the console.'].join('\n'),
+    html: htmlBody([`Hello ${esc(o.firstName)},`, esc(head), esc(next), 'You receive this because usage alerts are on; switch them off under Security in the console.'], {
+      href: o.dashboardUrl,
+      label: 'Open the dashboard',
+    }),
   };
 }

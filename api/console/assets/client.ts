@@ -77,6 +77,12 @@ export const CLIENT_JS = String.raw`
     if (confirm) confirm.addEventListener('input', update);
     pw.form.addEventListener('submit', function (e) {
       var ok = update();
+      var pwError = document.getElementById('password-error');
+      if (pwError) {
+        var missing = [];
+        list.querySelectorAll('li[data-rule]').forEach(function (li) { if (!li.classList.contains('ok')) missing.push(li.firstChild.textContent.trim().toLowerCase()); });
+        pwError.textContent = missing.length ? 'The password needs: ' + missing.join(', ') + '.' : '';
+      }
       if (!ok || (confirm && confirm.value !== pw.value)) {
         e.preventDefault();
         (ok ? confirm : pw).focus();
@@ -95,8 +101,10 @@ export const CLIENT_JS = String.raw`
       return /^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/.test(v.trim()) ? '' : 'Enter an e-mail address like name@company.com.';
     },
     website: function (v) {
-      if (!v.trim()) return 'Enter your company website.';
-      return /^https:\/\/([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\/?$/i.test(v.trim()) ? '' : 'Use the form https://example.com (https, the domain only).';
+      var site = v.trim();
+      if (!site) return 'Enter your company website.';
+      if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(site)) site = 'https://' + site;
+      return /^https:\/\/([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\/?$/i.test(site) ? '' : 'Enter the domain only, like example.com or https://example.com.';
     },
     code: function (v) { return /^\d{6}$/.test(v.replace(/\s+/g, '')) ? '' : 'Enter the 6-digit code from your authenticator app.'; }
   };
@@ -124,6 +132,19 @@ export const CLIENT_JS = String.raw`
   document.querySelectorAll('input[data-rule="code"]').forEach(function (input) {
     input.addEventListener('input', function () { input.value = input.value.replace(/\D+/g, '').slice(0, 6); });
   });
+
+  // The usage chart: tapping or hovering a bar reads its day out below the chart.
+  var readout = document.getElementById('chart-readout');
+  if (readout) {
+    document.querySelectorAll('svg.chart rect[data-day]').forEach(function (bar) {
+      var show = function () {
+        var n = Number(bar.getAttribute('data-calls'));
+        readout.textContent = bar.getAttribute('data-day') + ': ' + n.toLocaleString('en-US') + (n === 1 ? ' call' : ' calls');
+      };
+      bar.addEventListener('click', show);
+      bar.addEventListener('mouseenter', show);
+    });
+  }
 
   // Buttons that submit once (double clicks would regenerate twice).
   document.querySelectorAll('form[data-once]').forEach(function (form) {

@@ -4,7 +4,7 @@ export const STYLES = String.raw`
 :root {
   --bg: #f5f7fb; --surface: #fff; --text: #172033; --muted: #5a6478; --border: #e2e7f0;
   --primary: #2f5bea; --primary-dark: #2248c4; --primary-soft: #eaf0ff;
-  --danger: #c62f3c; --danger-soft: #fdecee; --success: #1c7f4d; --success-soft: #e7f6ee;
+  --danger: #c62f3c; --danger-soft: #fdecee; --success: #176a40; --success-soft: #e7f6ee;
   --warn: #8a5a00; --warn-soft: #fff5dc; --radius: 10px;
   --shadow: 0 1px 2px rgba(16,24,40,.06), 0 1px 3px rgba(16,24,40,.08);
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
@@ -36,9 +36,12 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
 .auth-card { width: 100%; max-width: 480px; background: var(--surface); border: 1px solid var(--border); border-radius: 14px; box-shadow: var(--shadow); padding: 32px; }
 .auth-card.wide { max-width: 640px; }
 .auth-foot { margin-top: 20px; color: var(--muted); font-size: .88rem; text-align: center; }
-.steps { display: flex; gap: 6px; list-style: none; padding: 0; margin: 0 0 20px; }
-.steps li { flex: 1; height: 4px; border-radius: 4px; background: var(--border); }
-.steps li.done { background: var(--primary); }
+.steps { display: flex; gap: 6px; list-style: none; padding: 0; margin: 0 0 20px; counter-reset: step; }
+.steps li { flex: 1; min-width: 0; border-top: 4px solid var(--border); padding-top: 6px; font-size: .78rem; color: var(--muted); line-height: 1.25; }
+.steps li.done { border-top-color: var(--primary); }
+.steps li.current { color: var(--text); font-weight: 600; }
+.steps .step-n { display: none; }
+@media (max-width: 560px) { .steps li .step-label { display: none; } .steps li .step-n { display: inline; } .steps li.current .step-label { display: inline; } .steps li.current { flex: 3; } }
 .lead { color: var(--muted); margin-bottom: 1.4rem; }
 
 /* App layout */
@@ -54,7 +57,7 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
   .topbar-inner { gap: 6px 12px; padding: 10px 16px 0; }
   .account-menu { margin-left: auto; }
   .account-menu .who { display: none; }
-  .nav { order: 3; flex: 1 0 100%; flex-wrap: nowrap; overflow-x: auto; padding-bottom: 8px; }
+  .nav { order: 3; flex: 1 0 100%; flex-wrap: wrap; padding-bottom: 8px; }
   .nav a { white-space: nowrap; padding: 6px 10px; }
   main.app { padding: 20px 14px 48px; }
   .card { padding: 18px; }
@@ -62,7 +65,9 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
 main.app { max-width: 1120px; margin: 0 auto; padding: 28px 20px 64px; }
 .page-head { display: flex; justify-content: space-between; align-items: flex-end; gap: 16px; flex-wrap: wrap; margin-bottom: 20px; }
 .page-head p { margin: 0; color: var(--muted); }
-.grid { display: grid; gap: 20px; grid-template-columns: repeat(12, 1fr); align-items: start; }
+.grid { display: grid; gap: 20px; grid-template-columns: repeat(12, minmax(0, 1fr)); align-items: start; }
+.grid > * { min-width: 0; }
+.card.narrow { max-width: 720px; }
 .span-12 { grid-column: span 12; } .span-8 { grid-column: span 8; } .span-6 { grid-column: span 6; } .span-4 { grid-column: span 4; }
 @media (max-width: 860px) { .span-8, .span-6, .span-4 { grid-column: span 12; } }
 .card { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: 22px; }
@@ -71,18 +76,26 @@ main.app { max-width: 1120px; margin: 0 auto; padding: 28px 20px 64px; }
 
 /* Stats */
 .stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(135px, 1fr)); gap: 14px; margin-bottom: 20px; }
-.stat { background: var(--bg); border-radius: 8px; padding: 14px 16px; }
+.stat { background: var(--bg); border-radius: 8px; padding: 12px 14px; }
 .stat .label { color: var(--muted); font-size: .82rem; text-transform: uppercase; letter-spacing: .04em; }
-.stat .value { font-size: 1.55rem; font-weight: 650; font-variant-numeric: tabular-nums; }
+.stat .value { font-size: 1.25rem; font-weight: 650; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .stat .hint { color: var(--muted); font-size: .82rem; }
+.stat { min-width: 0; }
+@media (max-width: 640px) { .stat { padding: 12px; } }
 .meter { height: 8px; background: var(--border); border-radius: 8px; overflow: hidden; margin: 6px 0 14px; }
 .meter > svg { display: block; }
 
-/* Chart */
+/* Chart: a wide SVG for desktops, a taller one with larger text for phones */
+.chart-box { margin: 0 0 8px; }
 .chart { width: 100%; height: auto; display: block; }
+.chart-narrow { display: none; }
+@media (max-width: 640px) { .chart-wide { display: none; } .chart-narrow { display: block; } }
+.chart .bar { cursor: pointer; }
+table.compact th, table.compact td { padding: 4px 8px; }
+#daily-table { max-width: 320px; }
 .chart .bar { fill: var(--primary); }
 .chart .bar.zero { fill: #d9e0ef; }
-.chart .axis { fill: var(--muted); font-size: 10px; font-family: inherit; }
+.chart .axis { fill: var(--muted); font-family: inherit; }
 .chart .grid-line { stroke: var(--border); stroke-width: 1; }
 
 /* Forms */
@@ -160,6 +173,29 @@ tbody th { text-transform: none; letter-spacing: 0; font-size: .95rem; color: va
 details > summary { cursor: pointer; margin-top: 14px; color: var(--muted); }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .table-wrap { overflow-x: auto; }
+/* Tables that become one card per row on phones (each cell names its column) */
+@media (max-width: 640px) {
+  table.stack thead { display: none; }
+  table.stack, table.stack tbody, table.stack tr, table.stack th, table.stack td { display: block; width: 100%; }
+  table.stack tr { border: 1px solid var(--border); border-radius: 8px; padding: 8px 12px; margin-bottom: 10px; }
+  table.stack tbody th { border: 0; padding: 4px 0 6px; font-size: 1rem; }
+  table.stack td { border: 0; padding: 3px 0; display: flex; justify-content: space-between; gap: 12px; text-align: right; }
+  table.stack td[data-label]::before { content: attr(data-label); color: var(--muted); text-align: left; }
+  table.stack td.action { justify-content: flex-start; padding-top: 8px; }
+}
+pre.code { margin: 6px 0 12px; padding: 10px 12px; background: #0f172a; color: #e2e8f0; border-radius: 8px; overflow-x: auto; max-width: 100%; font-size: .82rem; white-space: pre-wrap; word-break: break-all; }
+pre.code code { font-size: inherit; }
+.steps-list { padding-left: 1.2rem; }
+.steps-list li { margin-bottom: 6px; }
+dl.facts { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 8px 0 0; }
+dl.facts div { display: flex; gap: 6px; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+ol.codes { columns: 2; gap: 24px; font-family: var(--mono); font-size: 1rem; padding-left: 1.6rem; margin: 0 0 14px; }
+ol.codes li { padding: 3px 0; }
+ul.effects { padding-left: 1.2rem; }
+ul.effects li { margin-bottom: 8px; }
+.account-menu a[aria-current="page"] { border-color: var(--primary); color: var(--primary); }
 
 /* Key list */
 .keys { display: grid; gap: 12px; }

@@ -1,24 +1,31 @@
-// Owns the signed-in dashboard: usage, keys (regenerate with confirmation, shown once), plan changes,
-// the hard cap, emotion API tokens and the activity list. Numbers come from the same services as /v1.
+// Owns the signed-in dashboard: usage (chart, CSV, per key), keys (regenerate with confirmation,
+// shown once after a redirect), plan changes and the hard cap (each confirmed first), emotion API
+// tokens and usage, and the activity list. Every state change is POST → 303 → GET.
 import { Router, type Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../shared/errors';
 import type { Account, KeySlot } from '../../../shared/accounts/account-service';
 import { isPlanId, PLANS, type PlanId } from '../../../shared/billing/plans';
-import { nextMonthStart, monthOf } from '../../../shared/billing/month';
-import { customerIdOf, requireStage, SessionRequiredError } from '../http';
+import { monthAfter, monthOf } from '../../../shared/billing/month';
+import { requireStage } from '../http';
 import {
   activityPage,
+  alreadyShownPage,
   emotionPage,
+  hardCapOffConfirmPage,
   keyRevealedPage,
   keysPage,
   overviewPage,
+  planChangeConfirmPage,
   planPage,
   regenerateConfirmPage,
+  revokeConfirmPage,
   tokenRevealedPage,
+  type KeyView,
   type PlanState,
-  type UsageView,
+  type TokenView,
 } from '../views/dashboard';
-import { appContext, formField, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { appContext, signedInAccount, baseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { dailyCsv, usageByKey, usageByToken, usageOf } from '../usage';
 
 function slotOf(value: string | undefined): KeySlot {
   if (value === 'primary' || value === 'secondary') return value;
@@ -29,29 +36,9 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
   const r = Router();
   const auth = requireStage('authenticated');
 
-  async function account(req: Request): Promise<Account> {
-    const a = await d.accounts.current(customerIdOf(req));
-    if (!a) throw new SessionRequiredError('This account no longer exists.');
-    return a;
-  }
+  const account = (req: Request) => signedInAccount(d, req);
 
-  /** The usage numbers exactly as GET /v1/usage computes them, plus the money view of the overage. */
-  async function usageOf(a: Account): Promise<UsageView> {
-    const view = d.accounts.planView(a);
-    const snap = await d.ledger.snapshot(a._id, view);
-    const perCall = PLANS[view.plan].overagePerCallUsd;
-    return {
-      month: snap.month,
-      used: snap.used,
-      monthlyLimit: snap.monthlyLimit,
-      remaining: snap.remaining,
-      overage: snap.overage,
-      perCallUsd: perCall,
-      overageCostUsd: perCall === null ? null : Math.round(snap.overage * perCall * 100) / 100,
-      resetAt: nextMonthStart(d.clock()),
-      daily: snap.daily,
-    };
-  }
+  const usage = (a: Account) => usageOf(d.accounts, d.ledger, d.clock, a);
 
   function planState(a: Account): PlanState {
     const view = d.accounts.planView(a);
@@ -65,17 +52,63 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     };
   }
 
+  async function keyViews(a: Account, month: string): Promise<KeyView[]> {
+    const keys = await d.accounts.keyPrefixes(a._id);
+    const byKey = await usageByKey(d.models, a._id, month, keys.map((k) => ({ id: k.id, since: k.rotatedAt })));
+    return keys.map((k) => ({ id: k.id, slot: k.slot, prefix: k.prefix, createdAt: k.rotatedAt, lastUsedAt: byKey.get(k.id)?.lastUsedAt ?? null, callsThisMonth: byKey.get(k.id)?.calls ?? 0 }));
+  }
+
+  async function tokenViews(a: Account, month: string): Promise<TokenView[]> {
+    const tokens = await d.emotionTokens.list(a._id);
+    const byToken = await usageByToken(d.models, month, tokens.map((t) => t._id));
+    return tokens.map((t) => {
+      const u = byToken.get(t._id);
+      return {
+        id: t._id,
+        name: t.name,
+        prefix: t.prefix,
+        createdAt: (t as { createdAt?: Date }).createdAt ?? null,
+        revokedAt: t.revokedAt ?? null,
+        lastUsedAt: u?.lastUsedAt ?? null,
+        calls: u?.calls ?? 0,
+        audioSeconds: u?.audioSeconds ?? 0,
+      };
+    });
+  }
+
   r.get('/', auth, (_req, res) => res.redirect(303, '/console/dashboard'));
 
   r.get('/dashboard', auth, async (req, res) => {
     const a = await account(req);
-    const [usage, keys] = await Promise.all([usageOf(a), d.accounts.keyPrefixes(a._id)]);
-    sendPage(res, overviewPage(await appContext(d, req, res, a), { usage, plan: planState(a), keys, firstName: a.firstName ?? '' }));
+    const u = await usage(a);
+    const [keys, signIns] = await Promise.all([keyViews(a, u.month), d.models.Audit.countDocuments({ customerId: a._id, action: 'console.sign_in' })]);
+    sendPage(
+      res,
+      overviewPage(await appContext(d, req, res, a), {
+        usage: u,
+        plan: planState(a),
+        keys,
+        firstName: a.firstName ?? '',
+        firstVisit: signIns <= 1,
+        recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0,
+        apiBase: baseUrl(d, req),
+        usageAlerts: !!a.usageAlerts,
+      }),
+    );
+  });
+
+  /** The daily chart's numbers as CSV (this month; the same series the chart and its table draw). */
+  r.get('/usage.csv', auth, async (req, res) => {
+    const a = await account(req);
+    const u = await usage(a);
+    res.setHeader('Content-Disposition', `attachment; filename="usage-${u.month}.csv"`);
+    res.type('text/csv; charset=utf-8').send(dailyCsv(u.month, u.daily));
   });
 
   r.get('/keys', auth, async (req, res) => {
     const a = await account(req);
-    sendPage(res, keysPage(await appContext(d, req, res, a), { keys: await d.accounts.keyPrefixes(a._id) }));
+    const month = monthOf(d.clock());
+    sendPage(res, keysPage(await appContext(d, req, res, a), { keys: await keyViews(a, month), month }));
   });
 
   r.get('/keys/:slot/regenerate', auth, async (req, res) => {
@@ -91,34 +124,59 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     const slot = slotOf(req.params.slot as string);
     // regenerate() audits and replaces the stored hash: the old key answers 401 from now on.
     const key = await d.accounts.regenerate(a._id, slot);
-    sendPage(res, keyRevealedPage(await appContext(d, req, res, a), { slot, key }));
+    await redirectToReveal(d, req, res, `/console/keys/${slot}/new`, { kind: 'api-key', slot, key });
+  });
+
+  r.get('/keys/:slot/new', auth, async (req, res) => {
+    const a = await account(req);
+    const slot = slotOf(req.params.slot as string);
+    const reveal = await d.reveals.take(req.consoleSession?.id, 'api-key');
+    const ctx = await appContext(d, req, res, a);
+    if (!reveal || reveal.slot !== slot) {
+      return sendPage(
+        res,
+        alreadyShownPage(ctx, { nav: 'keys', what: 'This key', back: { href: '/console/keys', label: 'Back to API keys' }, again: 'Lost it? Regenerate the key again from the API keys page.' }),
+      );
+    }
+    sendPage(res, keyRevealedPage(ctx, { slot, key: reveal.key }));
   });
 
   r.get('/plan', auth, async (req, res) => {
     const a = await account(req);
-    sendPage(res, planPage(await appContext(d, req, res, a), { plan: planState(a), usage: await usageOf(a) }));
+    sendPage(res, planPage(await appContext(d, req, res, a), { plan: planState(a), usage: await usage(a) }));
+  });
+
+  function targetPlan(value: string, current: PlanId): PlanId {
+    if (!isPlanId(value)) throw new InvalidRequestError('Choose one of the listed plans.');
+    if (value === 'enterprise') throw new InvalidRequestError('Enterprise plans are arranged by contract; contact sales.');
+    if (value === current) throw new InvalidRequestError('You are on this plan already.');
+    return value;
+  }
+
+  r.get('/plan/change', auth, async (req, res) => {
+    const a = await account(req);
+    const state = planState(a);
+    const to = targetPlan(typeof req.query.plan === 'string' ? req.query.plan : '', state.plan);
+    const up = PLANS[to].rank > PLANS[state.plan].rank;
+    const effectiveMonth = up ? null : monthAfter(monthOf(d.clock()));
+    sendPage(res, planChangeConfirmPage(await appContext(d, req, res, a), { from: state, to, usage: await usage(a), effectiveMonth }));
   });
 
   r.post('/plan/change', auth, async (req, res) => {
     const a = await account(req);
-    const plan = formField(req, 'plan');
-    if (!isPlanId(plan)) throw new InvalidRequestError('Choose one of the listed plans.');
-    if (plan === 'enterprise') throw new InvalidRequestError('Enterprise plans are arranged by contract; contact sales.');
+    const plan = targetPlan(formField(req, 'plan'), a.plan as PlanId);
     const { effective } = await d.accounts.changePlan(a._id, plan);
-    const text =
-      effective === 'now'
-        ? `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.`
-        : `Your plan changes to ${PLANS[plan].name} on 1 ${effective} (00:00 UTC). Until then nothing changes.`;
-    await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text });
+    if (effective === 'now') {
+      return redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.` });
+    }
+    // The scheduled-change box on the plan page says what and when; no second notice.
+    res.redirect(303, '/console/plan#scheduled-change');
   });
 
   r.post('/plan/cancel', auth, async (req, res) => {
     const a = await account(req);
-    const { effective } = await d.accounts.scheduleCancellation(a._id);
-    await redirectWithFlash(d, req, res, '/console/plan', {
-      kind: 'info',
-      text: `Your subscription ends at the end of ${monthOf(d.clock())} (on ${effective}-01, 00:00 UTC). You can withdraw this until then.`,
-    });
+    await d.accounts.scheduleCancellation(a._id);
+    res.redirect(303, '/console/plan#scheduled-change');
   });
 
   r.post('/plan/scheduled/withdraw', auth, async (req, res) => {
@@ -128,44 +186,87 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: 'The scheduled change is withdrawn. Your current plan continues.' });
   });
 
+  r.get('/hard-cap/off', auth, async (req, res) => {
+    const a = await account(req);
+    const state = planState(a);
+    if (state.plan === 'free') throw new InvalidRequestError('The free plan always has the hard cap on.');
+    if (!state.hardCap) return res.redirect(303, '/console/plan');
+    sendPage(res, hardCapOffConfirmPage(await appContext(d, req, res, a), { plan: state, usage: await usage(a) }));
+  });
+
   r.post('/hard-cap', auth, async (req, res) => {
     const a = await account(req);
     const on = formField(req, 'on');
     if (on !== 'on' && on !== 'off') throw new InvalidRequestError('The hard cap is either on or off.');
     await d.accounts.setHardCap(a._id, on === 'on');
+    const price = PLANS[a.plan as PlanId].overagePerCallUsd;
     await redirectWithFlash(d, req, res, '/console/plan', {
       kind: 'success',
-      text: on === 'on' ? 'Hard cap is ON: detection stops at your monthly limit and nothing beyond your plan is billed.' : 'Hard cap is OFF: calls past your limit continue and are billed as overage.',
+      text:
+        on === 'on'
+          ? 'Hard cap is ON: detection stops at your monthly limit and nothing beyond your plan is billed.'
+          : `Hard cap is OFF: calls past your limit continue and are billed as overage${price === null ? '' : ` at $${price.toFixed(2)} per call`}.`,
     });
   });
 
   r.get('/emotion', auth, async (req, res) => {
     const a = await account(req);
-    const tokens = await d.emotionTokens.list(a._id);
-    sendPage(
-      res,
-      emotionPage(await appContext(d, req, res, a), {
-        tokens: tokens.map((t) => ({ id: t._id, name: t.name, prefix: t.prefix, createdAt: (t as { createdAt?: Date }).createdAt ?? null, revokedAt: t.revokedAt ?? null })),
-      }),
-    );
+    const month = monthOf(d.clock());
+    sendPage(res, emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month }));
   });
 
   r.post('/emotion/tokens', auth, async (req, res) => {
     const a = await account(req);
     const name = formField(req, 'name').trim().slice(0, 80);
-    if (!name) throw new InvalidRequestError('Give the token a name.');
-    const created = await d.emotionTokens.create(name, a._id);
+    const month = monthOf(d.clock());
+    const again = async (error: string) =>
+      sendPage(res, emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month, name, nameError: error }), 400);
+    if (!name) return again('Give the token a name.');
+    // Names are unique per account (revoked tokens included), so the list and the activity log stay unambiguous.
+    const lockKey = `${d.config.QUEUE_PREFIX}:console:token-name:${a._id}`;
+    if ((await d.redis.set(lockKey, '1', 'EX', 10, 'NX')) !== 'OK') return again('Another token is being created; try again in a moment.');
+    let created;
+    try {
+      const taken = (await d.emotionTokens.list(a._id)).some((t) => t.name.toLowerCase() === name.toLowerCase());
+      if (taken) return again(`You already have a token named “${name}”. Choose another name.`);
+      created = await d.emotionTokens.create(name, a._id);
+    } finally {
+      await d.redis.del(lockKey);
+    }
     await d.accounts.audit(a._id, 'emotion_token.created', { name, prefix: created.prefix });
-    sendPage(res, tokenRevealedPage(await appContext(d, req, res, a), { name, token: created.token }));
+    await redirectToReveal(d, req, res, '/console/emotion/tokens/new', { kind: 'emotion-token', name, token: created.token });
+  });
+
+  r.get('/emotion/tokens/new', auth, async (req, res) => {
+    const a = await account(req);
+    const reveal = await d.reveals.take(req.consoleSession?.id, 'emotion-token');
+    const ctx = await appContext(d, req, res, a);
+    if (!reveal) {
+      return sendPage(
+        res,
+        alreadyShownPage(ctx, { nav: 'emotion', what: 'This token', back: { href: '/console/emotion', label: 'Back to Emotion API' }, again: 'Lost it? Revoke it and create a new one.' }),
+      );
+    }
+    sendPage(res, tokenRevealedPage(ctx, { name: reveal.name, token: reveal.token }));
+  });
+
+  async function ownToken(a: Account, id: string): Promise<TokenView> {
+    const token = (await tokenViews(a, monthOf(d.clock()))).find((t) => t.id === id && !t.revokedAt);
+    if (!token) throw new NotFoundError('There is no active token with this id on your account.');
+    return token;
+  }
+
+  r.get('/emotion/tokens/:id/revoke', auth, async (req, res) => {
+    const a = await account(req);
+    sendPage(res, revokeConfirmPage(await appContext(d, req, res, a), { token: await ownToken(a, req.params.id as string) }));
   });
 
   r.post('/emotion/tokens/:id/revoke', auth, async (req, res) => {
     const a = await account(req);
-    const id = req.params.id as string;
-    const token = (await d.emotionTokens.list(a._id)).find((t) => t._id === id);
-    await d.emotionTokens.revoke(id, a._id);
-    await d.accounts.audit(a._id, 'emotion_token.revoked', { name: token?.name, prefix: token?.prefix });
-    await redirectWithFlash(d, req, res, '/console/emotion', { kind: 'success', text: `Token ${token?.name ?? ''} is revoked; it stops working at once.` });
+    const token = await ownToken(a, req.params.id as string);
+    await d.emotionTokens.revoke(token.id, a._id);
+    await d.accounts.audit(a._id, 'emotion_token.revoked', { name: token.name, prefix: token.prefix });
+    await redirectWithFlash(d, req, res, '/console/emotion', { kind: 'success', text: `Token “${token.name}” is revoked; it stops working at once.` });
   });
 
   r.get('/activity', auth, async (req, res) => {
@@ -181,3 +282,4 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
 
   return r;
 }
+

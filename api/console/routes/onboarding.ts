@@ -11,6 +11,7 @@ import { VERIFICATION_TTL_MS } from '../verification-token';
 import { readRegistration, type RegistrationInput } from '../validation';
 import {
   checkInboxPage,
+  keysAlreadyShownPage,
   keysOncePage,
   passwordPage,
   registerPage,
@@ -19,7 +20,7 @@ import {
   resendPage,
   verifyProblemPage,
 } from '../views/onboarding';
-import { baseUrl, clientIp, formField, pageContext, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { baseUrl, clientIp, formField, pageContext, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 
 const EMPTY: RegistrationInput = { firstName: '', lastName: '', email: '', company: '', website: '' };
 
@@ -168,15 +169,21 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     if (!session.data.verifyNonce || !(await d.verification.consume(session.data.verifyNonce))) {
       return sendPage(res, verifyProblemPage(ctx, { reason: 'used', email: account.email }), 410);
     }
-    const activated = await d.models.Account.updateOne({ _id: customerId, status: 'pending' }, { $set: { passwordHash, status: 'active' } });
-    if (activated.modifiedCount === 0) return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
+    if (!(await d.accounts.activate(customerId, passwordHash))) return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
     const keys = await d.accounts.issueKeys(customerId);
-    await d.accounts.audit(customerId, 'console.activated', null);
 
-    // The keys go into this one response and nowhere else (not the session, not a log).
+    // The keys are parked for this (new, anonymous) session only until the next page takes them:
+    // a reload of that page says "already shown"; they never reach a log.
     const next = await d.sessions.rotate(session, { stage: 'anonymous', customerId: undefined, verifyNonce: undefined, pendingEmail: undefined });
     adoptSession(req, res, d.cookie, next);
-    sendPage(res, keysOncePage({ ...ctx, csrf: next.data.csrf }, { ...keys, plan: account.plan as PlanId }));
+    await redirectToReveal(d, req, res, '/console/activate/keys', { kind: 'activation-keys', ...keys, plan: account.plan });
+  });
+
+  r.get('/activate/keys', async (req, res) => {
+    const reveal = await d.reveals.take(req.consoleSession?.id, 'activation-keys');
+    const ctx = await pageContext(d, req, res);
+    if (!reveal) return sendPage(res, keysAlreadyShownPage(ctx));
+    sendPage(res, keysOncePage(ctx, { primaryKey: reveal.primaryKey, secondaryKey: reveal.secondaryKey, plan: reveal.plan as PlanId }));
   });
 
   r.post('/activate/done', async (req, res) => {

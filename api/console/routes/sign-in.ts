@@ -1,16 +1,55 @@
-// Owns signing in and out: e-mail + password, then the mandatory TOTP step (setup on first sign-in,
-// a code every later time). Sessions rotate at both steps; failures count towards lockouts.
+// Owns signing in and out: e-mail + password, then the mandatory TOTP step (setup with ten recovery
+// codes on first sign-in, a code or a recovery code every later time), and "forgot password" by
+// e-mail. Sessions rotate at both steps; failures count towards lockouts.
 import { Router, type Request, type Response } from 'express';
 import { TooManyRequestsError } from '../../../shared/errors';
-import { welcomeMail } from '../../../shared/mail/templates';
+import { passwordChangedMail, passwordResetMail, welcomeMail } from '../../../shared/mail/templates';
 import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
-import { verifyPassword } from '../passwords';
-import { signInPage, totpChallengePage, totpSetupPage } from '../views/sign-in';
-import { baseUrl, clientIp, formField, pageContext, sendPage, type ConsoleDeps } from '../context';
+import { hashPassword, passwordProblems, verifyPassword } from '../passwords';
+import { PASSWORD_RESET_TTL_MS } from '../password-reset';
+import { hashRecoveryCode, newRecoveryCodes } from '../recovery-codes';
+import {
+  forgotPasswordPage,
+  forgotPasswordSentPage,
+  recoveryCodesSetupPage,
+  recoveryCodesShownPage,
+  resetPasswordPage,
+  resetProblemPage,
+  signInPage,
+  totpChallengePage,
+  totpSetupPage,
+} from '../views/sign-in';
+import { baseUrl, clientIp, formField, pageContext, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 
 const WRONG_CREDENTIALS = 'The e-mail address or password is incorrect.';
+
+/** Checks a 6-digit code, or (where allowed) a recovery code, under the TOTP lockout. */
+export async function checkSecondFactor(
+  d: ConsoleDeps,
+  account: Account,
+  input: { code?: string; recoveryCode?: string },
+): Promise<{ ok: true; usedRecoveryCode: boolean } | { ok: false; error: string; status: number; retryAfter?: number }> {
+  try {
+    await d.attempts.assertOpen(RULES.totp, account._id);
+  } catch (err) {
+    if (!(err instanceof TooManyRequestsError)) throw err;
+    return { ok: false, error: err.message, status: 429, retryAfter: err.retryAfterSeconds };
+  }
+  const recovery = input.recoveryCode?.trim();
+  let ok = false;
+  if (recovery) ok = await d.accounts.spendRecoveryCode(account._id, hashRecoveryCode(recovery));
+  else if (account.totpSecretEnc) ok = await d.totp.check(account._id, d.totp.openSecret(account.totpSecretEnc, account._id), input.code ?? '');
+  if (!ok) {
+    const failures = await d.attempts.fail(RULES.totp, account._id);
+    const left = RULES.totp.maxFailures - failures;
+    const what = recovery ? 'That recovery code is not valid or was already used.' : 'That code is not valid. Check the time on your phone and try the current code.';
+    return { ok: false, error: left > 0 ? `${what} (${left} ${left === 1 ? 'try' : 'tries'} left)` : RULES.totp.message, status: left > 0 ? 400 : 429 };
+  }
+  await d.attempts.reset(RULES.totp, account._id);
+  return { ok: true, usedRecoveryCode: !!recovery };
+}
 
 export function signInRoutes(d: ConsoleDeps): Router {
   const r = Router();
@@ -59,28 +98,11 @@ export function signInRoutes(d: ConsoleDeps): Router {
     return d.accounts.current(req.consoleSession!.data.customerId!);
   }
 
-  /** Shared by setup and challenge: lockout, code check, then the authenticated session. */
-  async function acceptCode(req: Request, res: Response, account: Account, secret: string): Promise<'ok' | { error: string; status: number }> {
-    try {
-      await d.attempts.assertOpen(RULES.totp, account._id);
-    } catch (err) {
-      if (!(err instanceof TooManyRequestsError)) throw err;
-      res.setHeader('Retry-After', String(err.retryAfterSeconds));
-      return { error: err.message, status: 429 };
-    }
-    if (!(await d.totp.check(account._id, secret, formField(req, 'code')))) {
-      const failures = await d.attempts.fail(RULES.totp, account._id);
-      const left = RULES.totp.maxFailures - failures;
-      return {
-        error: left > 0 ? `That code is not valid. Check the time on your phone and try the current code (${left} ${left === 1 ? 'try' : 'tries'} left).` : RULES.totp.message,
-        status: left > 0 ? 400 : 429,
-      };
-    }
-    await d.attempts.reset(RULES.totp, account._id);
+  /** The second step passed: the authenticated session (new id and CSRF token). */
+  async function authenticate(req: Request, res: Response, account: Account): Promise<void> {
     const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated' });
     adoptSession(req, res, d.cookie, session);
     await d.accounts.audit(account._id, 'console.sign_in', { ip: clientIp(req) });
-    return 'ok';
   }
 
   r.get('/two-factor/setup', requireStage('password'), async (req, res) => {
@@ -93,7 +115,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
       secret = d.totp.openSecret(account.totpSecretEnc, account._id);
     } else {
       secret = d.totp.newSecret();
-      await d.models.Account.updateOne({ _id: account._id, totpEnabled: false }, { $set: { totpSecretEnc: d.totp.sealSecret(secret, account._id) } });
+      await d.accounts.setPendingTotpSecret(account._id, d.totp.sealSecret(secret, account._id));
     }
     const qrSvg = await d.totp.qrSvg(d.totp.otpauthUri(secret, account.email));
     sendPage(res, totpSetupPage(await pageContext(d, req, res), { email: account.email, secret, qrSvg }));
@@ -103,24 +125,30 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const account = await passwordStageAccount(req);
     if (!account?.totpSecretEnc) return res.redirect(303, '/console/two-factor/setup');
     if (account.totpEnabled) return res.redirect(303, '/console/sign-in/two-factor');
-    const secret = d.totp.openSecret(account.totpSecretEnc, account._id);
-    const outcome = await acceptCode(req, res, account, secret);
-    if (outcome !== 'ok') {
+    const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code') });
+    if (!outcome.ok) {
+      if (outcome.retryAfter) res.setHeader('Retry-After', String(outcome.retryAfter));
+      const secret = d.totp.openSecret(account.totpSecretEnc, account._id);
       const qrSvg = await d.totp.qrSvg(d.totp.otpauthUri(secret, account.email));
       return sendPage(res, totpSetupPage(await pageContext(d, req, res), { email: account.email, secret, qrSvg, error: outcome.error }), outcome.status);
     }
-    await d.models.Account.updateOne({ _id: account._id }, { $set: { totpEnabled: true } });
-    await d.accounts.audit(account._id, 'console.two_factor_enabled', null);
+    await authenticate(req, res, account);
+    const codes = newRecoveryCodes();
+    await d.accounts.enableTotp(account._id, codes.map(hashRecoveryCode));
     await sendWelcome(req, account);
-    req.consoleSession!.data.flash = { kind: 'success', text: 'Two-factor sign-in is on. Welcome to your dashboard.' };
-    await d.sessions.save(req.consoleSession!);
-    res.redirect(303, '/console/dashboard');
+    // The codes are shown once, on the next page (a reload there says "already shown").
+    await redirectToReveal(d, req, res, '/console/two-factor/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/dashboard' });
   });
 
-  /** Once per account (the welcomeSentAt guard is one atomic update); a mail failure does not block sign-in. */
+  r.get('/two-factor/recovery-codes', requireStage('authenticated'), async (req, res) => {
+    const reveal = await d.reveals.take(req.consoleSession?.id, 'recovery-codes');
+    const ctx = await pageContext(d, req, res);
+    sendPage(res, reveal ? recoveryCodesSetupPage(ctx, { codes: reveal.codes }) : recoveryCodesShownPage(ctx));
+  });
+
+  /** Once per account (the claim is one atomic update); a mail failure does not block sign-in. */
   async function sendWelcome(req: Request, account: Account): Promise<void> {
-    const claimed = await d.models.Account.updateOne({ _id: account._id, welcomeSentAt: null }, { $set: { welcomeSentAt: d.clock() } });
-    if (claimed.modifiedCount === 0) return;
+    if (!(await d.accounts.claimWelcomeMail(account._id))) return;
     try {
       await d.mailer.send(
         account.email,
@@ -132,7 +160,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
       );
     } catch {
       // Let a later sign-in try again rather than never sending it.
-      await d.models.Account.updateOne({ _id: account._id }, { $set: { welcomeSentAt: null } });
+      await d.accounts.claimWelcomeMail(account._id, true);
     }
   }
 
@@ -146,9 +174,21 @@ export function signInRoutes(d: ConsoleDeps): Router {
   r.post('/sign-in/two-factor', requireStage('password'), async (req, res) => {
     const account = await passwordStageAccount(req);
     if (!account?.totpEnabled || !account.totpSecretEnc) return res.redirect(303, '/console/sign-in');
-    const outcome = await acceptCode(req, res, account, d.totp.openSecret(account.totpSecretEnc, account._id));
-    if (outcome !== 'ok') return sendPage(res, totpChallengePage(await pageContext(d, req, res), { email: account.email, error: outcome.error }), outcome.status);
+    const recoveryCode = formField(req, 'recoveryCode');
+    const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code'), recoveryCode });
+    if (!outcome.ok) {
+      if (outcome.retryAfter) res.setHeader('Retry-After', String(outcome.retryAfter));
+      return sendPage(res, totpChallengePage(await pageContext(d, req, res), { email: account.email, error: outcome.error, recoveryOpen: !!recoveryCode }), outcome.status);
+    }
+    await authenticate(req, res, account);
     if (!account.welcomeSentAt) await sendWelcome(req, account);
+    if (outcome.usedRecoveryCode) {
+      const left = (account.recoveryCodeHashes?.length ?? 1) - 1;
+      return redirectWithFlash(d, req, res, '/console/dashboard', {
+        kind: left <= 2 ? 'error' : 'info',
+        text: `You signed in with a recovery code; it cannot be used again. ${left} left.${left <= 2 ? ' Make new ones under Security.' : ''}`,
+      });
+    }
     res.redirect(303, '/console/dashboard');
   });
 
@@ -158,6 +198,84 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const fresh = await d.sessions.create({ flash: { kind: 'info', text: 'You have signed out.' } });
     adoptSession(req, res, d.cookie, fresh);
     res.redirect(303, '/console/sign-in');
+  });
+
+  // ---- Forgot password -------------------------------------------------------------------------
+
+  r.get('/forgot-password', async (req, res) => {
+    sendPage(res, forgotPasswordPage(await pageContext(d, req, res), {}));
+  });
+
+  r.post('/forgot-password', async (req, res) => {
+    const ctx = await pageContext(d, req, res);
+    const email = formField(req, 'email').trim().toLowerCase();
+    if (!email) return sendPage(res, forgotPasswordPage(ctx, { error: 'Enter your work e-mail address.' }), 400);
+    const ip = clientIp(req);
+    try {
+      await d.attempts.assertOpen(RULES.resetByIp, ip);
+      await d.attempts.assertOpen(RULES.resetByAddress, email);
+    } catch (err) {
+      if (!(err instanceof TooManyRequestsError)) throw err;
+      res.setHeader('Retry-After', String(err.retryAfterSeconds));
+      return sendPage(res, forgotPasswordPage(ctx, { email, error: err.message }), 429);
+    }
+    // Every request counts, known address or not: the limits must not tell which addresses exist.
+    await d.attempts.fail(RULES.resetByIp, ip);
+    await d.attempts.fail(RULES.resetByAddress, email);
+    const account = await d.accounts.getByEmail(email);
+    if (account && account.status !== 'pending' && account.passwordHash) {
+      const link = `${baseUrl(d, req)}/console/reset-password?token=${encodeURIComponent(d.resets.issue(account._id, account.passwordHash))}`;
+      const mail = passwordResetMail({ firstName: account.firstName || 'there', link, validMinutes: PASSWORD_RESET_TTL_MS / 60_000, support: d.config.SUPPORT_EMAIL });
+      // Not awaited: the answer (and its timing) is the same whether or not the address has an account.
+      void d.mailer.send(account.email, mail).catch(() => req.log.warn('password reset mail not sent'));
+      void d.accounts.audit(account._id, 'console.password_reset_requested', { ip }).catch(() => undefined);
+    }
+    // Post/Redirect/Get: a reload of the answer does not send another link.
+    const session = req.consoleSession!;
+    session.data.pendingEmail = email;
+    await d.sessions.save(session);
+    res.redirect(303, '/console/forgot-password/sent');
+  });
+
+  r.get('/forgot-password/sent', async (req, res) => {
+    const email = req.consoleSession?.data.pendingEmail;
+    if (!email) return res.redirect(303, '/console/forgot-password');
+    sendPage(res, forgotPasswordSentPage(await pageContext(d, req, res), email));
+  });
+
+  async function resetCheck(token: string) {
+    return d.resets.check(token, async (id) => {
+      const a = await d.accounts.get(id);
+      return a && a.status !== 'pending' ? a.passwordHash : false;
+    });
+  }
+
+  r.get('/reset-password', async (req, res) => {
+    const ctx = await pageContext(d, req, res);
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const check = await resetCheck(token);
+    if (!check.ok) return sendPage(res, resetProblemPage(ctx, check.reason), check.reason === 'invalid' ? 400 : 410);
+    const account = (await d.accounts.get(check.customerId))!;
+    sendPage(res, resetPasswordPage(ctx, { token, email: account.email }));
+  });
+
+  r.post('/reset-password', async (req, res) => {
+    const ctx = await pageContext(d, req, res);
+    const token = formField(req, 'token');
+    const check = await resetCheck(token);
+    if (!check.ok) return sendPage(res, resetProblemPage(ctx, check.reason), check.reason === 'invalid' ? 400 : 410);
+    const account = (await d.accounts.get(check.customerId))!;
+    const password = formField(req, 'password');
+    const problems = passwordProblems(password);
+    if (password !== formField(req, 'confirm')) problems.push('The same password typed twice');
+    if (problems.length > 0) return sendPage(res, resetPasswordPage(ctx, { token, email: account.email, problems }), 400);
+    const passwordHash = await hashPassword(password);
+    if (!(await d.resets.consume(check.nonce))) return sendPage(res, resetProblemPage(ctx, 'used'), 410);
+    await d.accounts.setPassword(account._id, passwordHash, 'reset');
+    await d.sessions.endAllSessionsOf(account._id);
+    await d.attempts.reset(RULES.signInAccount, account.email);
+    await d.mailer.send(account.email, passwordChangedMail({ firstName: account.firstName || 'there', support: d.config.SUPPORT_EMAIL })).catch(() => undefined);
+    await redirectWithFlash(d, req, res, '/console/sign-in', { kind: 'success', text: 'Your password is changed and every session was signed out. Sign in with the new password.' });
   });
 
   return r;

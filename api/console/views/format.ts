@@ -3,6 +3,18 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 
 export const int = (n: number) => n.toLocaleString('en-US');
 
+/** "1 call", "2 calls": a count with its noun in the right number. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${int(n)} ${n === 1 ? one : many}`;
+}
+
+export const calls = (n: number) => plural(n, 'call');
+
+/** "1 December 2026" from "2026-12": the first day of a month, for "takes effect on …". */
+export function firstOf(ym: string): string {
+  return `1 ${monthName(ym)}`;
+}
+
 export function usd(n: number): string {
   return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
 }

@@ -8,6 +8,8 @@ export interface PageContext {
   flash?: { kind: 'success' | 'info' | 'error'; text: string } | null;
   /** Shows the local-mode mailbox link. */
   devMailbox: boolean;
+  /** The support address (SUPPORT_EMAIL). */
+  support: string;
 }
 
 export interface AppContext extends PageContext {
@@ -16,7 +18,7 @@ export interface AppContext extends PageContext {
   company: string;
 }
 
-export type NavId = 'overview' | 'keys' | 'plan' | 'emotion' | 'activity' | 'liveness-try' | 'emotion-try';
+export type NavId = 'overview' | 'keys' | 'plan' | 'emotion' | 'activity' | 'security' | 'liveness-try' | 'emotion-try';
 
 const NAV: Array<{ id: NavId; href: string; label: string }> = [
   { id: 'overview', href: '/console/dashboard', label: 'Overview' },
@@ -67,10 +69,19 @@ export function workEmailField(value: string | undefined, autocomplete: 'email' 
   </div>`;
 }
 
-/** Onboarding and sign-in: a single card. `step` draws the onboarding progress (1..5). */
+const STEPS = ['Your details', 'Confirm e-mail', 'Password', 'API keys', 'Two-factor'];
+
+export function supportLink(ctx: PageContext, label?: string): SafeHtml {
+  return html`<a href="mailto:${ctx.support}">${label ?? ctx.support}</a>`;
+}
+
+/** Onboarding and sign-in: a single card. `step` draws the labelled onboarding progress (1..5). */
 export function authPage(ctx: PageContext, o: { title: string; body: SafeHtml; wide?: boolean; step?: number }): string {
   const steps = o.step
-    ? html`<ol class="steps" aria-label="Step ${o.step} of 5">${[1, 2, 3, 4, 5].map((n) => html`<li class="${n <= o.step! ? 'done' : ''}"></li>`)}</ol>`
+    ? html`<ol class="steps" aria-label="Account set-up, step ${o.step} of ${STEPS.length}">${STEPS.map(
+        (label, i) =>
+          html`<li class="${i + 1 < o.step! ? 'done' : i + 1 === o.step ? 'done current' : ''}"${i + 1 === o.step ? html` aria-current="step"` : ''}><span class="step-n">${i + 1}</span> <span class="step-label">${label}</span></li>`,
+      )}</ol>`
     : '';
   return `<!doctype html>\n${html`<html lang="en">
 ${head(o.title)}
@@ -83,7 +94,7 @@ ${devbar(ctx)}
     ${flashBox(ctx.flash)}
     ${o.body}
   </main>
-  <p class="auth-foot">Need help? Write to your account manager or support. &nbsp;·&nbsp; <a href="/console/sign-in">Sign in</a></p>
+  <p class="auth-foot">Need help? Write to ${supportLink(ctx)}. &nbsp;·&nbsp; <a href="/console/sign-in">Sign in</a></p>
 </div>
 </body>
 </html>`}`;
@@ -104,6 +115,7 @@ ${devbar(ctx)}
     </nav>
     <div class="account-menu">
       <span class="who" title="${ctx.email}">${ctx.company || ctx.email}</span>
+      <a href="/console/security"${o.nav === 'security' ? html` aria-current="page"` : ''} class="btn btn-secondary btn-sm">Security</a>
       <form method="post" action="/console/sign-out" class="inline">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Sign out</button></form>
     </div>
   </div>
@@ -112,7 +124,7 @@ ${devbar(ctx)}
   ${flashBox(ctx.flash)}
   ${o.body}
 </main>
-<footer class="site">Signed in as ${ctx.email} · All times UTC · <a href="/console/activity">Activity</a></footer>
+<footer class="site">Signed in as ${ctx.email} · All times UTC · <a href="/console/activity">Activity</a> · Help: ${supportLink(ctx)}</footer>
 </body>
 </html>`}`;
 }

@@ -59,7 +59,7 @@ ${o.formError ? html`<div class="alert alert-error" role="alert"><p>${o.formErro
   </div>
   ${field({ id: 'email', label: 'Work e-mail', type: 'email', value: v.email, error: e.email, rule: 'email', autocomplete: 'email', hint: 'Your sign-in ID; notifications go here too.', placeholder: 'name@company.com' })}
   ${field({ id: 'company', label: 'Company name', type: 'text', value: v.company, error: e.company, rule: 'company', autocomplete: 'organization' })}
-  ${field({ id: 'website', label: 'Company website', type: 'url', value: v.website, error: e.website, rule: 'website', autocomplete: 'url', hint: 'The form https://<domain>, for example https://example.com', placeholder: 'https://example.com' })}
+  ${field({ id: 'website', label: 'Company website', type: 'text', value: v.website, error: e.website, rule: 'website', autocomplete: 'url', hint: 'Your company domain, for example example.com (we add https://)', placeholder: 'example.com' })}
   <button class="btn btn-primary btn-block" type="submit">Continue</button>
 </form>`,
   });
@@ -128,29 +128,34 @@ export function resendDonePage(ctx: PageContext, email: string): string {
   });
 }
 
+/** New password + repeat, with the live rule checklist and a message the script fills on a weak submit. */
+export function passwordFields(problems?: string[]): SafeHtml {
+  return html`<div class="field">
+    <label for="password">New password</label>
+    <input id="password" name="password" type="password" required autocomplete="new-password" maxlength="128"
+      data-password-rules="password-rules" aria-describedby="password-rules password-error" aria-invalid="${problems?.length ? 'true' : 'false'}">
+    <ul class="rules" id="password-rules" aria-live="polite">
+      ${PASSWORD_RULES.map((r) => html`<li data-rule="${r.id}">${r.label}<span class="sr-only"> (not met yet)</span></li>`)}
+    </ul>
+    <div class="error-text" id="password-error" role="alert">${problems?.length ? `The password needs: ${problems.join(', ').toLowerCase()}.` : ''}</div>
+  </div>
+  <div class="field">
+    <label for="confirm">Repeat the new password</label>
+    <input id="confirm" name="confirm" type="password" required autocomplete="new-password" maxlength="128" data-confirms="password" aria-describedby="confirm-error">
+    <div class="error-text" id="confirm-error" role="alert"></div>
+  </div>`;
+}
+
 export function passwordPage(ctx: PageContext, o: { email: string; problems?: string[] }): string {
   return authPage(ctx, {
     title: 'Choose a password',
     step: 3,
     body: html`<h1>Choose a password</h1>
 <p class="lead">Your e-mail address <strong>${o.email}</strong> is confirmed. Choose the password you will sign in with.</p>
-${o.problems?.length ? html`<div class="alert alert-error" role="alert"><p>The password needs: ${o.problems.join(', ').toLowerCase()}.</p></div>` : ''}
 <form method="post" action="/console/activate" data-once>
   ${csrfField(ctx.csrf)}
   <input type="email" name="username" value="${o.email}" autocomplete="username" hidden>
-  <div class="field">
-    <label for="password">Password</label>
-    <input id="password" name="password" type="password" required autocomplete="new-password" maxlength="128"
-      data-password-rules="password-rules" aria-describedby="password-rules">
-    <ul class="rules" id="password-rules" aria-live="polite">
-      ${PASSWORD_RULES.map((r) => html`<li data-rule="${r.id}">${r.label}<span class="sr-only"> (not met yet)</span></li>`)}
-    </ul>
-  </div>
-  <div class="field">
-    <label for="confirm">Repeat the password</label>
-    <input id="confirm" name="confirm" type="password" required autocomplete="new-password" maxlength="128" data-confirms="password" aria-describedby="confirm-error">
-    <div class="error-text" id="confirm-error" role="alert"></div>
-  </div>
+  ${passwordFields(o.problems)}
   <button class="btn btn-primary btn-block" type="submit">Activate account</button>
 </form>`,
   });
@@ -181,5 +186,16 @@ ${keyBlock('secondary-key', 'Secondary key', o.secondaryKey)}
   <label class="check"><input type="checkbox" name="saved" value="yes" required data-enables="saved-continue"> I have saved my keys somewhere safe.</label>
   <button class="btn btn-primary btn-block" type="submit" id="saved-continue">Continue to sign in</button>
 </form>`,
+  });
+}
+
+/** The activation keys page opened again: they were shown once; say how to get new ones. */
+export function keysAlreadyShownPage(ctx: PageContext): string {
+  return authPage(ctx, {
+    title: 'Keys already shown',
+    step: 4,
+    body: html`<h1 id="already-shown">Your keys were already shown</h1>
+<p class="lead">For your safety they are displayed only once. If you did not save them, sign in and regenerate a key on the API keys page: the old one stops working at once.</p>
+<div class="actions"><a class="btn btn-primary" href="/console/sign-in">Sign in</a></div>`,
   });
 }

@@ -1,6 +1,8 @@
 // Owns the sign-in pages: e-mail and password, mandatory TOTP setup (QR code + secret), the TOTP code.
 import { html, raw } from './html';
-import { authPage, csrfField, workEmailField, type PageContext } from './layout';
+import { authPage, csrfField, supportLink, workEmailField, type PageContext } from './layout';
+import { passwordFields } from './onboarding';
+import { recoveryCodesBody } from './dashboard';
 
 export function signInPage(ctx: PageContext, o: { email?: string; error?: string; notice?: string }): string {
   return authPage(ctx, {
@@ -19,6 +21,7 @@ ${o.error ? html`<div class="alert alert-error" role="alert"><p>${o.error}</p></
   </div>
   <button class="btn btn-primary btn-block" type="submit">Sign in</button>
 </form>
+<p class="small"><a href="/console/forgot-password" id="forgot-link">Forgot your password?</a></p>
 <p class="muted small">New here? Subscribe through the cloud marketplace; its console link brings you to registration.
 Registered but never confirmed your e-mail? <a href="/console/verify/resend">Get a new confirmation link</a>.</p>`,
   });
@@ -58,7 +61,7 @@ export function totpSetupPage(ctx: PageContext, o: { email: string; secret: stri
   });
 }
 
-export function totpChallengePage(ctx: PageContext, o: { email: string; error?: string }): string {
+export function totpChallengePage(ctx: PageContext, o: { email: string; error?: string; recoveryOpen?: boolean }): string {
   return authPage(ctx, {
     title: 'Two-factor sign-in',
     body: html`<h1>Enter your code</h1>
@@ -68,6 +71,78 @@ export function totpChallengePage(ctx: PageContext, o: { email: string; error?: 
   ${codeField(o.error)}
   <div class="actions"><button class="btn btn-primary" type="submit">Verify</button></div>
 </form>
+<details class="small" id="use-recovery"${o.recoveryOpen ? ' open' : ''}><summary>Lost your phone? Use a recovery code</summary>
+<form method="post" action="/console/sign-in/two-factor">
+  ${csrfField(ctx.csrf)}
+  <div class="field"><label for="recovery-code">Recovery code</label>
+    <input id="recovery-code" name="recoveryCode" type="text" autocomplete="off" spellcheck="false" maxlength="16" class="mono" placeholder="xxxxx-xxxxx"></div>
+  <button class="btn btn-secondary" type="submit">Sign in with a recovery code</button>
+</form>
+<p class="muted">No codes either? Write to ${supportLink(ctx)} from this address; we verify your identity before resetting two-factor sign-in.</p>
+</details>
 <form method="post" action="/console/sign-out" class="small">${csrfField(ctx.csrf)}<button class="btn-link" type="submit">Use another account</button></form>`,
+  });
+}
+
+export function recoveryCodesSetupPage(ctx: PageContext, o: { codes: string[] }): string {
+  return authPage(ctx, { title: 'Recovery codes', step: 5, wide: true, body: recoveryCodesBody({ codes: o.codes, next: '/console/dashboard' }) });
+}
+
+export function recoveryCodesShownPage(ctx: PageContext): string {
+  return authPage(ctx, {
+    title: 'Recovery codes already shown',
+    body: html`<h1 id="already-shown">Your recovery codes were already shown</h1>
+<p class="lead">They are displayed only once. If you did not save them, make new ones under Security (this voids the old ones).</p>
+<div class="actions"><a class="btn btn-primary" href="/console/security#recovery">Go to Security</a><a class="btn btn-secondary" href="/console/dashboard">Dashboard</a></div>`,
+  });
+}
+
+export function forgotPasswordPage(ctx: PageContext, o: { email?: string; error?: string }): string {
+  return authPage(ctx, {
+    title: 'Forgot password',
+    body: html`<h1>Reset your password</h1>
+<p class="lead">Enter the work e-mail you sign in with. If it belongs to an account, we send a link to choose a new password; it works once, for one hour.</p>
+${o.error ? html`<div class="alert alert-error" role="alert"><p>${o.error}</p></div>` : ''}
+<form method="post" action="/console/forgot-password" data-validate novalidate data-once>
+  ${csrfField(ctx.csrf)}
+  ${workEmailField(o.email, 'email')}
+  <button class="btn btn-primary btn-block" type="submit">Send the reset link</button>
+</form>
+<p class="small muted">You will still need your authenticator app (or a recovery code) to sign in afterwards.</p>`,
+  });
+}
+
+export function forgotPasswordSentPage(ctx: PageContext, email: string): string {
+  return authPage(ctx, {
+    title: 'Check your inbox',
+    body: html`<h1 id="reset-sent">Check your inbox</h1>
+<p class="lead">If <strong>${email}</strong> belongs to a console account, a link to choose a new password is on its way. It works once, for one hour.</p>
+<p class="small muted">Nothing after a few minutes? Check the spam folder, or write to ${supportLink(ctx)}.</p>
+<div class="actions"><a class="btn btn-secondary" href="/console/sign-in">Back to sign in</a></div>`,
+  });
+}
+
+export function resetPasswordPage(ctx: PageContext, o: { token: string; email: string; problems?: string[] }): string {
+  return authPage(ctx, {
+    title: 'Choose a new password',
+    body: html`<h1>Choose a new password</h1>
+<p class="lead">For <strong>${o.email}</strong>. Setting it signs you out everywhere; you then sign in with the new password and your two-factor code.</p>
+<form method="post" action="/console/reset-password" data-once>
+  ${csrfField(ctx.csrf)}
+  <input type="hidden" name="token" value="${o.token}">
+  <input type="email" name="username" value="${o.email}" autocomplete="username" hidden>
+  ${passwordFields(o.problems)}
+  <button class="btn btn-primary btn-block" type="submit">Set the new password</button>
+</form>`,
+  });
+}
+
+export function resetProblemPage(ctx: PageContext, reason: 'invalid' | 'expired' | 'used'): string {
+  const h = { invalid: 'This reset link is not valid', expired: 'This reset link has expired', used: 'This reset link was already used' }[reason];
+  return authPage(ctx, {
+    title: h,
+    body: html`<h1>${h}</h1>
+<p class="lead">Reset links work once, for one hour, and only until the password changes. Ask for a new one.</p>
+<div class="actions"><a class="btn btn-primary" href="/console/forgot-password">Send a new reset link</a><a class="btn btn-secondary" href="/console/sign-in">Sign in</a></div>`,
   });
 }

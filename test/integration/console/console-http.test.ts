@@ -251,6 +251,37 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       const again = await user.client.open('/console/activate');
       expect(again.html).to.not.contain(user.primaryKey);
       expect(again.url).to.match(/sign-in$/);
+      // A reload of the keys page finds them gone and says so, instead of showing or issuing them again.
+      const reload = await user.client.open('/console/activate/keys');
+      expect(reload.status).to.equal(200);
+      expect(reload.html).to.contain('id="already-shown"').and.not.contain(user.primaryKey);
+    });
+  });
+
+  describe('recovery', () => {
+    it('ends every signed-in session of the account when the password is reset by e-mail', async () => {
+      const user = await fullySignedIn(h);
+      expect((await user.client.get('/console/dashboard')).status).to.equal(200);
+      const other = new FormClient(h.base);
+      const sent = await other.submit(await other.open('/console/forgot-password'), '/console/forgot-password', { email: user.email });
+      expect(sent.url).to.match(/forgot-password\/sent$/);
+      const mail = await h.waitForMail(user.email, /Reset your/);
+      const form = await other.open(mail.links.find((l) => l.includes('reset-password'))!);
+      const done = await other.submit(form, '/console/reset-password', { token: decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!), password: 'Brand#New5pass', confirm: 'Brand#New5pass' });
+      expect(done.url).to.match(/sign-in$/);
+      expect((await user.client.get('/console/dashboard')).location).to.equal('/console/sign-in');
+    });
+
+    it('limits reset requests per address (3 an hour) with the same answer for unknown addresses', async () => {
+      const client = new FormClient(h.base);
+      const unknown = `nobody-${Date.now()}@example.com`;
+      for (let i = 0; i < 3; i++) {
+        const res = await client.submit(await client.open('/console/forgot-password'), '/console/forgot-password', { email: unknown });
+        expect(res.url).to.match(/forgot-password\/sent$/);
+      }
+      const fourth = await client.submit(await client.open('/console/forgot-password'), '/console/forgot-password', { email: unknown }, false);
+      expect(fourth.status).to.equal(429);
+      expect(Number(fourth.headers.get('retry-after'))).to.be.greaterThan(3000); // the one-hour window, started at the first request
     });
   });
 

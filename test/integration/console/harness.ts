@@ -17,6 +17,8 @@ import { quietLog, testConfig } from '../../support/config';
 
 export interface ConsoleHarness {
   api: RunningLivenessApi;
+  /** The database this harness's API uses (a worker started for it must use the same). */
+  dbName: string;
   config: Config;
   mail: LocalMail;
   base: string;
@@ -37,6 +39,7 @@ export async function startConsole(label: string, overrides: Record<string, stri
   const signer = new HmacRegistrationSigner(config.APP_SECRET!);
   return {
     api,
+    dbName,
     config,
     mail,
     base,
@@ -160,8 +163,9 @@ export async function registerAndActivate(h: ConsoleHarness, plan: PlanId = 'sta
   if (sent.status !== 200) throw new Error(`registration answered ${sent.status}`);
   const mail = await h.waitForMail(email, /Confirm/);
   const passwordPage = await client.open(mail.links[0]!);
-  const activated = await client.submit(passwordPage, '/console/activate', { password, confirm: password }, false);
-  if (activated.status !== 200) throw new Error(`activation answered ${activated.status}`);
+  // Post/Redirect/Get: the keys are on the page the activation redirects to (once).
+  const activated = await client.submit(passwordPage, '/console/activate', { password, confirm: password });
+  if (activated.status !== 200 || !activated.url.endsWith('/console/activate/keys')) throw new Error(`activation answered ${activated.status} at ${activated.url}`);
   const account = await h.api.deps.accounts.getByEmail(email);
   return {
     client,
@@ -177,8 +181,10 @@ export async function registerAndActivate(h: ConsoleHarness, plan: PlanId = 'sta
 export async function fullySignedIn(h: ConsoleHarness, plan: PlanId = 'starter'): Promise<Onboarded> {
   const user = await registerAndActivate(h, plan);
   const setup = await signIn(user.client, user.email, user.password);
-  const dash = await user.client.submit(setup, '/console/two-factor/setup', { code: await generate({ secret: secretOf(setup) }) });
-  if (!dash.url.endsWith('/console/dashboard')) throw new Error(`expected the dashboard, got ${dash.url} (${dash.status})`);
+  const codes = await user.client.submit(setup, '/console/two-factor/setup', { code: await generate({ secret: secretOf(setup) }) });
+  if (!codes.url.endsWith('/console/two-factor/recovery-codes')) throw new Error(`expected the recovery codes, got ${codes.url} (${codes.status})`);
+  const dash = await user.client.open('/console/dashboard');
+  if (dash.status !== 200) throw new Error(`expected the dashboard, got ${dash.url} (${dash.status})`);
   return user;
 }
 

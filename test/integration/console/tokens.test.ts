@@ -6,6 +6,9 @@ import { AttemptLimiter, RULES } from '../../../api/console/attempts';
 import { TotpService } from '../../../api/console/totp';
 import { hashPassword, passwordProblems, verifyPassword } from '../../../api/console/passwords';
 import { readRegistration } from '../../../api/console/validation';
+import { PasswordResetTokens, PASSWORD_RESET_TTL_MS } from '../../../api/console/password-reset';
+import { hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, RECOVERY_CODE_COUNT } from '../../../api/console/recovery-codes';
+import { RevealStore } from '../../../api/console/reveal';
 import { TooManyRequestsError } from '../../../shared/errors';
 import { generate } from 'otplib';
 import { isolation, testRedisUrl } from '../../support/engines';
@@ -150,8 +153,71 @@ describe('Console token and credential rules', () => {
       expect(ok('https://user@example.com')).to.equal(false);
     });
 
+    it('read a bare domain as https://<domain>', () => {
+      const read = readRegistration({ firstName: 'a', lastName: 'b', email: 'a@b.co', company: 'c', website: 'Example.com' });
+      expect(read.errors.website).to.equal(undefined);
+      expect(read.input.website).to.equal('https://example.com');
+    });
+
     it('require every field', () => {
       expect(Object.keys(readRegistration({}).errors).sort()).to.deep.equal(['company', 'email', 'firstName', 'lastName', 'website']);
+    });
+  });
+
+  describe('password reset link', () => {
+    const current = async () => 'scrypt$hash-one';
+
+    it('is valid for one hour, then expired', async () => {
+      const issuedAt = Date.now() - PASSWORD_RESET_TTL_MS - 1000;
+      const old = new PasswordResetTokens(SECRET, redis, prefix, () => issuedAt);
+      const fresh = new PasswordResetTokens(SECRET, redis, prefix);
+      expect(await fresh.check(old.issue('c1', 'scrypt$hash-one'), current)).to.deep.equal({ ok: false, reason: 'expired' });
+      expect((await fresh.check(fresh.issue('c1', 'scrypt$hash-one'), current)).ok).to.equal(true);
+    });
+
+    it('works once, and dies when the password changes by any other path', async () => {
+      const resets = new PasswordResetTokens(SECRET, redis, prefix);
+      const token = resets.issue('c2', 'scrypt$hash-one');
+      const check = await resets.check(token, current);
+      if (!check.ok) throw new Error('fresh link refused');
+      expect(await resets.consume(check.nonce)).to.equal(true);
+      expect(await resets.consume(check.nonce)).to.equal(false);
+      expect(await resets.check(token, current)).to.deep.equal({ ok: false, reason: 'used' });
+      const other = resets.issue('c2', 'scrypt$hash-one');
+      expect(await resets.check(other, async () => 'scrypt$hash-two')).to.deep.equal({ ok: false, reason: 'used' });
+    });
+
+    it('is refused when tampered with or when it is a verification link', async () => {
+      const resets = new PasswordResetTokens(SECRET, redis, prefix);
+      const [body, mac] = resets.issue('c3', 'scrypt$hash-one').split('.');
+      const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), cid: 'victim' })).toString('base64url');
+      expect(await resets.check(`${forged}.${mac}`, current)).to.deep.equal({ ok: false, reason: 'invalid' });
+      const verification = new VerificationTokens(SECRET, redis, prefix).issue('c3', 'a@b.co');
+      expect(await resets.check(verification, current)).to.deep.equal({ ok: false, reason: 'invalid' });
+    });
+  });
+
+  describe('recovery codes', () => {
+    it('are ten distinct codes, read back regardless of case, spaces and dashes', () => {
+      const codes = newRecoveryCodes();
+      expect(codes).to.have.length(RECOVERY_CODE_COUNT);
+      expect(new Set(codes).size).to.equal(RECOVERY_CODE_COUNT);
+      for (const c of codes) expect(c).to.match(/^[a-z2-9]{5}-[a-z2-9]{5}$/);
+      const code = codes[0]!;
+      expect(hashRecoveryCode(` ${code.toUpperCase().replace('-', ' ')} `)).to.equal(hashRecoveryCode(code));
+      expect(hashRecoveryCode(code)).to.not.contain(code.replace('-', ''));
+      expect(isRecoveryCodeShape(code)).to.equal(true);
+      expect(isRecoveryCodeShape('123456')).to.equal(false);
+    });
+  });
+
+  describe('shown-once store', () => {
+    it('gives a parked secret to its session once, and to no other session', async () => {
+      const reveals = new RevealStore(redis, prefix);
+      await reveals.put('session-a', { kind: 'emotion-token', name: 'n', token: 't' });
+      expect(await reveals.take('session-b', 'emotion-token')).to.equal(null);
+      expect(await reveals.take('session-a', 'emotion-token')).to.deep.equal({ kind: 'emotion-token', name: 'n', token: 't' });
+      expect(await reveals.take('session-a', 'emotion-token')).to.equal(null);
     });
   });
 });

@@ -2,10 +2,16 @@ import { expect } from 'chai';
 import { runCli } from '../../support/cli';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { testMongoUri, testRedisUrl } from '../../support/engines';
-import { recordUsageEvent } from '../../../shared/billing/usage-events';
-import { hourOf } from '../../../shared/billing/month';
+import { hourOf, monthOf } from '../../../shared/billing/month';
+import type { Models } from '../../../shared/db/models';
 import { hoursSince } from '../../../scripts/admin/commands/metering';
 import { firstKeptMonth } from '../../../scripts/admin/commands/retention';
+
+/** A billed liveness call's usage event as the outbox drainer writes it (the rollup and retention read these). */
+function recordUsageEvent(models: Models, e: { requestId: string; customerId: string; overage: boolean; at: Date } & Record<string, unknown>) {
+  const { requestId, customerId, overage, at } = e;
+  return models.UsageEvent.create({ _id: requestId, service: 'liveness', customerId, keyId: 'k', plan: 'starter', month: monthOf(at), hour: hourOf(at), billable: true, overage, latencyMs: 20, at });
+}
 
 describe('operator CLI: scripting, contract limits and the metering schedule', function () {
   // Each CLI call is a fresh tsx process (seconds each on a busy 2-core machine); a test makes up to six.
