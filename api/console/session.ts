@@ -241,12 +241,13 @@ export class SessionStore {
   }
 
   /**
-   * Ends every session of an account that began before now (password reset or change): a marker
-   * with the time, compared with each session's start when it is next loaded. A session started
-   * (or restarted) at or after the marker lives on. The marker outlives any session it could end.
+   * Ends every session of an account (password reset or change, suspension): deletes them through the
+   * account's index at once, and leaves a marker with the time so that a request of one of them still in
+   * flight cannot write it back. A session started (or restarted) at or after the marker lives on.
    */
-  async endAllSessionsOf(customerId: string): Promise<void> {
+  async endAllSessionsOf(customerId: string): Promise<number> {
     await this.redis.set(this.endedKey(customerId), String(this.now()), 'PX', this.timeouts.absoluteMs + 60_000);
+    return endAllSessionsOfAccount(this.redis, this.prefix, customerId);
   }
 
   private async endedForAccount(data: SessionData): Promise<boolean> {
@@ -261,10 +262,5 @@ export class SessionStore {
     const tx = this.redis.multi().del(key).zrem(this.anonymousIndex(), this.member(id));
     if (customerId) tx.zrem(accountIndexKey(this.prefix, customerId), this.member(id));
     await tx.exec();
-  }
-
-  /** See endAllSessionsOfAccount. */
-  endAllSessionsOfAccount(customerId: string): Promise<number> {
-    return endAllSessionsOfAccount(this.redis, this.prefix, customerId);
   }
 }

@@ -125,10 +125,10 @@ describe('Console sessions (Redis)', () => {
     for (const s of sessions.slice(1)) expect(await store.load(s.id)).to.not.equal(null);
   });
 
-  it('finding 3: endAllSessionsOfAccount ends every session of one account and no other', async () => {
+  it('finding 3: endAllSessionsOf ends every session of one account and no other', async () => {
     const mine = [await store.create({ stage: 'authenticated', customerId: 'ending' }), await store.create({ stage: 'password', customerId: 'ending' })];
     const other = await store.create({ stage: 'authenticated', customerId: 'staying' });
-    expect(await store.endAllSessionsOfAccount('ending')).to.equal(2);
+    expect(await store.endAllSessionsOf('ending')).to.equal(2);
     for (const s of mine) expect(await store.load(s.id)).to.equal(null);
     expect(await store.load(other.id)).to.not.equal(null);
   });
