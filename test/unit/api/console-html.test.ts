@@ -9,16 +9,14 @@ describe('Console HTML building (views/html.ts)', () => {
 
   it('escapes every interpolated value, so user input cannot become markup or leave an attribute', () => {
     const name = '"><script>alert(1)</script>';
-    const out = html`<input value="${name}" />`.value;
+    const out = html`<input value="${name}">`.value;
     expect(out).to.equal('<input value="&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;">');
     expect(out).to.not.include('<script>');
   });
 
   it('keeps SafeHtml (nested templates, raw markup from our own code) as it is', () => {
     const item = (s: string) => html`<li>${s}</li>`;
-    const list = html`<ul>
-      ${['a<b', 'c&d'].map(item)}
-    </ul>`;
+    const list = html`<ul>${['a<b', 'c&d'].map(item)}</ul>`;
     expect(list).to.be.instanceOf(SafeHtml);
     expect(list.value).to.equal('<ul><li>a&#60;b</li><li>c&#38;d</li></ul>');
     expect(html`<div>${raw('<svg></svg>')}</div>`.value).to.equal('<div><svg></svg></div>');
