@@ -42,7 +42,7 @@ declare module 'express-serve-static-core' {
 
 function cors(_req: Request, res: Response, next: NextFunction) {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After, Server-Timing');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, X-Client-Request-Id, Retry-After, Server-Timing');
   next();
 }
 

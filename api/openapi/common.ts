@@ -13,10 +13,14 @@ const seconds = { type: 'integer', minimum: 0 } as const;
 
 export const COMMON_HEADERS = {
   'X-Request-Id': {
-    description:
-      'Identifies this request in our logs; quote it to support. A caller-sent `X-Request-Id` of 8–64 characters `[A-Za-z0-9._-]` is kept, otherwise a UUID is made.',
-    schema: { type: 'string', minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' },
+    description: 'Our id of this request (a UUID we generate, whatever the caller sent): quote it to support.',
+    schema: { type: 'string', format: 'uuid' },
     example: '3f1c2a9e-6a55-4c51-9d7e-0b8f7a1d2c3e',
+  },
+  'X-Client-Request-Id': {
+    description: 'The caller\'s own `X-Request-Id` echoed back, when it was 8–64 characters of `[A-Za-z0-9._-]`; logged beside ours, never used as a key.',
+    schema: { type: 'string', minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' },
+    example: 'order-4711-try-1',
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: seconds, example: 5 },
   Allow: { description: 'The methods this path accepts.', schema: { type: 'string' }, example: 'POST' },
@@ -27,8 +31,10 @@ export const COMMON_HEADERS = {
  * every other one is required on that response.
  */
 export function headers(catalog: Record<string, HeaderObject>, names: string[]): Record<string, HeaderObject> {
+  // Every answer that carries our X-Request-Id may echo the caller's own one.
+  const all = names.includes('X-Request-Id') ? [...names, 'X-Client-Request-Id?'] : names;
   return Object.fromEntries(
-    names.map((n) => {
+    all.map((n) => {
       const optional = n.endsWith('?');
       const name = optional ? n.slice(0, -1) : n;
       const header = catalog[name];

@@ -17,7 +17,7 @@ const HEADERS: Record<string, HeaderObject> = {
   'Access-Control-Expose-Headers': {
     description: 'CORS: the headers a browser may read.',
     schema: { type: 'string' },
-    example: 'X-Request-Id, Retry-After, Server-Timing',
+    example: 'X-Request-Id, X-Client-Request-Id, Retry-After, Server-Timing',
   },
   'Access-Control-Allow-Methods': { description: 'CORS preflight: the methods allowed.', schema: { type: 'string' }, example: 'POST, OPTIONS' },
   'Access-Control-Allow-Headers': {
@@ -84,7 +84,7 @@ const ANALYSIS_EXAMPLE = {
 const DESCRIPTION = `Voice emotion: one audio file in, \`rough\` and \`soft\` (0–1) for every 5 s of it out.
 
 - **Authentication**: \`Authorization: Bearer <ACCESS_TOKEN>\` (missing: 401 \`missing_token\`; wrong or revoked: 403 \`invalid_token\`).
-- **Body**: the raw file bytes with \`Content-Type: audio/*\`; the format is detected from the bytes: WAV (PCM 16-bit, GSM 6.10), AIFF (PCM), AAC (ADTS, M4A), MP3, WMA, FLAC; at most 10,485,760 bytes and 30 minutes.
+- **Body**: the raw file bytes with \`Content-Type: audio/*\`; the format is detected from the bytes: WAV (PCM 16-bit, GSM 6.10), AIFF (PCM), AAC (ADTS, M4A), MP3, WMA, FLAC; beyond the spec also Opus (Ogg, WebM/Matroska) and Vorbis (Ogg), with \`Content-Type\` \`audio/*\`, \`video/webm\`, \`video/x-matroska\`, \`application/ogg\` or \`video/ogg\`; at most 10,485,760 bytes and 30 minutes.
 - **Errors**: \`{"error": {"code", "message"}}\`; 429 and 503 carry \`Retry-After\`; every answer carries \`X-Request-Id\` and \`Access-Control-Allow-Origin: *\`.
 - **Unlisted**: any other path answers 404 \`not_found\` (the \`${UNLISTED_PATH_RESPONSE}\` response); another method on a listed path answers 405 \`method_not_allowed\` with \`Allow\` (the \`${UNLISTED_METHOD_RESPONSE}\` response).`;
 

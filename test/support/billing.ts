@@ -13,7 +13,7 @@ const RESULT = {
   isValidFace: true,
   faceBrightness: 120,
   faceRectArea: { x: 1, y: 2, width: 3, height: 4 },
-  vFaceRect: [],
+  vFaceRect: [{ x: 1, y: 2, width: 3, height: 4 }],
   msg: 'ok',
   reasons: [],
   latency_ms: 5,

@@ -22,7 +22,7 @@ export const emotionAnalysisSchema = z
         sample_rate: z.number().int().positive().meta({ description: 'Hz' }),
         channels: z.number().int().min(1).max(2),
         bit_rate: z.number().int().min(0).meta({ description: "The audio stream's bits per second." }),
-        format_name: z.enum(['wav', 'aiff', 'aac', 'mp3', 'wma', 'flac']).meta({ description: 'The format detected from the bytes.' }),
+        format_name: z.enum(['wav', 'aiff', 'aac', 'mp3', 'wma', 'flac', 'ogg', 'matroska,webm']).meta({ description: 'The format detected from the bytes (ffprobe\'s name; `ogg` and `matroska,webm` carry Opus or Vorbis, beyond the spec).' }),
       })
       .meta({ id: 'AudioMeta' }),
     results: z.array(emotionIntervalSchema).meta({ description: 'Consecutive 5 s intervals from 0.0.' }),

@@ -48,7 +48,16 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   let shot = 0;
 
   /** A code of a later 30-second step: inside the allowed drift and never a replay of an earlier one. */
-  const laterCode = () => generate({ secret: totpSecret, epoch: Math.floor(Date.now() / 1000) + 30 });
+  // The server accepts a code once per 30 s step, and only a step later than the last one used (replay
+  // guard), one step of drift either way. A fast run can come back within the same step: wait for the clock
+  // to move on instead of sending a code the server must refuse.
+  let lastStepUsed = 0;
+  const laterCode = async () => {
+    while (Math.floor(Date.now() / 30_000) + 1 <= lastStepUsed) await new Promise((r) => setTimeout(r, 250));
+    const step = Math.floor(Date.now() / 30_000) + 1;
+    lastStepUsed = step;
+    return generate({ secret: totpSecret, epoch: step * 30 });
+  };
 
   /**
    * The page as it is now, at desktop and phone width: a screenshot of each, the phone's document no
@@ -194,6 +203,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.fill('#code', '000000' === (await generate({ secret: totpSecret })) ? '111111' : '000000');
     await page.click('button[type=submit]');
     expect(await page.textContent('#code-error')).to.contain('not valid');
+    lastStepUsed = Math.floor(Date.now() / 30_000);
     await page.fill('#code', await generate({ secret: totpSecret }));
     await Promise.all([page.waitForURL('**/console/two-factor/recovery-codes'), page.click('button[type=submit]')]);
     recoveryCodes = await page.$$eval('#recovery-codes code', (els) => els.map((e) => e.textContent!.trim()));
