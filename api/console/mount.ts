@@ -52,7 +52,7 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     resets: new PasswordResetTokens(config.APP_SECRET, redis, prefix),
     reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
-    mailer: createMailer(config, log),
+    mailer: createMailer(config, log, (outcome) => deps.metrics.mailSent.inc({ outcome })),
     cookie: { secure: config.SECURE_COOKIES },
     mailboxDir,
   };

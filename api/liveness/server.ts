@@ -1,4 +1,5 @@
 // Owns the liveness front-end process: builds its dependencies from config, listens, and stops cleanly.
+import type { Metrics } from '../../shared/metrics';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config';
@@ -32,6 +33,7 @@ export interface LivenessServerDeps {
   ledger: CreditLedger;
   redis: Redis;
   clock: Clock;
+  metrics: Metrics;
 }
 
 export interface RunningLivenessApi {
@@ -57,7 +59,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
   const { redis, models } = base;
   const accounts = new AccountService(models, clock, new AuthCache(redis, config.QUEUE_PREFIX));
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
-  const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock };
+  const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock, metrics: base.metrics };
   const app = createLivenessApp({
     log,
     metrics: base.metrics,

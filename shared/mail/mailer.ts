@@ -10,7 +10,8 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(config: Config, log: Logger): Mailer {
+/** `onOutcome` counts each hand-over to SMTP (lc_mail_sent_total), so failing mail can alert. */
+export function createMailer(config: Config, log: Logger, onOutcome: (outcome: 'sent' | 'failed') => void = () => undefined): Mailer {
   let transport: Transporter | null = null;
   if (config.SMTP_URL) transport = nodemailer.createTransport(config.SMTP_URL);
   else log.warn('SMTP_URL is not set: the console cannot send verification or welcome e-mail');
@@ -21,8 +22,10 @@ export function createMailer(config: Config, log: Logger): Mailer {
         const info = await transport.sendMail({ from: config.MAIL_FROM, to, subject: mail.subject, text: mail.text, html: mail.html });
         // The message id and template name only: the body carries single-use links.
         log.info({ template: mail.template, messageId: info.messageId }, 'mail sent');
+        onOutcome('sent');
       } catch (err) {
         log.error({ template: mail.template, err: (err as Error).message }, 'mail delivery failed');
+        onOutcome('failed');
         throw new ServiceUnavailableError('we could not send the e-mail just now; try again in a minute', 60, 'mail_unavailable');
       }
     },

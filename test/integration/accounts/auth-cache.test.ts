@@ -54,7 +54,7 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     expect(reads).to.deep.equal({});
   });
 
-  it('caches only the fields authentication needs: no password hash, TOTP secret or contact data', async () => {
+  it('finding 9: caches only the fields authentication needs: no password hash, TOTP secret or contact data', async () => {
     const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
     const { account, primaryKey } = await accounts.create({ email: 'secret@example.com', plan: 'standard', firstName: 'Ada' });
     await models.Account.updateOne({ _id: account._id }, { $set: { passwordHash: 'scrypt$abc', totpSecretEnc: 'sealed' } });
@@ -66,7 +66,7 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     expect(raw).not.to.match(/scrypt|sealed|secret@example|Ada/);
   });
 
-  it('refuses to re-cache a lookup that read the account before a change (the forget tombstone)', async () => {
+  it('finding 9: refuses to re-cache a lookup that read the account before a change (the forget tombstone)', async () => {
     const cache = new AuthCache<AuthenticatedKey>(redis, prefix);
     const accounts = new AccountService(models, systemClock, cache);
     const { account, primaryKey } = await accounts.create({ email: 'late@example.com', plan: 'starter' });

@@ -118,7 +118,7 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     expect(results.map((r) => JSON.parse(r.stored!).value.usage.used).sort((a, b) => a - b)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
-  it('bills a call reserved at 23:59:59.900 on the 31st and finished after midnight wholly to January: month, day and hour', async () => {
+  it('finding 10: bills a call reserved at 23:59:59.900 on the 31st and finished after midnight wholly to January: month, day and hour', async () => {
     now = new Date('2026-01-31T23:59:59.900Z');
     const c = await customer();
     await ledger.seedFrom(c.id, '2026-02', []);
