@@ -26,6 +26,7 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   account create --email E --plan P [--company C] [--hard-cap on|off] [--monthly-limit N]
   account set --customer ID [--plan P] [--hard-cap on|off] [--monthly-limit N] [--status active|suspended|cancelled]
   account show --customer ID
+  account reset-2fa --customer ID      (after verifying the customer: clears TOTP and recovery codes, ends sessions)
   key regenerate --customer ID --which primary|secondary
   usage show --customer ID
   emotion-token create --name N [--customer ID] | emotion-token revoke --id ID

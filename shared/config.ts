@@ -119,6 +119,11 @@ export const configSchema = z.object({
     .min(32)
     .refine((v) => !PLACEHOLDER_SECRET.test(v), 'is a placeholder from an example: generate one with `openssl rand -base64 48`')
     .optional(),
+  /**
+   * The APP_SECRET before the last rotation, kept for one sign-in per account: TOTP secrets sealed with it still
+   * open (and are sealed again with APP_SECRET when that account next signs in). Sessions and links are not kept.
+   */
+  APP_SECRET_PREVIOUS: z.string().min(32).optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Liveness Console <no-reply@localhost>'),

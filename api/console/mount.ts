@@ -47,7 +47,7 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     redis,
     sessions: new SessionStore(redis, prefix, DEFAULT_TIMEOUTS, Date.now, DEFAULT_LIMITS, deriveKey(config.APP_SECRET, 'session-id')),
     attempts: new AttemptLimiter(redis, prefix),
-    totp: new TotpService(config.APP_SECRET, redis, prefix),
+    totp: new TotpService(config.APP_SECRET, redis, prefix, config.APP_SECRET_PREVIOUS ? [config.APP_SECRET_PREVIOUS] : []),
     verification: new VerificationTokens(config.APP_SECRET, redis, prefix),
     resets: new PasswordResetTokens(config.APP_SECRET, redis, prefix),
     reveals: new RevealStore(redis, prefix),

@@ -11,13 +11,17 @@ const TOLERANCE_SECONDS = 30;
 
 export class TotpService {
   private readonly key: Buffer;
+  /** Keys of earlier APP_SECRETs: they still open a sealed secret, which is then sealed again with `key`. */
+  private readonly previousKeys: Buffer[];
 
   constructor(
     appSecret: string,
     private readonly redis: Redis,
     private readonly prefix: string,
+    previousSecrets: string[] = [],
   ) {
     this.key = deriveKey(appSecret, 'totp-secret');
+    this.previousKeys = previousSecrets.map((s) => deriveKey(s, 'totp-secret'));
   }
 
   newSecret(): string {
@@ -28,8 +32,31 @@ export class TotpService {
     return seal(this.key, secret, `totp:${customerId}`);
   }
 
+  /** Opens with the current key, else with an earlier one (after an APP_SECRET rotation); throws when none fits. */
   openSecret(sealed: string, customerId: string): string {
-    return open(this.key, sealed, `totp:${customerId}`);
+    return this.openWithAnyKey(sealed, customerId).secret;
+  }
+
+  /** The secret sealed with the current key when `sealed` was made with an earlier one; null when it is current. */
+  resealed(sealed: string, customerId: string): string | null {
+    const { secret, current } = this.openWithAnyKey(sealed, customerId);
+    return current ? null : this.sealSecret(secret, customerId);
+  }
+
+  private openWithAnyKey(sealed: string, customerId: string): { secret: string; current: boolean } {
+    const aad = `totp:${customerId}`;
+    try {
+      return { secret: open(this.key, sealed, aad), current: true };
+    } catch (err) {
+      for (const key of this.previousKeys) {
+        try {
+          return { secret: open(key, sealed, aad), current: false };
+        } catch {
+          // not this one either
+        }
+      }
+      throw err;
+    }
   }
 
   otpauthUri(secret: string, email: string): string {

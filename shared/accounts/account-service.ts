@@ -328,6 +328,20 @@ export class AccountService {
   }
 
   /** Stores the pending TOTP secret (sealed by the caller) while two-factor is not yet on. */
+  /** Replaces a TOTP secret sealed with an earlier APP_SECRET by the same secret sealed with the current one. */
+  async resealTotpSecret(customerId: string, before: string, after: string): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId, totpSecretEnc: before }, { $set: { totpSecretEnc: after } });
+  }
+
+  /**
+   * An operator's two-factor reset (a customer lost both the phone and the recovery codes, after checking who
+   * they are): the secret and the codes are gone, and the next sign-in sets up two-factor again.
+   */
+  async resetTwoFactor(customerId: string): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: false, totpSecretEnc: null, recoveryCodeHashes: [] } });
+    await this.audit(customerId, 'two_factor.reset_by_operator', null);
+  }
+
   async setPendingTotpSecret(customerId: string, sealed: string): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId, totpEnabled: false }, { $set: { totpSecretEnc: sealed } });
   }

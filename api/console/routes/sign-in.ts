@@ -48,6 +48,9 @@ export async function checkSecondFactor(
     return { ok: false, error: left > 0 ? `${what} (${left} ${left === 1 ? 'try' : 'tries'} left)` : RULES.totp.message, status: left > 0 ? 400 : 429 };
   }
   await d.attempts.reset(RULES.totp, account._id);
+  // After an APP_SECRET rotation: move this account's TOTP secret to the current key while we hold it.
+  const resealed = account.totpSecretEnc ? d.totp.resealed(account.totpSecretEnc, account._id) : null;
+  if (resealed) await d.accounts.resealTotpSecret(account._id, account.totpSecretEnc!, resealed);
   return { ok: true, usedRecoveryCode: !!recovery };
 }
 

@@ -1,5 +1,6 @@
-// admin account create | set | show
+// admin account create | set | show | reset-2fa
 import { isPlanId, type PlanId } from '../../../shared/billing/plans';
+import { endAllSessionsOfAccount } from '../../../api/console/session';
 import { onOff, optional, output, required, UsageError, type Command } from '../context';
 
 function plan(value: string | undefined): PlanId | undefined {
@@ -73,5 +74,13 @@ export const account: Command = async (ctx, words, flags) => {
     output(ctx, { customerId, email: acc.email, company: acc.company, status: acc.status, ...view, keys }, `${acc.email} (${acc.status}) ${view.plan} limit ${view.monthlyLimit} hard cap ${view.hardCap ? 'on' : 'off'}; keys ${keys.map((k) => `${k.slot}=${k.prefix}…`).join(' ')}`);
     return;
   }
-  throw new UsageError('account create | set | show');
+  if (verb === 'reset-2fa') {
+    const customerId = required(flags, 'customer');
+    if (!(await ctx.accounts.get(customerId))) throw new UsageError(`no customer ${customerId}`);
+    await ctx.accounts.resetTwoFactor(customerId);
+    const ended = await endAllSessionsOfAccount(ctx.redis, ctx.config.QUEUE_PREFIX, customerId);
+    output(ctx, { customerId, twoFactor: 'reset', sessionsEnded: ended }, `customer ${customerId}: two-factor reset (${ended} console session(s) ended); the next sign-in sets it up again`);
+    return;
+  }
+  throw new UsageError('account create | set | show | reset-2fa');
 };

@@ -120,6 +120,22 @@ describe('Console token and credential rules', () => {
       expect(totp.openSecret(sealed, 'cust-a')).to.equal(secret);
       expect(() => totp.openSecret(sealed, 'cust-b')).to.throw();
     });
+
+    it('survives an APP_SECRET rotation: the previous secret still opens a sealed TOTP secret, which is then sealed with the new one', () => {
+      const before = new TotpService(SECRET, redis, prefix);
+      const secret = before.newSecret();
+      const sealedBefore = before.sealSecret(secret, 'cust-r');
+      const rotated = 'rotated-secret-rotated-secret-rotated-0456';
+      const withoutPrevious = new TotpService(rotated, redis, prefix);
+      expect(() => withoutPrevious.openSecret(sealedBefore, 'cust-r')).to.throw(); // what rotating used to do to every enrolled customer
+      const after = new TotpService(rotated, redis, prefix, [SECRET]);
+      expect(after.openSecret(sealedBefore, 'cust-r')).to.equal(secret);
+      const resealed = after.resealed(sealedBefore, 'cust-r')!;
+      expect(resealed).to.be.a('string').and.not.equal(sealedBefore);
+      expect(withoutPrevious.openSecret(resealed, 'cust-r')).to.equal(secret); // the previous secret can now be dropped
+      expect(after.resealed(resealed, 'cust-r')).to.equal(null);
+      expect(() => after.openSecret(sealedBefore, 'cust-other')).to.throw();
+    });
   });
 
   describe('passwords', () => {

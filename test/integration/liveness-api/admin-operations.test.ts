@@ -102,4 +102,21 @@ describe('operator CLI: scripting, contract limits and the metering schedule', f
     expect(done).to.include({ dryRun: false, usageEvents: 1, meteringRecords: 1 });
     expect(await models.UsageEvent.countDocuments({ customerId: 'c-old' })).to.equal(1); // this month's event stays
   });
+
+  it('account reset-2fa clears the TOTP secret and recovery codes and ends the console sessions, so the next sign-in sets two-factor up again', async () => {
+    const made = JSON.parse((await admin('account', 'create', '--email', 'lost-phone@example.com', '--plan', 'starter', '--json')).stdout);
+    const { models, redis, config } = stack.api.deps;
+    await models.Account.updateOne({ _id: made.customerId }, { $set: { totpEnabled: true, totpSecretEnc: 'v1:sealed', recoveryCodeHashes: ['h1', 'h2'] } });
+    const index = `${config.QUEUE_PREFIX}:console:account-sessions:${made.customerId}`;
+    await redis.zadd(index, Date.now() + 60_000, 'session-a'); // a signed-in console session of this account
+    await redis.set(`${config.QUEUE_PREFIX}:console:session:session-a`, '{}');
+    const res = await admin('account', 'reset-2fa', '--customer', made.customerId, '--json');
+    expect(res.code, res.stderr).to.equal(0);
+    expect(JSON.parse(res.stdout)).to.include({ twoFactor: 'reset', sessionsEnded: 1 });
+    const after = await models.Account.findById(made.customerId).lean();
+    expect(after).to.include({ totpEnabled: false, totpSecretEnc: null });
+    expect(after!.recoveryCodeHashes).to.deep.equal([]);
+    expect(await redis.exists(`${config.QUEUE_PREFIX}:console:session:session-a`)).to.equal(0);
+    expect(await models.Audit.countDocuments({ customerId: made.customerId, action: 'two_factor.reset_by_operator' })).to.equal(1);
+  });
 });
