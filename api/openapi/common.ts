@@ -1,6 +1,8 @@
 // Owns what both OpenAPI documents share: the response headers both front-ends set, and the
 // conventions the contract tests rely on (NotFound for unlisted paths, MethodNotAllowed for unlisted methods).
-import type { HeaderObject } from 'openapi3-ts/oas31';
+import { OpenApiGeneratorV31, type OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { HeaderObject, OpenAPIObject, TagObject } from 'openapi3-ts/oas31';
+import type { z } from 'zod';
 
 /** The OpenAPI version our documents declare (its schemas are JSON Schema 2020-12). */
 export const OPENAPI_VERSION = '3.1.0';
@@ -42,4 +44,39 @@ export function headers(catalog: Record<string, HeaderObject>, names: string[]):
       return [name, { ...header, required: !optional }];
     }),
   );
+}
+
+/** GET of the document itself: public, no credential. */
+export function registerDocumentPath(registry: OpenAPIRegistry, path: string, tag: string, catalog: Record<string, HeaderObject>): void {
+  registry.registerPath({
+    method: 'get',
+    path,
+    operationId: 'getOpenApi',
+    tags: [tag],
+    summary: 'This document',
+    description: 'The OpenAPI 3.1 description of this API. A rendered reference is at `/docs`.',
+    security: [],
+    responses: {
+      200: {
+        description: 'The document.',
+        headers: headers(catalog, ['X-Request-Id', 'Access-Control-Allow-Origin']),
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
+  });
+}
+
+/** The document from the registry, with schemas no path names (error bodies of unlisted paths and methods). */
+export function generateDocument(
+  registry: OpenAPIRegistry,
+  unlistedSchemas: z.ZodType[],
+  info: { title: string; version: string; description: string },
+  tags: TagObject[],
+): OpenAPIObject {
+  return new OpenApiGeneratorV31([...registry.definitions, ...unlistedSchemas.map((schema) => ({ type: 'schema' as const, schema }))]).generateDocument({
+    openapi: OPENAPI_VERSION,
+    info,
+    servers: [{ url: '/', description: 'This server' }],
+    tags,
+  });
 }

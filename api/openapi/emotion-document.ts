@@ -1,11 +1,11 @@
 // Owns the OpenAPI 3.1 description of the emotion API (/feelings/v3/analysis), generated from the zod
 // schemas of its responses (shared/contracts/http/emotion.ts). Served at /feelings/v3/openapi.json;
 // every response of the emotion contract tests is checked against it.
-import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import type { HeaderObject, OpenAPIObject } from 'openapi3-ts/oas31';
 import { EMOTION_ERROR_CODES, emotionAnalysisSchema, emotionErrorBody, type EmotionErrorStatus } from '../../shared/contracts/http/emotion';
 import { EMOTION_API_VERSION } from '../../shared/version';
-import { COMMON_HEADERS, headers, OPENAPI_VERSION, UNLISTED_METHOD_RESPONSE, UNLISTED_PATH_RESPONSE } from './common';
+import { COMMON_HEADERS, generateDocument, headers, registerDocumentPath, UNLISTED_METHOD_RESPONSE, UNLISTED_PATH_RESPONSE } from './common';
 
 export const EMOTION_OPENAPI_PATH = '/feelings/v3/openapi.json';
 const ANALYSIS = '/feelings/v3/analysis';
@@ -158,32 +158,12 @@ function build(): OpenAPIObject {
     },
   });
 
-  registry.registerPath({
-    method: 'get',
-    path: EMOTION_OPENAPI_PATH,
-    operationId: 'getOpenApi',
-    tags: ['Meta'],
-    summary: 'This document',
-    description: 'The OpenAPI 3.1 description of this API. A rendered reference is at `/docs`.',
-    security: [],
-    responses: {
-      200: {
-        description: 'The document.',
-        headers: headers(HEADERS, ['X-Request-Id', 'Access-Control-Allow-Origin']),
-        content: { 'application/json': { schema: { type: 'object' } } },
-      },
-    },
-  });
+  registerDocumentPath(registry, EMOTION_OPENAPI_PATH, 'Meta', HEADERS);
 
-  return new OpenApiGeneratorV31([...registry.definitions, ...unlistedSchemas.map((schema) => ({ type: 'schema' as const, schema }))]).generateDocument({
-    openapi: OPENAPI_VERSION,
-    info: { title: 'Voice Emotion API', version: EMOTION_API_VERSION, description: DESCRIPTION },
-    servers: [{ url: '/', description: 'This server' }],
-    tags: [
-      { name: 'Emotion', description: 'Emotion analysis of speech audio.' },
-      { name: 'Meta', description: 'This description.' },
-    ],
-  });
+  return generateDocument(registry, unlistedSchemas, { title: 'Voice Emotion API', version: EMOTION_API_VERSION, description: DESCRIPTION }, [
+    { name: 'Emotion', description: 'Emotion analysis of speech audio.' },
+    { name: 'Meta', description: 'This description.' },
+  ]);
 }
 
 let cached: OpenAPIObject | null = null;

@@ -1,7 +1,7 @@
 // Owns the OpenAPI 3.1 description of the liveness API (/v1/*), generated from the zod schemas of
 // the request (api/liveness/check-liveness.ts) and of the responses (shared/contracts/http/liveness.ts).
 // Served at /v1/openapi.json; every response of the contract tests is checked against it.
-import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import type { HeaderObject, OpenAPIObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import {
@@ -16,7 +16,7 @@ import {
 } from '../../shared/contracts/http/liveness';
 import { LIVENESS_API_VERSION } from '../../shared/version';
 import { livenessRequestSchema } from '../liveness/check-liveness';
-import { COMMON_HEADERS, headers, OPENAPI_VERSION, UNLISTED_METHOD_RESPONSE, UNLISTED_PATH_RESPONSE } from './common';
+import { COMMON_HEADERS, generateDocument, headers, registerDocumentPath, UNLISTED_METHOD_RESPONSE, UNLISTED_PATH_RESPONSE } from './common';
 
 export const LIVENESS_OPENAPI_PATH = '/v1/openapi.json';
 
@@ -294,33 +294,13 @@ function build(): OpenAPIObject {
     },
   });
 
-  registry.registerPath({
-    method: 'get',
-    path: LIVENESS_OPENAPI_PATH,
-    operationId: 'getOpenApi',
-    tags: ['Health'],
-    summary: 'This document',
-    description: 'The OpenAPI 3.1 description of this API. A rendered reference is at `/docs`.',
-    security: [],
-    responses: {
-      200: {
-        description: 'The document.',
-        headers: headers(HEADERS, ['X-Request-Id', 'Access-Control-Allow-Origin']),
-        content: { 'application/json': { schema: { type: 'object' } } },
-      },
-    },
-  });
+  registerDocumentPath(registry, LIVENESS_OPENAPI_PATH, 'Health', HEADERS);
 
-  return new OpenApiGeneratorV31([...registry.definitions, ...unlistedSchemas.map((schema) => ({ type: 'schema' as const, schema }))]).generateDocument({
-    openapi: OPENAPI_VERSION,
-    info: { title: 'Liveness API', version: LIVENESS_API_VERSION, description: DESCRIPTION },
-    servers: [{ url: '/', description: 'This server' }],
-    tags: [
-      { name: 'Liveness', description: 'Face liveness (anti-spoofing) checks.' },
-      { name: 'Usage', description: 'Credits and plan.' },
-      { name: 'Health', description: 'Health and this description.' },
-    ],
-  });
+  return generateDocument(registry, unlistedSchemas, { title: 'Liveness API', version: LIVENESS_API_VERSION, description: DESCRIPTION }, [
+    { name: 'Liveness', description: 'Face liveness (anti-spoofing) checks.' },
+    { name: 'Usage', description: 'Credits and plan.' },
+    { name: 'Health', description: 'Health and this description.' },
+  ]);
 }
 
 let cached: OpenAPIObject | null = null;
