@@ -174,6 +174,7 @@ describe('Liveness API v1 billing under failure: nothing charged', () => {
   });
 
   it('throttles a key that exceeds the fair-use rate with 429 rate_limited and Retry-After', async () => {
+    // A 3-call burst so the fair-use throttle is reached in a few calls (the shipped 60 is covered by config-defaults.test.ts).
     const stack = await startLivenessStack('throttle', { withWorker: false, env: { THROTTLE_BURST: '3', THROTTLE_RATE_PER_SEC: '0.5' } });
     try {
       const acc = await stack.createAccount('starter');

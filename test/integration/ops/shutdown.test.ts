@@ -34,6 +34,7 @@ describe('SIGTERM', function () {
 
     before(async function () {
       this.timeout(120_000);
+      // A 20 s budget: in-flight requests must still be waiting when SIGTERM lands, so the drain (not the budget) answers them; one fixed worker so admission does not wait for a worker count.
       ops = await opsEnv('sigterm-api', { LIVENESS_BUDGET_MS: '20000', EXPECTED_LIVENESS_WORKERS: '1' });
       [api, worker] = await Promise.all([ops.spawn('liveness-api'), ops.spawn('liveness-worker')]);
       await Promise.all([api.ready(90_000), worker.ready(90_000)]);
@@ -89,6 +90,7 @@ describe('SIGTERM', function () {
 
     before(async function () {
       this.timeout(120_000);
+      // A 30 s budget: the job the stopping worker holds must finish on drain, not time out; one fixed worker count so the API keeps enqueuing while workers stop.
       ops = await opsEnv('sigterm-worker', { LIVENESS_BUDGET_MS: '30000', EXPECTED_LIVENESS_WORKERS: '1' });
       [api, first, second] = await Promise.all([ops.spawn('liveness-api'), ops.spawn('liveness-worker'), ops.spawn('liveness-worker')]);
       await Promise.all([api.ready(90_000), first.ready(90_000), second.ready(90_000)]);

@@ -191,6 +191,7 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
     const usage = (key: string) => rawRequest(live.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': key } });
 
     it('throttles key guessing per client address: past the allowance every attempt gets 429, a right key too, until it refills', async () => {
+      // A small allowance with a fast refill so the throttle's whole cycle (spend, refuse, refill) fits the test.
       const guarded = await startLivenessStack('abuse-bruteforce', { withWorker: false, env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: '4' } });
       try {
         const acc = await guarded.createAccount('business');

@@ -34,6 +34,7 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
   before(async () => {
     engines = await PrivateEngines.start('restart');
     const { prefix, dbName } = isolationIds('restart');
+    // A 3 s budget (not 10 s): requests sent while an engine is down must settle within the test's phases.
     const env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
     procs = await startServices(['liveness-api', 'liveness-worker'], env);
     ledger = await Ledger.open(engines, dbName, prefix);

@@ -28,6 +28,7 @@ describe('Faults: a liveness worker killed at every step between the engine and 
     const ids = isolationIds('faults');
     prefix = ids.prefix;
     env = serviceEnv(engines, ids.dbName, prefix, {
+      // A 4 s budget (not 10 s): each killed call waits out its budget before its 503; four steps would take 40 s otherwise.
       LIVENESS_BUDGET_MS: String(BUDGET_MS),
       // The API must enqueue although the only worker just died (the next one is armed and starting).
       EXPECTED_LIVENESS_WORKERS: '1',

@@ -26,6 +26,7 @@ describe('Faults: an input that crashes a liveness worker', function () {
   before(async () => {
     engines = await PrivateEngines.start('poison');
     const { prefix, dbName } = isolationIds('poison');
+    // A 3 s budget (not 10 s): the request whose input kills its worker waits out the budget; a short one keeps the suite short.
     const env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
     api = (await startServices(['liveness-api'], env))[0]!;
     workers = await Promise.all([0, 1].map(() => spawnEntry('test/integration/reliability/fixtures/poison-worker.ts', env)));

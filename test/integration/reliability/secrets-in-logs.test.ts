@@ -25,6 +25,7 @@ describe('Secrets: keys, tokens, images and audio never reach the logs (processe
     engines = await PrivateEngines.start('secrets');
     const ids = isolationIds('secrets');
     prefix = ids.prefix;
+    // Debug logs are the point; an 8 s budget keeps the failure paths (timeouts) inside the test's time.
     const env = serviceEnv(engines, ids.dbName, prefix, { LOG_LEVEL: 'debug', LIVENESS_BUDGET_MS: '8000' });
     procs = await startServices(['liveness-api', 'emotion-api', 'liveness-worker', 'emotion-worker'], env);
     ledger = await Ledger.open(engines, ids.dbName, prefix);

@@ -24,6 +24,7 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
   before(async () => {
     engines = await PrivateEngines.start('kill');
     const { prefix, dbName } = isolationIds('kill');
+    // A short budget so the killed worker's waiting calls give up within the test; a backlog ceiling of 100 (not 500) because the test counts what is shed while no worker is connected.
     env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS), MAX_BACKLOG_PER_WORKER: '100' });
     const started = await startServices(['liveness-api', 'liveness-worker'], env);
     api = started[0]!;

@@ -19,10 +19,11 @@ import { quietLog, testConfig } from '../../support/config';
 const SHIPPED = parseConfig({});
 /** The shipped brute-force allowance (test/support/config.ts lifts it for other files; these tests need the real one). */
 const SHIPPED_AUTH_LIMITS = {
+    // The shipped values, read from the config schema: these tests check what users get.
   AUTH_FAILURE_BURST: String(SHIPPED.AUTH_FAILURE_BURST),
-  AUTH_FAILURE_RATE_PER_SEC: String(SHIPPED.AUTH_FAILURE_RATE_PER_SEC),
-  AUTH_PREFIX_FAILURE_BURST: String(SHIPPED.AUTH_PREFIX_FAILURE_BURST),
-  AUTH_PREFIX_FAILURE_RATE_PER_SEC: String(SHIPPED.AUTH_PREFIX_FAILURE_RATE_PER_SEC),
+  AUTH_FAILURE_RATE_PER_SEC: String(SHIPPED.AUTH_FAILURE_RATE_PER_SEC), // shipped value
+  AUTH_PREFIX_FAILURE_BURST: String(SHIPPED.AUTH_PREFIX_FAILURE_BURST), // shipped value
+  AUTH_PREFIX_FAILURE_RATE_PER_SEC: String(SHIPPED.AUTH_PREFIX_FAILURE_RATE_PER_SEC), // shipped value
 };
 
 const randomSecret = () => crypto.randomBytes(32).toString('base64url');

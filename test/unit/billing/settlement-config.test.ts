@@ -16,6 +16,7 @@ describe('settlement configuration and the supervisor restart policy', () => {
 
   it('defaults to at least two liveness workers, so one crash never leaves the queue without a worker', () => {
     expect(parseConfig({}).LIVENESS_WORKERS).to.be.at.least(2);
+    // An operator can still choose one worker explicitly.
     expect(parseConfig({ LIVENESS_WORKERS: '1' }).LIVENESS_WORKERS).to.equal(1);
   });
 
