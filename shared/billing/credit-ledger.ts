@@ -2,8 +2,8 @@
 // usage event in one Lua script), release on failure or when the API gives up.
 //
 // Why Redis and not a MongoDB counter document: FerretDB 1.24 (our local MongoDB-wire engine) loses
-// concurrent updates to one document — measured here, 100 concurrent `$inc` on one document left 16,
-// on both its SQLite and PostgreSQL handlers. So the hot counters live in one Redis hash per customer
+// concurrent updates to one document — measured here on its SQLite handler (the embedded default), 100
+// concurrent `$inc` on one document kept between 1 and 16 of them. So the hot counters live in one Redis hash per customer
 // and month, changed only by atomic Lua scripts, while MongoDB keeps the durable ledger: one insert-only
 // usage event per billed call (unique request id), written through the outbox (usage-outbox.ts). A missing hash
 // (Redis restarted, new month) is rebuilt from those events plus the outbox's undrained entries before use.

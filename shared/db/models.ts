@@ -141,7 +141,7 @@ export function createModels(conn: Connection): Models {
   };
 }
 
-/** Builds the indexes once at start-up (autoIndex is off in production paths that call this). */
+/** Builds every collection's indexes and waits for them at start-up (autoIndex alone would build them in the background). */
 export async function ensureIndexes(models: Models): Promise<void> {
   await Promise.all(Object.values(models).map((m: Model<unknown>) => m.init()));
 }

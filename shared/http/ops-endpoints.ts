@@ -19,7 +19,10 @@ export function createMetricsApp(metrics: Metrics): Express {
 }
 
 export interface Readiness {
-  /** False once shutdown begins, so the orchestrator stops sending traffic before we stop accepting. */
+  /**
+   * False once shutdown begins. An orchestrator only stops sending traffic in time if it sees this before the
+   * listener closes: SHUTDOWN_DELAY_MS (default 0: the listener closes at once) or a preStop hook gives it that time.
+   */
   accepting: boolean;
   check(): Promise<{ ok: boolean; detail: Record<string, boolean> }>;
 }
