@@ -48,11 +48,19 @@ describe('emotion engine: in-process PCM decoding and the analysis threads', () 
       const ours = await decodePcm(bytes, s.pcm!, ANALYSIS_RATE);
       const ref = await decode({ ffmpegPath: 'ffmpeg', file: fx.path(c.file), demuxer: c.demuxer, approxDuration: 0, segments: 1, deadline: new Deadline() });
       expect(Math.abs(ours.length - ref.length), 'length').to.be.at.most(1);
-      // The same filter in the same 16-bit arithmetic: bit-exact away from the last few samples (each decoder
-      // pads the end its own way, and ffmpeg's length wanders within a sample).
+      // The same filter in the same 16-bit arithmetic: equal away from the last few samples (each decoder pads
+      // the end its own way, and ffmpeg's length wanders within a sample) but for an occasional 1-LSB tie that
+      // the two round differently: sox's random dither makes new fixture samples each run, and about one run in
+      // four of the 11025 Hz case meets such a tie. More than 1 LSB anywhere is a different filter.
       let worst = 0;
-      for (let i = 0; i < Math.min(ours.length, ref.length) - 8; i++) worst = Math.max(worst, Math.abs(ours[i]! - ref[i]!) * 32768);
-      expect(worst, 'max difference in LSB').to.equal(0);
+      let ties = 0;
+      for (let i = 0; i < Math.min(ours.length, ref.length) - 8; i++) {
+        const lsb = Math.round(Math.abs(ours[i]! - ref[i]!) * 32768);
+        worst = Math.max(worst, lsb);
+        if (lsb > 0) ties++;
+      }
+      expect(worst, 'max difference in LSB').to.be.at.most(1);
+      expect(ties, 'samples off by one LSB').to.be.at.most(Math.ceil(ours.length / 10_000));
     });
   }
 
