@@ -2,7 +2,7 @@
 // class, the reference from the data, a piecewise-linear logistic regression per output shrunk towards the
 // knowledge-based weights, speaker-grouped cross-validation, and out-of-speaker AUCs with a speaker-bootstrap
 // interval. Pure functions on feature vectors: reading files and running the engine is the script's job.
-import { auc } from '../../scripts/stats';
+import { auc, seededRandom } from '../../scripts/stats';
 import { KNOWLEDGE_MAPPING, type MappingParameters } from './build-mapping';
 import { FEATURE_NAMES, type FeatureName } from './feature-names';
 
@@ -217,7 +217,7 @@ export function aucFigures(clips: Clip[], scores: Map<Clip, { rough: number; sof
   const bySpeaker = new Map<string, Clip[]>();
   for (const c of clips) bySpeaker.set(c.speaker, [...(bySpeaker.get(c.speaker) ?? []), c]);
   const speakers = [...bySpeaker.keys()].sort();
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const samples: Clip[][] = [];
   for (let b = 0; b < bootstrap; b++) samples.push(speakers.flatMap(() => bySpeaker.get(speakers[Math.floor(rnd() * speakers.length)]!)!));
   const figure = (set: Clip[], output: 'rough' | 'soft', pos: string, neg: string): number =>
@@ -240,16 +240,6 @@ export function aucFigures(clips: Clip[], scores: Map<Clip, { rough: number; sof
   });
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function finite(xs: number[]): number[] {
   return xs.filter((x) => Number.isFinite(x));

@@ -167,17 +167,8 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 30_0
   throw new Error(`condition not reached within ${timeoutMs} ms`);
 }
 
-/** mulberry32: a tiny seeded PRNG, so a failing fuzz case is reproducible from its seed and index. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG, so a failing fuzz case is reproducible from its seed and index. */
+export { seededRandom as prng } from '../../../scripts/stats';
 
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
