@@ -105,4 +105,4 @@ async function main(): Promise<number> {
   return failed.length || missing.length ? 1 : 0;
 }
 
-main().then((code) => process.exit(code));
+void main().then((code) => process.exit(code));

@@ -11,7 +11,7 @@ import { withDbDeadline } from '../../shared/db/deadline-scope';
 import type { LivenessServerDeps } from '../liveness/server';
 import { ASSETS } from './assets';
 import { AttemptLimiter } from './attempts';
-import { baseUrl, pageContext, sendPage, type ConsoleDeps } from './context';
+import { pageContext, sendPage, type ConsoleDeps } from './context';
 import { csrfProtect, loadSession, SessionRequiredError } from './http';
 import { HmacRegistrationSigner } from './registration-token';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, SessionStore } from './session';

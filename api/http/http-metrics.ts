@@ -16,7 +16,8 @@ export function httpMetrics(metrics: Metrics) {
     const end = metrics.httpDuration.startTimer();
     res.on('finish', () => {
       // The route template, never the raw path: raw paths would create a series per URL.
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      const template = (req.route as { path?: unknown } | undefined)?.path;
+      const route = typeof template === 'string' ? `${req.baseUrl}${template}` : 'unmatched';
       end({ method: req.method, route, status: String(res.statusCode) });
       // Probes and scrapes would drown the log: they are counted by the histogram only.
       if (route === '/livez' || route === '/readyz' || route === '/metrics') return;

@@ -108,7 +108,7 @@ export function checkLivenessHandler(d: CheckDeps) {
     } catch (err) {
       const keep = err instanceof AppError && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 429;
       if (keep && claim.kind === 'new') await fillQuota(d, req, res).catch(() => undefined);
-      await finish(keep ? errorForReplay(d.clock, err as AppError, quotaOf(res)) : null).catch(() => undefined);
+      await finish(keep ? errorForReplay(d.clock, err, quotaOf(res)) : null).catch(() => undefined);
       throw err;
     }
   };

@@ -23,7 +23,7 @@ export interface StoredResponse {
 
 export type IdempotencyClaim =
   | { kind: 'none' }
-  | { kind: 'new'; entryKey: string; finish(response: StoredResponse | null): Promise<void> }
+  | { kind: 'new'; entryKey: string; finish: (response: StoredResponse | null) => Promise<void> }
   | { kind: 'replay'; response: StoredResponse }
   /** The worker committed this key's call: its stored outcome (JSON, parsed by the caller). */
   | { kind: 'committed'; outcomeJson: string };

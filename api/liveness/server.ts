@@ -83,5 +83,5 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     mount: o.extend ? (a) => o.extend!(a, deps) : undefined,
   });
   const server = await base.serve(app, config.LIVENESS_PORT, config.LIVENESS_BUDGET_MS + 1000);
-  return { port: server.port, metricsPort: server.metricsPort, deps, stop: server.stop };
+  return { port: server.port, metricsPort: server.metricsPort, deps, stop: () => server.stop() };
 }

@@ -22,7 +22,7 @@ export interface LocalTargets {
   alertsFile?: string;
 }
 
-const TARGET = /^[A-Za-z0-9.\-\[\]:]+:\d{1,5}$/;
+const TARGET = /^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/;
 const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
 
 /** Returns the config text; throws on a malformed target or interval, or a placeholder it does not know. */

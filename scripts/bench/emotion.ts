@@ -159,7 +159,7 @@ async function bench(target: Target, inputs: Input[], repeats: number, overHttp:
         (bytes.length / 1e6).toFixed(2),
         best.result ? best.result.summary.duration.toFixed(1) : '-',
         Number.isFinite(best.wallMs) ? best.wallMs.toFixed(0) : '-',
-        ...stages.map((k) => (s[k] !== undefined ? s[k]!.toFixed(0) : '-')),
+        ...stages.map((k) => (s[k] !== undefined ? s[k].toFixed(0) : '-')),
         best.result ? String(best.result.results.length) : '-',
         best.error ?? 'ok',
       ].join(' | '),

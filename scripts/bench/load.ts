@@ -48,7 +48,7 @@ async function timed(api: Api, url: string, init: RequestInit, budgetMs: number)
     let code: string | undefined;
     if (res.status !== 200) {
       try {
-        code = JSON.parse(text).error?.code;
+        code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
       } catch {
         code = text.slice(0, 40);
       }

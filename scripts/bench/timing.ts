@@ -7,7 +7,7 @@ export const median = (v: number[]): number => {
 };
 
 /** Median milliseconds of `runs` calls of fn, after 5 warm-up calls. */
-export async function timeMedian(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
+export async function timeMedian(runs: number, fn: () => unknown): Promise<number> {
   for (let i = 0; i < 5; i++) await fn();
   const t: number[] = [];
   for (let i = 0; i < runs; i++) {

@@ -76,7 +76,7 @@ export interface Scored {
  */
 export async function scoreDataset(engine: LivenessEngine, dir: string, rows: ManifestRow[], cache?: string): Promise<Scored[]> {
   const key = crypto.createHash('sha256').update(JSON.stringify([engine.modelInfo, engine.spoofSpecs])).digest('hex').slice(0, 16);
-  const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache) ? JSON.parse(fs.readFileSync(cache, 'utf8')) : {};
+  const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache) ? (JSON.parse(fs.readFileSync(cache, 'utf8')) as Record<string, Omit<Scored, 'row' | 'likelihood'>>) : {};
   const out: Scored[] = [];
   for (const row of rows) {
     const id = `${key}|${row.dataset}|${row.file}`;

@@ -81,7 +81,7 @@ export class AccountService {
   }
 
   async create(input: CreateAccountInput): Promise<{ account: Account; primaryKey: string | null; secondaryKey: string | null }> {
-    if (!isPlanId(input.plan)) throw new InvalidRequestError(`unknown plan "${input.plan}"`);
+    if (!isPlanId(input.plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(input.plan)}`);
     const id = randomUUID();
     try {
       await this.models.Account.create({
@@ -141,7 +141,7 @@ export class AccountService {
 
   async keyPrefixes(customerId: string): Promise<Array<{ id: string; slot: KeySlot; prefix: string; rotatedAt: Date | null }>> {
     const keys = await this.models.ApiKey.find({ customerId }).sort({ slot: 1 }).lean();
-    return keys.map((k) => ({ id: k._id, slot: k.slot as KeySlot, prefix: k.prefix, rotatedAt: k.rotatedAt ?? null }));
+    return keys.map((k) => ({ id: k._id, slot: k.slot, prefix: k.prefix, rotatedAt: k.rotatedAt ?? null }));
   }
 
   /**
@@ -172,7 +172,7 @@ export class AccountService {
     if (!key || !sameDigest(key.hash, digest)) return null;
     const account = await this.current(key.customerId, bound);
     if (!account) return null;
-    const auth: AuthenticatedKey = { account: authAccountOf(account), keyId: key._id, slot: key.slot as KeySlot };
+    const auth: AuthenticatedKey = { account: authAccountOf(account), keyId: key._id, slot: key.slot };
     await this.cache?.put(digest, generation, auth);
     return auth;
   }
@@ -195,11 +195,11 @@ export class AccountService {
   async get(customerId: string, deadline?: Deadline): Promise<Account | null> {
     const query = this.models.Account.findById(customerId);
     if (deadline) query.maxTimeMS(Math.max(1, deadline.remainingMs()));
-    return (await query.lean()) as Account | null;
+    return await query.lean();
   }
 
   async getByEmail(email: string): Promise<Account | null> {
-    return (await this.models.Account.findOne({ email: email.toLowerCase().trim() }).lean()) as Account | null;
+    return await this.models.Account.findOne({ email: email.toLowerCase().trim() }).lean();
   }
 
   /** The account with any scheduled change that has come due applied (lazily, atomically). */
@@ -217,11 +217,11 @@ export class AccountService {
       { new: true },
     ).lean();
     if (applied) await this.accountChanged(customerId);
-    return ((applied ?? (await this.get(customerId))) as Account | null);
+    return applied ?? (await this.get(customerId));
   }
 
   planView(account: Pick<Account, 'plan' | 'monthlyLimit' | 'hardCap'>): PlanView {
-    const plan = account.plan as PlanId;
+    const plan = account.plan;
     return {
       plan,
       monthlyLimit: monthlyLimitOf(plan, account.monthlyLimit),
@@ -230,12 +230,12 @@ export class AccountService {
   }
 
   /** Upgrades apply now; downgrades wait for the month end (the spec's transitions). */
-  async changePlan(customerId: string, plan: PlanId): Promise<{ effective: 'now' | string }> {
+  async changePlan(customerId: string, plan: PlanId): Promise<{ effective: string }> {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
-    if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan "${plan}"`);
+    if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(plan)}`);
     const now = this.clock();
-    if (PLANS[plan].rank >= PLANS[account.plan as PlanId].rank) {
+    if (PLANS[plan].rank >= PLANS[account.plan].rank) {
       await this.models.Account.updateOne(
         { _id: customerId },
         { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } },
@@ -379,7 +379,7 @@ export class AccountService {
 
   /** Active accounts that asked for usage alert e-mails. */
   async withUsageAlerts(): Promise<Account[]> {
-    return (await this.models.Account.find({ usageAlerts: true, status: 'active' }).lean()) as Account[];
+    return await this.models.Account.find({ usageAlerts: true, status: 'active' }).lean();
   }
 
   async audit(customerId: string, action: string, detail: Record<string, unknown> | null): Promise<void> {

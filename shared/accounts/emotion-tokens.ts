@@ -42,7 +42,7 @@ export class EmotionTokenService {
   }
 
   async list(customerId: string): Promise<EmotionToken[]> {
-    return (await this.models.EmotionToken.find({ customerId }).sort({ createdAt: -1 }).lean()) as EmotionToken[];
+    return await this.models.EmotionToken.find({ customerId }).sort({ createdAt: -1 }).lean();
   }
 
   /**

@@ -50,11 +50,11 @@ export function dbDeadlinePlugin(schema: Schema): void {
     const ms = timeLeft();
     if (ms === undefined) return;
     const own = this.getOptions().maxTimeMS;
-    this.setOptions({ maxTimeMS: own === undefined ? ms : Math.min(own, ms), timeoutMS: ms } as Record<string, number>);
+    this.setOptions({ maxTimeMS: own === undefined ? ms : Math.min(own, ms), timeoutMS: ms });
   });
   schema.pre('aggregate', function (this: Aggregate<unknown>) {
     const ms = timeLeft();
     if (ms === undefined) return;
-    this.option({ maxTimeMS: ms, timeoutMS: ms } as Record<string, number>);
+    this.option({ maxTimeMS: ms, timeoutMS: ms });
   });
 }

@@ -39,7 +39,7 @@ export function jobOutcomeSchema<R>(value: z.ZodType<R>): z.ZodType<JobOutcome<R
   return z.union([
     z.object({ ok: z.literal(true), value, workerMs: z.number().nonnegative() }),
     z.object({ ok: z.literal(false), error: serializedJobErrorSchema, workerMs: z.number().nonnegative() }),
-  ]) as z.ZodType<JobOutcome<R>>;
+  ]);
 }
 
 export const livenessInputSchema = z.object({

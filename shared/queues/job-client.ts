@@ -182,7 +182,7 @@ export class JobClient {
         this.opts.redis.set(payloadKey, o.payload, 'PX', budgetMs + PAYLOAD_GRACE_MS),
         this.queue.add(this.opts.queueName, envelope, { jobId }),
       ]);
-    } catch (err) {
+    } catch {
       this.enqueued(o.admission);
       this.bus.forget(jobId);
       await this.opts.redis.del(payloadKey).catch(() => undefined);

@@ -85,7 +85,7 @@ export class ResultBus {
   }
 
   /** Parses a stored outcome (JSON text) with the queue's schema. */
-  private parse(jobId: string, raw: string | unknown): JobOutcome {
+  private parse(jobId: string, raw: unknown): JobOutcome {
     let value: unknown = raw;
     try {
       if (typeof raw === 'string') value = JSON.parse(raw);
@@ -102,7 +102,7 @@ export class ResultBus {
   private deliver(message: string): void {
     let parsed: { jobId?: unknown; outcome?: unknown };
     try {
-      parsed = JSON.parse(message);
+      parsed = JSON.parse(message) as { jobId?: unknown; outcome?: unknown };
     } catch (err) {
       this.log.warn({ err }, 'unreadable message on the result bus');
       return;

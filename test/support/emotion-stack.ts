@@ -78,7 +78,6 @@ export function speech(seconds: number, ext: 'wav' | 'mp3' | 'flac' = 'wav', voi
 }
 
 /** The JSON body of a fetch response, untyped for assertions. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function jsonOf(res: Response): Promise<any> {
   return res.json();
 }

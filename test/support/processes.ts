@@ -46,8 +46,8 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
   });
   const logs: string[] = [];
   const collect = (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-  proc.stdout!.on('data', collect);
-  proc.stderr!.on('data', collect);
+  proc.stdout.on('data', collect);
+  proc.stderr.on('data', collect);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return {
     kind,

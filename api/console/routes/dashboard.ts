@@ -164,7 +164,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
 
   r.post('/plan/change', auth, async (req, res) => {
     const a = await account(req);
-    const plan = targetPlan(formField(req, 'plan'), a.plan as PlanId);
+    const plan = targetPlan(formField(req, 'plan'), a.plan);
     const { effective } = await d.accounts.changePlan(a._id, plan);
     if (effective === 'now') {
       return redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.` });
@@ -199,7 +199,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     const on = formField(req, 'on');
     if (on !== 'on' && on !== 'off') throw new InvalidRequestError('The hard cap is either on or off.');
     await d.accounts.setHardCap(a._id, on === 'on');
-    const price = PLANS[a.plan as PlanId].overagePerCallUsd;
+    const price = PLANS[a.plan].overagePerCallUsd;
     await redirectWithFlash(d, req, res, '/console/plan', {
       kind: 'success',
       text:

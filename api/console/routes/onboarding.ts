@@ -1,6 +1,6 @@
 // Owns the onboarding transitions: marketplace link → registration → verification e-mail → password →
 // activation (both keys shown once). Each step checks where the visitor really is, so no URL skips one.
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request } from 'express';
 import { InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
@@ -66,7 +66,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
       try {
         ({ account } = await d.accounts.create({
           ...input,
-          plan: sub.plan as PlanId,
+          plan: sub.plan,
           status: 'pending',
           marketplace: { accountId: sub.marketplaceAccountId, subscriptionId: sub.subscriptionId },
         }));

@@ -472,6 +472,11 @@ export interface AuditView {
   at: Date;
 }
 
+/** An audit detail field as text (details are stored as free-form JSON). */
+function detailText(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' ? String(v) : '';
+}
+
 const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'key.regenerated': (d) => `Regenerated the ${String(d.slot)} key`,
   'plan.upgraded': (d) => `Upgraded from ${PLANS[d.from as PlanId]?.name ?? d.from} to ${PLANS[d.to as PlanId]?.name ?? d.to}`,
@@ -492,8 +497,8 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'console.recovery_codes_regenerated': () => 'Made new recovery codes',
   'usage_alerts.on': () => 'Turned usage alert e-mails on',
   'usage_alerts.off': () => 'Turned usage alert e-mails off',
-  'emotion_token.created': (d) => `Created emotion API token “${String(d.name)}”`,
-  'emotion_token.revoked': (d) => `Revoked emotion API token “${String(d.name ?? d.prefix ?? '')}”`,
+  'emotion_token.created': (d) => `Created emotion API token “${detailText(d.name)}”`,
+  'emotion_token.revoked': (d) => `Revoked emotion API token “${detailText(d.name ?? d.prefix)}”`,
   'status.active': () => 'Account activated',
   'status.suspended': () => 'Account suspended by an operator',
   'status.cancelled': () => 'Subscription ended',

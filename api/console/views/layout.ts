@@ -97,7 +97,7 @@ ${devbar(ctx)}
   <p class="auth-foot">Need help? Write to ${supportLink(ctx)}. &nbsp;·&nbsp; <a href="/console/sign-in">Sign in</a></p>
 </div>
 </body>
-</html>`}`;
+</html>`.value}`;
 }
 
 /** The dashboard frame: top bar with navigation and sign-out, then the page. */
@@ -126,7 +126,7 @@ ${devbar(ctx)}
 </main>
 <footer class="site">Signed in as ${ctx.email} · All times UTC · <a href="/console/activity">Activity</a> · Help: ${supportLink(ctx)}</footer>
 </body>
-</html>`}`;
+</html>`.value}`;
 }
 
 /** A full page for an error: what happened and where to go next (no dead ends). */

@@ -50,7 +50,7 @@ export const account: Command = async (ctx, words, flags) => {
     const newPlan = plan(optional(flags, 'plan'));
     const cap = onOff(optional(flags, 'hard-cap'), 'hard-cap');
     const newLimit = limit(optional(flags, 'monthly-limit'));
-    assertLimitAllowed(newPlan ?? (before.plan as PlanId), newLimit);
+    assertLimitAllowed(newPlan ?? before.plan, newLimit);
     const status = optional(flags, 'status');
     let planChange: { effective: string } | null = null;
     if (newPlan) planChange = await ctx.accounts.changePlan(customerId, newPlan);

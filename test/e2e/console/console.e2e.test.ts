@@ -69,10 +69,10 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     for (const viewport of [DESKTOP, PHONE]) {
       await page.setViewportSize(viewport);
       await page.screenshot({ path: `${base}-${viewport.width}.png`, fullPage: true });
-      const widths = (await page.evaluate('({ doc: document.documentElement.scrollWidth, view: window.innerWidth })')) as { doc: number; view: number };
+      const widths = await page.evaluate<{ doc: number; view: number }>('({ doc: document.documentElement.scrollWidth, view: window.innerWidth })');
       expect(widths.doc, `${name} at ${viewport.width} px scrolls sideways`).to.be.at.most(widths.view);
       if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-      const found = (await page.evaluate('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })))')) as Array<{ id: string; impact: string; nodes: string[] }>;
+      const found = await page.evaluate<Array<{ id: string; impact: string; nodes: string[] }>>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })))');
       const violations = found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
       expect(violations, `${name} at ${viewport.width} px`).to.deep.equal([]);
     }

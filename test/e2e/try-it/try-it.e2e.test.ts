@@ -36,7 +36,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
   async function axeSeriousViolations(): Promise<string[]> {
     // Evaluated through the DevTools protocol, which the page's CSP (no inline script) does not apply to.
     await page.evaluate(axeSource);
-    const violations = (await page.evaluate("axe.run({ resultTypes: ['violations'] }).then((r) => r.violations)")) as AxeViolation[];
+    const violations = await page.evaluate<AxeViolation[]>("axe.run({ resultTypes: ['violations'] }).then((r) => r.violations)");
     return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   }
 
@@ -99,10 +99,9 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     await page.click('#record');
     await page.waitForSelector('#try-emotion[data-state=recording]');
     // The meter follows the fake microphone's speech: some frame shows a level above zero.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- runs in the page (no DOM types in this project)
+    // Runs in the page (no DOM types in this project).
     await page.waitForFunction(() => /scaleX\(0\.[1-9]|scaleX\(1/.test((globalThis as any).document.getElementById('level-bar').style.transform));
     await page.waitForFunction((secs) => {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- runs in the page
       const [m, sec] = String((globalThis as any).document.getElementById('timer').textContent).split(':').map(Number);
       return m! * 60 + sec! >= secs;
     }, RECORD_SECONDS);
@@ -113,7 +112,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
 
     const recorded = Number(await page.getAttribute('#try-emotion', 'data-recorded-seconds'));
     const intervals = Number(await page.getAttribute('#plot svg', 'data-intervals'));
-    const rows = (await page.evaluate("Array.from(document.querySelectorAll('#intervals-table tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent))")) as string[][];
+    const rows = await page.evaluate<string[][]>("Array.from(document.querySelectorAll('#intervals-table tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent))");
     const duration = Number((await page.textContent('#summary div:first-child dd'))!.replace(' s', ''));
     expect(recorded).to.be.within(RECORD_SECONDS, RECORD_SECONDS + 5);
     // The decoded recording is as long as the page recorded (MediaRecorder starts and stops within a chunk).
@@ -144,7 +143,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     expect(await page.textContent('#likelihood')).to.match(/Spoof likelihood 0\.\d{3} against the threshold 0\.15/);
     // The box lies inside the photo (in the photo's own pixel coordinates).
     const box = await page.$eval('#boxes rect', (r) => ({ x: Number(r.getAttribute('x')), y: Number(r.getAttribute('y')), w: Number(r.getAttribute('width')), h: Number(r.getAttribute('height')) }));
-    const natural = (await page.evaluate("(({ naturalWidth: w, naturalHeight: h }) => ({ w, h }))(document.getElementById('photo'))")) as { w: number; h: number };
+    const natural = await page.evaluate<{ w: number; h: number }>("(({ naturalWidth: w, naturalHeight: h }) => ({ w, h }))(document.getElementById('photo'))");
     expect(box.w).to.be.greaterThan(20);
     expect(box.x + box.w).to.be.at.most(natural.w + 1);
     expect(box.y + box.h).to.be.at.most(natural.h + 1);

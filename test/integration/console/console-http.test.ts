@@ -15,7 +15,6 @@ import {
   startConsole,
   textOf,
   type ConsoleHarness,
-  type Onboarded,
 } from './harness';
 
 const cookieOf = (c: FormClient) => c.cookies.get('lc_console');

@@ -6,7 +6,6 @@ import { startLivenessStack, type LivenessStack } from '../../support/liveness-s
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SEMVER = /^\d+\.\d+\.\d+$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('Liveness API v1 contract', () => {
   let stack: LivenessStack;

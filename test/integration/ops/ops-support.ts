@@ -109,5 +109,5 @@ export async function until<T>(what: string, probe: () => Promise<T | null | und
     }
     await sleep(everyMs);
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
 }

@@ -106,7 +106,6 @@ describe('SIGTERM', function () {
       // Only the first worker runs while the backlog builds, so it is busy when SIGTERM arrives.
       second.proc.kill('SIGSTOP');
       const answers: Array<Promise<Answer>> = [];
-      let doneByFirst = 0;
       try {
         for (let i = 0; i < 8; i++) answers.push(checkLiveness(api.port, key, image));
         let settled = 0;
@@ -133,7 +132,7 @@ describe('SIGTERM', function () {
         expect(await first.exited, 'exit code').to.equal(0);
         // The job it held was published before it exited; wait for that answer to reach its caller (a state, not a time).
         await until('the answer of the job the first worker held', async () => settled > settledAtSigterm, 20_000, 5);
-        doneByFirst = settled;
+        const doneByFirst = settled;
         // The job it held was answered; no job is left active (taken and abandoned), the rest still wait.
         expect(doneByFirst, 'answers when the first worker exited').to.be.greaterThan(settledAtSigterm);
         expect(await ops.livenessQueue.getActiveCount(), 'jobs left active').to.equal(0);

@@ -128,7 +128,7 @@ describe('Security: failed-authentication limits behind a proxy (findings 2 and 
     try {
       // Each request names a different client: with every private range trusted, none of them ever runs out.
       const statuses = await sendAll(SHIPPED.AUTH_FAILURE_BURST + 20, 4, (i) =>
-        fetch(`http://[${uniqueLocal!.address}]:${open.port}/v1/usage`, {
+        fetch(`http://[${uniqueLocal.address}]:${open.port}/v1/usage`, {
           headers: { 'x-api-key': `lc_${randomSecret()}`, 'x-forwarded-for': `203.0.113.${1 + i}` },
         }).then(async (r) => (await r.arrayBuffer(), r.status)),
       );

@@ -700,7 +700,7 @@ describe('deploy/ manifests', () => {
         ...ofKind<IScaledObject>('ScaledObject').map((so) => so.spec.triggers.map((t) => (t.metadata as Record<string, string>).query).join('\n')),
       ];
       for (const src of sources) {
-        for (const m of src.matchAll(/\b((?:lc|http|process|nodejs)_[a-z_]+)\s*[{(\[]/g)) used.add(m[1]!.replace(/_(bucket|count|sum)$/, ''));
+        for (const m of src.matchAll(/\b((?:lc|http|process|nodejs)_[a-z_]+)\s*[{([]/g)) used.add(m[1]!.replace(/_(bucket|count|sum)$/, ''));
       }
       expect(used.size).to.be.above(3);
       const missing = [...used].filter((n) => !exported.has(n) && !PENDING_METRICS.has(n));
