@@ -8,7 +8,7 @@ import type { Account, AccountService } from '../../shared/accounts/account-serv
 import type { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Clock } from '../../shared/billing/month';
-import type { Mailer } from '../../shared/mail/mailer';
+import type { Mailer } from './mail/mailer';
 import type { Redis } from 'ioredis';
 import type { AttemptLimiter } from './attempts';
 import { customerIdOf, ensureSession, SessionRequiredError, type CookieOptions } from './http';

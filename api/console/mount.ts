@@ -6,7 +6,7 @@ import helmet from 'helmet';
 import { AppError, InternalError, NotFoundError } from '../../shared/errors';
 import { fromFrameworkError, setErrorHeaders, type FrameworkErrorWording } from '../http/error-handler';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
-import { createMailer } from '../../shared/mail/mailer';
+import { createMailer } from './mail/mailer';
 import type { LivenessServerDeps } from '../liveness/server';
 import { ASSETS } from './assets';
 import { AttemptLimiter } from './attempts';

@@ -1,7 +1,7 @@
 // Owns usage alert e-mails: a small in-process scheduler (never on a request's path) that looks at
 // accounts which opted in and mails once per month per threshold (80 % and 100 % of the monthly
 // limit). "Once" holds across replicas: each send is claimed with a Redis SET NX marker first.
-import { usageAlertMail } from '../../shared/mail/templates';
+import { usageAlertMail } from './mail/templates';
 import type { ConsoleDeps } from './context';
 import { usageOf } from './usage';
 

@@ -11,7 +11,7 @@ import { loadConfig } from '../../shared/config';
 import { verifiedModelPath } from '../../models/manifest';
 import { decodeImage } from '../../workers/liveness/engine/decode';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
-import { openSession, ort } from '../../workers/liveness/engine/ort';
+import { openSession, ort } from '../../workers/runtime/onnx-session';
 import { BUILTIN_SPOOF_SPECS, SpoofModel } from '../../workers/liveness/engine/spoof';
 import { median, timeMedian } from './timing';
 
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const face = { x: r.faceRectArea.x, y: r.faceRectArea.y, w: r.faceRectArea.width, h: r.faceRectArea.height };
   console.log('\none spoof pass (crop + resample + session.run), medians (ms), 640x480 selfie:   wall    CPU');
   for (const spec of BUILTIN_SPOOF_SPECS) {
-    const model = new SpoofModel(await openSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), threads), spec);
+    const model = new SpoofModel(await openSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), { intraOpThreads: threads }), spec);
     const t = await timeMedian(runs, () => model.fakeLogit(decoded, face));
     const cpu: number[] = [];
     for (let i = 0; i < runs; i++) {
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     for (const s of specs) {
       const file = verifiedModelPath(cfg.MODELS_DIR, s.name);
       const data = Float32Array.from({ length: s.shape.reduce((a, b) => a * b, 1) }, (_, i) => (i * 37) % 255);
-      const node = await openSession(file, threads);
+      const node = await openSession(file, { intraOpThreads: threads });
       const tNode = await timeMedian(runs, () => node.run({ [s.input]: new ort.Tensor('float32', data, s.shape) }));
       const wasm = await web.InferenceSession.create(new Uint8Array(fs.readFileSync(file)), { executionProviders: ['wasm'] });
       const tWasm = await timeMedian(runs, () => wasm.run({ [s.input]: new web!.Tensor('float32', data, s.shape) }));

@@ -1,6 +1,8 @@
 // Owns the queue contracts: queue names, the job envelope, and each queue's input and result schemas.
 import { z } from 'zod';
 import type { SerializedJobError } from '../errors';
+import { livenessResultSchema as publicLivenessResultSchema, rectangleSchema } from '../contracts/http/liveness';
+import { emotionAnalysisSchema, emotionIntervalSchema } from '../contracts/http/emotion';
 
 export const QUEUE_NAMES = {
   liveness: 'liveness',
@@ -77,24 +79,13 @@ export const emotionInputSchema = z.object({
 });
 export type EmotionInput = z.infer<typeof emotionInputSchema>;
 
-const rectangleSchema = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
 export type Rectangle = z.infer<typeof rectangleSchema>;
 
-/** The liveness worker's answer: the spec's "Liveness result" plus additive fields. */
-export const livenessResultSchema = z.object({
-  isFakeFace: z.boolean(),
-  isFakeLikelihood: z.number().min(0).max(1),
-  isValidFace: z.boolean(),
-  faceBrightness: z.number(),
-  faceRectArea: rectangleSchema,
-  vFaceRect: z.array(rectangleSchema),
-  msg: z.string(),
-  /** Machine-readable quality reasons (additive): e.g. face_too_small, too_dark, blurry. Empty when valid. */
-  reasons: z.array(z.string()),
-  latency_ms: z.number(),
-  /** Per-stage milliseconds, for metrics; the API does not return them. */
-  stages: z.record(z.string(), z.number()).optional(),
-});
+/** Per-stage milliseconds, for metrics and logs; the APIs do not return them. */
+const stagesSchema = z.record(z.string(), z.number()).optional();
+
+/** The liveness worker's answer: the public result (shared/contracts/http/liveness.ts) plus its stage timings. */
+export const livenessResultSchema = publicLivenessResultSchema.extend({ stages: stagesSchema });
 export type LivenessResult = z.infer<typeof livenessResultSchema>;
 
 export const livenessJobValueSchema = z.object({
@@ -104,30 +95,10 @@ export const livenessJobValueSchema = z.object({
 });
 export type LivenessJobValue = z.infer<typeof livenessJobValueSchema>;
 
-export const emotionIntervalSchema = z.object({
-  from: z.number(),
-  to: z.number(),
-  rough: z.number(),
-  soft: z.number(),
-  /** Share of the interval that is speech, 0..1 (additive). */
-  speech_ratio: z.number(),
-});
 export type EmotionInterval = z.infer<typeof emotionIntervalSchema>;
 
-/** The emotion worker's answer: the spec's analysis body plus additive fields. */
-export const emotionResultSchema = z.object({
-  meta: z.object({ sample_rate: z.number(), channels: z.number(), bit_rate: z.number(), format_name: z.string() }),
-  results: z.array(emotionIntervalSchema),
-  summary: z.object({
-    rough_mean: z.number(),
-    rough_max: z.number(),
-    soft_mean: z.number(),
-    soft_max: z.number(),
-    speech_ratio: z.number(),
-    duration: z.number(),
-  }),
-  stages: z.record(z.string(), z.number()).optional(),
-});
+/** The emotion worker's answer: the public analysis body (shared/contracts/http/emotion.ts) plus its stage timings. */
+export const emotionResultSchema = emotionAnalysisSchema.extend({ stages: stagesSchema });
 export type EmotionResult = z.infer<typeof emotionResultSchema>;
 
 /** Each queue's outcome schema: what an API process accepts from Redis for that queue. */

@@ -2,7 +2,7 @@
 // activation (both keys shown once). Each step checks where the visitor really is, so no URL skips one.
 import { Router, type Request, type Response } from 'express';
 import { InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
-import { verificationMail } from '../../../shared/mail/templates';
+import { verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';

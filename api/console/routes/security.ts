@@ -3,7 +3,7 @@
 // and the usage alert e-mail opt-in.
 import { Router, type Request } from 'express';
 import { TooManyRequestsError } from '../../../shared/errors';
-import { passwordChangedMail } from '../../../shared/mail/templates';
+import { passwordChangedMail } from '../mail/templates';
 import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';

@@ -3,7 +3,7 @@
 // e-mail. Sessions rotate at both steps; failures count towards lockouts.
 import { Router, type Request, type Response } from 'express';
 import { TooManyRequestsError } from '../../../shared/errors';
-import { passwordChangedMail, passwordResetMail, welcomeMail } from '../../../shared/mail/templates';
+import { passwordChangedMail, passwordResetMail, welcomeMail } from '../mail/templates';
 import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';

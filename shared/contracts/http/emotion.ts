@@ -5,6 +5,25 @@ import { z } from 'zod';
 
 const unit = z.number().min(0).max(1);
 
+/**
+ * `meta.format_name` for each detected format: what ffprobe reports with the engine's forced demuxer (checked
+ * against the real ffprobe in test/unit/emotion/format-names.test.ts). m4a is read by the mov demuxer and wma by
+ * asf, hence their names.
+ */
+export const AUDIO_FORMAT_NAMES = {
+  wav: 'wav',
+  aiff: 'aiff',
+  aac: 'aac',
+  m4a: 'mov,mp4,m4a,3gp,3g2,mj2',
+  mp3: 'mp3',
+  wma: 'asf',
+  flac: 'flac',
+  ogg: 'ogg',
+  webm: 'matroska,webm',
+} as const;
+export type AudioFormatName = (typeof AUDIO_FORMAT_NAMES)[keyof typeof AUDIO_FORMAT_NAMES];
+const audioFormatNames = Object.values(AUDIO_FORMAT_NAMES) as [AudioFormatName, ...AudioFormatName[]];
+
 export const emotionIntervalSchema = z
   .strictObject({
     from: z.number().min(0).meta({ description: 'Start of the interval in seconds (the spec sample\'s "form" is a typo).' }),
@@ -22,7 +41,10 @@ export const emotionAnalysisSchema = z
         sample_rate: z.number().int().positive().meta({ description: 'Hz' }),
         channels: z.number().int().min(1).max(2),
         bit_rate: z.number().int().min(0).meta({ description: "The audio stream's bits per second." }),
-        format_name: z.enum(['wav', 'aiff', 'aac', 'mp3', 'wma', 'flac', 'ogg', 'matroska,webm']).meta({ description: 'The format detected from the bytes (ffprobe\'s name; `ogg` and `matroska,webm` carry Opus or Vorbis, beyond the spec).' }),
+        format_name: z.enum(audioFormatNames).meta({
+          description:
+            "The format detected from the bytes, as ffprobe names it: m4a is `mov,mp4,m4a,3gp,3g2,mj2`, wma is `asf`; `ogg` and `matroska,webm` carry Opus or Vorbis, beyond the spec.",
+        }),
       })
       .meta({ id: 'AudioMeta' }),
     results: z.array(emotionIntervalSchema).meta({ description: 'Consecutive 5 s intervals from 0.0.' }),

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createMailer } from '../../../shared/mail/mailer';
-import { verificationMail } from '../../../shared/mail/templates';
+import { createMailer } from '../../../api/console/mail/mailer';
+import { verificationMail } from '../../../api/console/mail/templates';
 import { startLocalMail, type LocalMail } from '../../../scripts/engines/local-mail';
 import { quietLog, testConfig } from '../../support/config';
 

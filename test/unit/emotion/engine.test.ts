@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FixtureDir, pseudoRandomBytes } from '../../fixtures/emotion/audio';
 import { decode } from '../../../workers/emotion/engine/decode';
@@ -18,7 +18,7 @@ describe('emotion engine: mapping model and plumbing', () => {
 
   it('builds the same ONNX bytes every time, and modal speech (or nothing measured) maps to about 0.2', async () => {
     expect(emotionMappingBytes().equals(emotionMappingBytes())).to.equal(true);
-    const session = await ort.InferenceSession.create(emotionMappingBytes());
+    const session = await openSession(emotionMappingBytes());
     const F = FEATURE_NAMES.length;
     const missing = new Float32Array(F).fill(Number.NaN);
     const out = await session.run({ features: new ort.Tensor('float32', missing, [1, F]) });

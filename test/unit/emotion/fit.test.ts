@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, KNOWLEDGE_MAPPING, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FEATURE_NAMES } from '../../../models/emotion/feature-names';
 import { type Clip, clipScores, emotionClass, intensityWeight, speakerFolds } from '../../../models/emotion/fit';
@@ -22,7 +22,7 @@ describe('emotion mapping fit (npm run fit:emotion)', () => {
   after(() => fx.remove());
 
   it('computes the same scores as the ONNX graph (so CV figures describe the model it writes)', async () => {
-    const session = await ort.InferenceSession.create(emotionMappingBytes());
+    const session = await openSession(emotionMappingBytes());
     let seed = 7;
     const rnd = (): number => ((seed = (seed * 16807) % 2147483647) / 2147483647);
     for (let i = 0; i < 20; i++) {

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import * as ort from 'onnxruntime-node';
+import { openSession, ort } from '../../runtime/onnx-session';
 import { EMOTION_MAPPING_FILE, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FEATURES_METADATA_KEY } from '../../../models/emotion/feature-names';
 import { FEATURE_NAMES, type FeatureVector } from './features';
@@ -25,7 +25,7 @@ export class EmotionMapping {
     if (!fs.existsSync(file)) throw new Error(`model file ${file} is missing: run "npm run models"`);
     const bytes = fs.readFileSync(file);
     assertFeatureNames(file, bytes);
-    const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: intraOpThreads, interOpNumThreads: 1 });
+    const session = await openSession(bytes, { intraOpThreads });
     const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
     const mapping = new EmotionMapping(session, file, sha256);
     // Also run it once: a model that lists the right names but has the wrong shapes must not load either.

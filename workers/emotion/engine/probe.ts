@@ -3,13 +3,14 @@
 // Opus and Vorbis (Ogg, WebM/Matroska) are accepted beyond the spec's table, with its rate and channel rules.
 import fs from 'node:fs';
 import { InvalidInputError } from '../../../shared/errors';
+import { AUDIO_FORMAT_NAMES, type AudioFormatName } from '../../../shared/contracts/http/emotion';
 import { runChild } from './child';
 import type { Deadline } from './deadline';
 import type { Sniffed, SniffedFormat } from './sniff';
 
 export interface ProbedAudio {
   /** ffprobe's names, reported as the response's meta. */
-  meta: { sample_rate: number; channels: number; bit_rate: number; format_name: string };
+  meta: { sample_rate: number; channels: number; bit_rate: number; format_name: AudioFormatName };
   codec: string;
   /** Container duration in seconds (an estimate for ADTS); the decoded length is authoritative. */
   duration: number;
@@ -34,6 +35,9 @@ export const DEMUXER: Record<SniffedFormat, string> = {
   ogg: 'ogg',
   webm: 'matroska',
 };
+
+/** What ffprobe calls each format with its forced demuxer (the public contract's list; tested against ffprobe). */
+const FORMAT_NAME: Record<SniffedFormat, AudioFormatName> = AUDIO_FORMAT_NAMES;
 
 // Opus and Vorbis (beyond the spec) are left out: Opus is built for speech at 16–32 kbps (voice notes), so the
 // spec's 96 kbps floor would refuse exactly the recordings they are accepted for.
@@ -93,7 +97,7 @@ export async function probe(
     const codec = bigEndian ? 'pcm_s16be' : 'pcm_s16le';
     const stream: FfprobeStream = { codec_type: 'audio', codec_name: codec, sample_rate: String(sampleRate), channels, bits_per_sample: 16 };
     const probed: ProbedAudio = {
-      meta: { sample_rate: sampleRate, channels, bit_rate: sampleRate * channels * 16, format_name: sniffed.format },
+      meta: { sample_rate: sampleRate, channels, bit_rate: sampleRate * channels * 16, format_name: FORMAT_NAME[sniffed.format] },
       codec,
       duration: sampleRate > 0 ? frames / sampleRate : 0,
       demuxer,
@@ -157,7 +161,7 @@ function describe(format: SniffedFormat, demuxer: string, s: FfprobeStream, f: N
       sample_rate: num(s.sample_rate),
       channels: num(s.channels),
       bit_rate: Math.round(bitRate),
-      format_name: f.format_name ?? format,
+      format_name: FORMAT_NAME[format],
     },
     codec: s.codec_name ?? 'unknown',
     duration,

@@ -5,7 +5,7 @@
 // speech) nor the energy detector's blind spots drop speech. Beyond a few minutes only the energy detector
 // runs (speed). Silero's recurrent state is kept per stream, so the audio is cut into parts run side by side
 // in the batch axis: one call then serves many chunks, which is what makes the model affordable.
-import * as ort from 'onnxruntime-node';
+import { openSession, ort } from '../../runtime/onnx-session';
 import { percentile } from './dsp';
 import type { FrameTrack } from './frames';
 
@@ -32,12 +32,7 @@ export class SileroVad {
   private constructor(private readonly session: ort.InferenceSession) {}
 
   static async load(modelPath: string, intraOpThreads: number): Promise<SileroVad> {
-    const session = await ort.InferenceSession.create(modelPath, {
-      intraOpNumThreads: intraOpThreads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    });
+    const session = await openSession(modelPath, { intraOpThreads });
     const inputs = ['input', 'sr', 'h', 'c'];
     if (!inputs.every((n) => session.inputNames.includes(n)) || !session.outputNames.includes('output')) {
       throw new Error(`silero_vad.onnx has inputs ${session.inputNames.join(',')}; expected ${inputs.join(',')}`);

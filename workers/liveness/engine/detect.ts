@@ -1,7 +1,6 @@
 // Owns face detection: BlazeFace front 128 / back 256 (MediaPipe) and faceplugin's fr_detect (UltraFace 320x240).
-import type { InferenceSession } from 'onnxruntime-node';
 import { type Box, type RgbImage, sampleToTensor } from './image';
-import { ort, tensorData } from './ort';
+import { ort, tensorData, type InferenceSession } from '../../runtime/onnx-session';
 
 export type DetectorName = 'blazeface-front' | 'blazeface-back' | 'fr-detect';
 

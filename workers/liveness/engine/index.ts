@@ -9,7 +9,7 @@ import { DEFAULT_DECODE_OPTIONS, type DecodeOptions, decodeImage, type ImageForm
 import { BlazeFace, type Face, FrDetect, largest } from './detect';
 import type { Box, RgbImage } from './image';
 import { meanLuma } from './image';
-import { openSession } from './ort';
+import { openSession } from '../../runtime/onnx-session';
 import { assessQuality, DEFAULT_QUALITY, type QualityReport, type QualityThresholds } from './quality';
 import { BUILTIN_SPOOF_SPECS, SpoofModel, type SpoofModelSpec, spoofModelSpecSchema } from './spoof';
 
@@ -64,7 +64,7 @@ export class LivenessEngine {
     const open = async (name: string) => {
       const file = verifiedModelPath(opts.modelsDir, name);
       info.push({ name, file: modelEntry(name).file, sha256: modelEntry(name).sha256 });
-      return openSession(file, opts.intraOpThreads);
+      return openSession(file, { intraOpThreads: opts.intraOpThreads });
     };
     const frDetect = new FrDetect(await open('faceplugin-detect'));
     const front = new BlazeFace(await open('blazeface-front'), 128, 'blazeface-front');
@@ -88,7 +88,7 @@ export class LivenessEngine {
         throw new ModelIntegrityError(`spoof model file ${spec.path} has sha256 ${sha}, expected ${spec.sha256}`);
       }
       info.push({ name: spec.name, file: spec.path, sha256: sha });
-      spoofModels.push(new SpoofModel(await openSession(spec.path, opts.intraOpThreads), spec));
+      spoofModels.push(new SpoofModel(await openSession(spec.path, { intraOpThreads: opts.intraOpThreads }), spec));
     }
     if (spoofModels.length === 0) throw new Error('EXTRA_SPOOF_MODELS leaves no spoof model with a positive weight');
 

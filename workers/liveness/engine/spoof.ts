@@ -1,9 +1,8 @@
 // Owns spoof scoring: the crop geometries and preprocessing of the built-in spoof models (faceplugin
 // fr_liveness, Silent-Face MiniFASNetV2 / V1SE) and of operator-added ones; each yields one fake logit.
-import type { InferenceSession } from 'onnxruntime-node';
 import { z } from 'zod';
 import { type Box, type ChannelOrder, type Layout, type RgbImage, sampleToTensor } from './image';
-import { ort, tensorData } from './ort';
+import { ort, tensorData, type InferenceSession } from '../../runtime/onnx-session';
 
 /**
  * faceplugin's context window: a square of `factor` x the face's height around its centre, shrunk to fit

@@ -1,8 +1,8 @@
 // Owns outgoing mail: one nodemailer SMTP transport to SMTP_URL. Callers hand it a rendered template.
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Config } from '../config';
-import { ServiceUnavailableError } from '../errors';
-import type { Logger } from '../logger';
+import type { Config } from '../../../shared/config';
+import { ServiceUnavailableError } from '../../../shared/errors';
+import type { Logger } from '../../../shared/logger';
 import type { RenderedMail } from './templates';
 
 export interface Mailer {
