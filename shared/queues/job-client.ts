@@ -96,7 +96,8 @@ export class JobClient {
     await this.bus.start();
   }
 
-  private serviceMs: number | null = null;
+  private measuredMs: number | null = null;
+  private provisionalMs: number | null = null;
   private admittedNotEnqueued = 0;
 
   /** An admitted job reached the queue (or never will): stop counting it as pending. */
@@ -113,11 +114,19 @@ export class JobClient {
 
   /**
    * Feeds the EWMA with the worker's cycle time. An outcome without one (a failed job, a worker's warm-up jobs,
-   * a worker of an older version) is no sample.
+   * a worker of an older version) is no sample; until the first sample, its workerMs stands in (pessimistic:
+   * warm-up jobs are slow), so a burst on fresh workers is not admitted blind. The first sample replaces it.
    */
-  private observe(cycleMs: number | null): void {
-    if (cycleMs === null || !Number.isFinite(cycleMs) || cycleMs < 0) return;
-    this.serviceMs = this.serviceMs === null ? cycleMs : this.serviceMs + SERVICE_TIME_ALPHA * (cycleMs - this.serviceMs);
+  private observe(outcome: JobOutcome<unknown>, cycleMs: number | null): void {
+    if (cycleMs === null || !Number.isFinite(cycleMs) || cycleMs < 0) {
+      if (this.measuredMs === null && Number.isFinite(outcome.workerMs) && outcome.workerMs >= 0) this.provisionalMs = outcome.workerMs;
+      return;
+    }
+    this.measuredMs = this.measuredMs === null ? cycleMs : this.measuredMs + SERVICE_TIME_ALPHA * (cycleMs - this.measuredMs);
+  }
+
+  private get serviceMs(): number | null {
+    return this.measuredMs ?? this.provisionalMs;
   }
 
   /**
@@ -203,7 +212,7 @@ export class JobClient {
     this.enqueued(o.admission);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(waiting.cycleMs);
+      this.observe(outcome, waiting.cycleMs);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.

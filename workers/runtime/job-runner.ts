@@ -49,10 +49,10 @@ export interface JobRunnerOptions<I, R> {
 }
 
 /**
- * A process's first jobs pay one-off costs (first ONNX runs, JIT): ~320 and ~80 ms against ~30 ms after, for the
- * liveness engine. Their cycle times would make the API's admission shed a burst that arrives on a fresh worker.
+ * A process's first job pays one-off costs (first ONNX runs, JIT; the liveness engine without its warm-up:
+ * ~320 ms against ~25 ms after). It sends no cycle time: the API takes its workerMs only until a real sample.
  */
-export const WARM_UP_JOBS = 2;
+export const WARM_UP_JOBS = 1;
 
 export class JobRunner<I, R> {
   readonly worker: Worker;

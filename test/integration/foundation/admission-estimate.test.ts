@@ -52,11 +52,13 @@ describe('admission estimate from the workers\' cycle times', () => {
 
   const run = (input: SleepInput) => client.run({ requestId: randomUUID(), input, payload: Buffer.from('x'), deadline: Deadline.after(10_000) });
 
-  it('takes no sample from a worker\'s warm-up jobs, then one per job', async () => {
-    for (let i = 0; i < WARM_UP_JOBS; i++) await run({ sleepMs: 5 });
+  it('lets a worker\'s warm-up jobs stand in until the first cycle sample, which replaces them', async () => {
     expect(client.serviceTimeMs).to.equal(null);
+    for (let i = 0; i < WARM_UP_JOBS; i++) await run({ sleepMs: 400 });
+    expect(client.serviceTimeMs).to.be.at.least(400);
     await run({ sleepMs: 40 });
-    expect(client.serviceTimeMs).to.be.at.least(40);
+    // Replaced, not averaged in: an EWMA step from 400 would stay above 300.
+    expect(client.serviceTimeMs).to.be.within(40, 300);
   });
 
   it('takes no sample from a failed job', async () => {
