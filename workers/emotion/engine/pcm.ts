@@ -4,7 +4,10 @@
 // lower rate, cutoff 0.97 of its Nyquist frequency, exact rational phases), so the result matches the
 // ffmpeg path to about one least-significant bit without paying ~0.1 s to start ffmpeg. Every other
 // format (and any PCM whose rate needs more than MAX_PHASES filter phases) still goes through ffmpeg.
+// The filter runs in WebAssembly SIMD (resample-simd.ts) where the runtime has it, bit-identical to the
+// scalar loop here.
 import os from 'node:os';
+import { fitsInt32, simdResampler } from './resample-simd';
 
 /** Where the samples are and how they are laid out; read from the header by sniff(). */
 export interface PcmLayout {
@@ -124,6 +127,8 @@ interface FilterBank {
   center: number;
   /** phases × taps coefficients. */
   coef: Float64Array;
+  /** Whether every output's sum fits 32-bit integers (the WebAssembly SIMD path is then exact). */
+  int32: boolean;
 }
 
 const banks = new Map<string, FilterBank>();
@@ -156,7 +161,8 @@ function filterBank(inRate: number, outRate: number): FilterBank {
     // swr resamples 16-bit audio in 16-bit arithmetic: coefficients rounded to Q15.
     for (let i = 0; i < taps; i++) coef[ph * taps + i] = Math.max(-32768, Math.min(32767, Math.round((tab[i]! * 32768) / norm)));
   }
-  const bank = { phases, step, taps, center, coef };
+  const bank: FilterBank = { phases, step, taps, center, coef, int32: false };
+  bank.int32 = fitsInt32(bank);
   banks.set(key, bank);
   return bank;
 }
@@ -173,6 +179,13 @@ export function resampledLength(frames: number, inRate: number, outRate: number)
  * packets fall). Ranges let the work be split across threads; each output depends only on the input.
  */
 export function resample(x: Float32Array, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
+  const bank = filterBank(inRate, outRate);
+  const simd = bank.int32 ? simdResampler() : null;
+  return simd ? simd.resample(x, bank, from, to, mirror) : resampleScalar(x, inRate, outRate, from, to);
+}
+
+/** The same outputs in plain JavaScript doubles (runtimes without WebAssembly SIMD; the reference in tests). */
+export function resampleScalar(x: Float32Array, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
   const { phases, step, taps, center, coef } = filterBank(inRate, outRate);
   const n = x.length;
   const out = new Float32Array(Math.max(0, to - from));
