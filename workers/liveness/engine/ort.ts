@@ -1,8 +1,9 @@
 // Owns how the engine opens onnxruntime sessions: verified model files, CPU only, a fixed thread count.
 import * as ort from 'onnxruntime-node';
 
-export async function openSession(file: string, intraOpThreads: number): Promise<ort.InferenceSession> {
-  return ort.InferenceSession.create(file, {
+/** Opens a model file, or a model's bytes (a graph rewritten in memory, see prelu.ts). */
+export async function openSession(model: string | Uint8Array, intraOpThreads: number): Promise<ort.InferenceSession> {
+  const options: ort.InferenceSession.SessionOptions = {
     executionProviders: ['cpu'],
     intraOpNumThreads: intraOpThreads,
     // One job per process at a time: a second pool of inter-op threads would only compete with the first.
@@ -12,7 +13,8 @@ export async function openSession(file: string, intraOpThreads: number): Promise
     graphOptimizationLevel: 'all',
     // The BlazeFace exports carry unused initializers; ORT warns about each at load, which is noise.
     logSeverityLevel: 3,
-  });
+  };
+  return typeof model === 'string' ? ort.InferenceSession.create(model, options) : ort.InferenceSession.create(model, options);
 }
 
 export function tensorData(out: ort.InferenceSession.OnnxValueMapType, name: string): Float32Array {
