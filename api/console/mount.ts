@@ -7,6 +7,7 @@ import { AppError, InternalError, NotFoundError } from '../../shared/errors';
 import { fromFrameworkError, setErrorHeaders, type FrameworkErrorWording } from '../http/error-handler';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { createMailer } from './mail/mailer';
+import { withDbDeadline } from '../../shared/db/deadline-scope';
 import type { LivenessServerDeps } from '../liveness/server';
 import { ASSETS } from './assets';
 import { AttemptLimiter } from './attempts';
@@ -146,6 +147,8 @@ function sweepPendingAccounts(d: ConsoleDeps): void {
 export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
+  // Every database call a console request makes is bounded by the request's deadline (set app-wide).
+  router.use((req, _res, next) => withDbDeadline(req.deadline, next));
   router.use(consoleHelmet(d.cookie.secure));
   router.use((_req, res, next) => {
     // Pages carry one-time secrets and CSRF tokens: never cache them anywhere.

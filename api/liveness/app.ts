@@ -21,7 +21,7 @@ import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { quotaOnError, requireApiKey } from './auth';
 import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
-import { renderError, sendSuccess } from './envelope';
+import { quotaFromSnapshot, renderError, sendSuccess, setQuota } from './envelope';
 import type { IdempotencyStore } from './idempotency';
 
 export interface LivenessAppDeps {
@@ -95,7 +95,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   app.get('/v1/usage', auth, throttle, async (req, res) => {
     const plan = d.accounts.planView(req.auth!.account);
     const usage = await req.deadline.race('usage', d.ledger.snapshot(req.auth!.account._id, plan));
-    res.locals.quota = { customerId: req.auth!.account._id, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
+    setQuota(res, quotaFromSnapshot(req.auth!.account._id, usage));
     sendSuccess(res, d.clock, {
       year_month: usage.month,
       total_calls: usage.used,

@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, NextFunction, Request, Response } from 'expre
 import { UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
-import type { QuotaView } from './envelope';
+import { quotaFromSnapshot, quotaOf, setQuota } from './envelope';
 import type { AuthFailureGuard } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
@@ -22,8 +22,7 @@ export function requireApiKey(accounts: AccountService, failures: AuthFailureGua
     }
     await req.deadline.race('authentication', failures.succeeded(req));
     req.auth = auth;
-    const quota: QuotaView = { customerId: auth.account._id, remaining: null, overLimit: null };
-    res.locals.quota = quota;
+    setQuota(res, { customerId: auth.account._id, remaining: null, overLimit: null });
     next();
   };
 }
@@ -31,12 +30,11 @@ export function requireApiKey(accounts: AccountService, failures: AuthFailureGua
 /** Fills in the caller's remaining credits on an error response (best effort: null if the database is down). */
 export function quotaOnError(accounts: AccountService, ledger: CreditLedger): ErrorRequestHandler {
   return async (err, req, res, next) => {
-    const quota = res.locals.quota as QuotaView | undefined;
-    if (req.auth && quota && quota.remaining === null) {
+    if (req.auth && quotaOf(res).customerId !== null && quotaOf(res).remaining === null) {
       try {
         // Best effort, and never past the deadline: an answer that is late for its numbers is still late.
         const usage = await req.deadline.race('usage', ledger.snapshot(req.auth.account._id, accounts.planView(req.auth.account)));
-        res.locals.quota = { ...quota, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
+        setQuota(res, quotaFromSnapshot(req.auth.account._id, usage));
       } catch {
         // the error being reported is what matters; the numbers stay null
       }

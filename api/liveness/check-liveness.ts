@@ -17,7 +17,7 @@ import type { Clock } from '../../shared/billing/month';
 import type { Throttle } from '../http/throttle';
 import { nextMonthStart } from '../../shared/billing/month';
 import type { IdempotencyStore, StoredResponse } from './idempotency';
-import { metadata, quotaOf, setQuotaHeaders, type QuotaView } from './envelope';
+import { metadata, quotaFromSnapshot, quotaOf, setQuota, setQuotaHeaders, type QuotaView } from './envelope';
 
 /** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
 export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
@@ -119,7 +119,7 @@ async function fillQuota(d: CheckDeps, req: Request, res: Response): Promise<voi
   if (quotaOf(res).remaining !== null) return;
   const account = req.auth!.account;
   const usage = await d.ledger.snapshot(account._id, d.accounts.planView(account));
-  res.locals.quota = { customerId: account._id, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
+  setQuota(res, quotaFromSnapshot(account._id, usage));
 }
 
 function errorForReplay(clock: Clock, err: AppError, q: QuotaView): StoredResponse {
@@ -141,7 +141,7 @@ async function runAndBill(
   if (!reservation.ok) {
     d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
     // Credits still in flight count as spent: a capped caller has none left to use.
-    res.locals.quota = { customerId, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
+    setQuota(res, { customerId, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit });
     const retryAfter = Math.ceil((nextMonthStart(new Date(reservation.at)).getTime() - reservation.at) / 1000);
     throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
   }
@@ -185,7 +185,7 @@ function answer(d: CheckDeps, req: Request, res: Response, value: LivenessJobVal
   const customerId = req.auth!.account._id;
   d.metrics.quotaOutcomes.inc({ outcome: value.usage?.overage ? 'overage' : 'served' });
   if (value.usage) {
-    res.locals.quota = { customerId, remaining: value.usage.remaining, overLimit: value.usage.overLimit, monthlyLimit: value.usage.monthlyLimit };
+    setQuota(res, { customerId, remaining: value.usage.remaining, overLimit: value.usage.overLimit, monthlyLimit: value.usage.monthlyLimit });
   }
   const { stages: _stages, ...data } = value.result;
   const body = { metadata: metadata(d.clock, 'success', quotaOf(res)), data };

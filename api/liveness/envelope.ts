@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { AppError } from '../../shared/errors';
 import { LIVENESS_API_VERSION } from '../../shared/version';
 import { nextMonthStart, type Clock } from '../../shared/billing/month';
+import type { UsageSnapshot } from '../../shared/billing/credit-ledger';
 
 /** What the envelope says about the caller's credits; null fields when the caller is unknown. */
 export interface QuotaView {
@@ -34,9 +35,22 @@ export function metadata(clock: Clock, status: Metadata['status'], q: QuotaView 
   };
 }
 
+/** Each response's quota, typed and private to these accessors (rather than an untyped `res.locals` entry). */
+const quotas = new WeakMap<Response, QuotaView>();
+
 /** The caller's quota as known for this response (set by auth, refreshed after billing). */
 export function quotaOf(res: Response): QuotaView {
-  return (res.locals.quota as QuotaView | undefined) ?? UNKNOWN;
+  return quotas.get(res) ?? UNKNOWN;
+}
+
+/** Records what this response will say about the caller's credits (metadata and X-Quota-* headers). */
+export function setQuota(res: Response, quota: QuotaView): void {
+  quotas.set(res, quota);
+}
+
+/** The quota view of a ledger snapshot. */
+export function quotaFromSnapshot(customerId: string, usage: UsageSnapshot): QuotaView {
+  return { customerId, remaining: usage.remaining, overLimit: usage.overage, monthlyLimit: usage.monthlyLimit };
 }
 
 /** Quota headers on every authenticated response: monthly limit, remaining credits, reset at the UTC month end. */

@@ -2,6 +2,7 @@
 // atomic operation (FerretDB 1.x and MongoDB 7 alike); expiring data lives in Redis, not here.
 import { Schema, type Connection, type InferSchemaType, type Model } from 'mongoose';
 import { PLAN_IDS } from '../billing/plans';
+import { dbDeadlinePlugin } from './deadline-scope';
 
 const accountSchema = new Schema(
   {
@@ -128,6 +129,11 @@ export interface Models {
   MeteringRecord: Model<MeteringRecordDoc>;
   EmotionToken: Model<EmotionTokenDoc>;
   Audit: Model<AuditDoc>;
+}
+
+// Calls made inside a request's deadline scope (the console's) are bounded by it; see deadline-scope.ts.
+for (const schema of [accountSchema, apiKeySchema, usageEventSchema, meteringRecordSchema, emotionTokenSchema, auditSchema]) {
+  schema.plugin(dbDeadlinePlugin);
 }
 
 export function createModels(conn: Connection): Models {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
-import { metadata, renderError, sendSuccess, type QuotaView } from '../../../api/liveness/envelope';
+import { metadata, renderError, sendSuccess, setQuota, type QuotaView } from '../../../api/liveness/envelope';
 import { errorHandler } from '../../../api/http/error-handler';
 import { anyErrorEnvelopeSchema, errorMetadataSchema, successMetadataSchema } from '../../../shared/contracts/http/liveness';
 import { TooManyRequestsError } from '../../../shared/errors';
@@ -37,12 +37,12 @@ describe('The liveness response envelope (api/liveness/envelope.ts)', () => {
     before(async () => {
       const app = express();
       app.get('/ok', (_req, res) => {
-        res.locals.quota = { customerId: customer, remaining: 3, overLimit: 0, monthlyLimit: 50 } satisfies QuotaView;
+        setQuota(res, { customerId: customer, remaining: 3, overLimit: 0, monthlyLimit: 50 });
         sendSuccess(res, clock, { hello: 'world' });
       });
       app.get('/anonymous', (_req, res) => sendSuccess(res, clock, {}));
       app.get('/capped', (_req, res) => {
-        res.locals.quota = { customerId: customer, remaining: 0, overLimit: 0, monthlyLimit: 50 } satisfies QuotaView;
+        setQuota(res, { customerId: customer, remaining: 0, overLimit: 0, monthlyLimit: 50 });
         throw new TooManyRequestsError('quota_exceeded', 'The monthly limit is reached', 1);
       });
       app.use(errorHandler(renderError(clock)));

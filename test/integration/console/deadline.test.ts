@@ -1,0 +1,59 @@
+// The console's request deadline against a stalled document store: a TCP proxy in front of the test FerretDB
+// stops forwarding (connections stay open, nothing is answered — what a hung database looks like). A console
+// page or the try-it JSON that needs the database answers 503 with Retry-After within the budget + 1 s, the
+// same rule as the API's (test/integration/liveness-api/deadline.test.ts).
+import { expect } from 'chai';
+import { testMongoUri } from '../../support/engines';
+import { StallableProxy } from '../../support/stallable-proxy';
+import { FormClient, fullySignedIn, signIn, startConsole, type ConsoleHarness, type Onboarded } from './harness';
+
+describe('Console request deadline with a stalled document store', function () {
+  this.timeout(120_000);
+  // A 3 s budget instead of the shipped 10 s only to keep the test short; the bound checked is the same rule.
+  const BUDGET_MS = 3000;
+  const proxy = new StallableProxy();
+  let h: ConsoleHarness;
+  let user: Onboarded;
+
+  before(async () => {
+    const db = new URL(testMongoUri());
+    await proxy.start({ host: db.hostname, port: Number(db.port) });
+    h = await startConsole('console-stall', { MONGODB_URI: `mongodb://127.0.0.1:${proxy.port}/`, LIVENESS_BUDGET_MS: String(BUDGET_MS) });
+    user = await fullySignedIn(h);
+  });
+  afterEach(() => proxy.resume());
+  after(async () => {
+    proxy.resume();
+    await h?.stop();
+    await proxy.close();
+  });
+
+  /** Runs `call` with the store stalled; returns its answer and how long it took. */
+  async function stalled<T>(call: () => Promise<T>): Promise<{ answer: T; elapsed: number }> {
+    proxy.stall();
+    const started = Date.now();
+    const answer = await call();
+    return { answer, elapsed: Date.now() - started };
+  }
+
+  it('answers a signed-in page with the 503 error page and Retry-After within the budget + 1 s', async () => {
+    const { answer: page, elapsed } = await stalled(() => user.client.request('GET', '/console/dashboard'));
+    expect(page.status, page.html.slice(0, 300)).to.equal(503);
+    expect(page.html).to.contain('Temporarily unavailable');
+    expect(Number(page.headers.get('retry-after'))).to.be.at.least(1);
+    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+  });
+
+  it('answers a sign-in with the 503 error page within the budget + 1 s', async () => {
+    const client = new FormClient(h.base);
+    const { answer: page, elapsed } = await stalled(() => signIn(client, user.email, user.password));
+    expect(page.status, page.html.slice(0, 300)).to.equal(503);
+    expect(page.html).to.contain('Temporarily unavailable');
+    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+  });
+
+  it('serves the console again once the store answers', async () => {
+    const page = await user.client.open('/console/dashboard');
+    expect(page.status).to.equal(200);
+  });
+});
