@@ -102,7 +102,7 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     }
   });
 
-  it('fails fast with 503 while MongoDB is down (or serves a cached key, its event kept in the outbox), health says "database unavailable", and recovers by itself', async () => {
+  it('serves a known key while MongoDB is down (its event kept in the outbox), health says "database unavailable", and recovers by itself', async () => {
     await sleep(1500);
     phase = 'mongo-stopping';
     await engines.stopMongo();
@@ -122,9 +122,9 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     // A key in the auth cache is served: billing needs only Redis, and the usage event waits in the outbox
     // until MongoDB is back (the last test counts them). A call that needs the database is refused fast.
     for (const s of down) {
-      // A known key needs no database read on the hot path, so a call may still be served; if not, it is
-      // refused with 503 — either way within the request deadline (budget + 1 s), never a hang.
-      expect([200, 503], JSON.stringify(s)).to.include(s.status);
+      // The key was used since Redis came back, so its authentication and its month's credits are in Redis:
+      // a known key needs no database read on the hot path and is served while MongoDB is down.
+      expect(s.status, JSON.stringify(s)).to.equal(200);
       await expectWithinDeadline(s);
     }
     for (const s of samples) {
