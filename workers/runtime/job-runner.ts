@@ -44,8 +44,8 @@ export interface JobRunnerOptions<I, R> {
   settle?: Settle<I, R>;
   /** The test-only fault hook (workers/runtime/fault-hook.ts). */
   fault?: FaultHook;
-  /** Called after the outcome is published, for metrics. */
-  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>) => void;
+  /** Called after the outcome is published, for metrics; handlerCpuMs: the process's CPU while the handler ran. */
+  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>, handlerCpuMs: number) => void;
 }
 
 /**
@@ -96,6 +96,7 @@ export class JobRunner<I, R> {
     let envelope: JobEnvelope<I> | undefined;
     // The fault hook's steps belong to jobs whose engine ran (a skipped or failed job commits nothing).
     let engineRan = false;
+    let handlerCpuMs = 0;
     try {
       envelope = { ...raw, input: this.opts.parseInput(raw.input) };
       if (Date.now() > raw.deadline) {
@@ -106,7 +107,10 @@ export class JobRunner<I, R> {
       }
       const payload = await redis.getdelBuffer(raw.payloadKey);
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
+      const cpuBefore = process.cpuUsage();
       const value = await this.opts.handler({ envelope, payload, log });
+      const cpu = process.cpuUsage(cpuBefore);
+      handlerCpuMs = (cpu.user + cpu.system) / 1000;
       outcome = { ok: true, value, workerMs: Date.now() - started };
       engineRan = true;
       this.opts.fault?.('after_engine');
@@ -126,7 +130,7 @@ export class JobRunner<I, R> {
     await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)}${cycle},"outcome":${stored}}`);
     this.previous = { settleAt, publishedAt: Date.now(), settleMs: Date.now() - settleAt };
     if (engineRan) this.opts.fault?.('after_publish');
-    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope);
+    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope, handlerCpuMs);
   }
 
   /**
