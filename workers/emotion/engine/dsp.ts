@@ -9,7 +9,8 @@ export class Fft {
   private readonly tw4: Float64Array;
   /** The last radix-2 stage (sizes that are not a power of 4): cos and −sin of 2πk/n, k < n/2. */
   private readonly tw2: Float64Array | null;
-  private readonly rev: Uint32Array;
+  /** Bit-reversal permutation: a caller that writes its input at rev[i] can skip the permutation pass. */
+  readonly rev: Uint32Array;
 
   constructor(size: number) {
     if (size < 4 || (size & (size - 1)) !== 0) throw new Error(`FFT size ${size} is not a power of two >= 4`);
@@ -70,6 +71,12 @@ export class Fft {
         im[j] = ti;
       }
     }
+    this.transformBitReversed(re, im);
+  }
+
+  /** The same transform of an input already stored in bit-reversed order (x[i] at rev[i]). */
+  transformBitReversed(re: Float64Array, im: Float64Array): void {
+    const n = this.size;
     // The first two stages have trivial twiddles (1 and -i): one radix-4 pass.
     for (let a = 0; a < n; a += 4) {
       const r0 = re[a]! + re[a + 1]!;
@@ -192,6 +199,7 @@ export class EvenPairDft {
   transform(a: Float64Array, b: Float64Array): void {
     const N = this.half;
     const { zr, zi, cos, sin } = this;
+    const rev = this.fft.rev;
     // C_k = ½x_0 + Σ_{0<j<N} x_j cos(πjk/N) + ½(−1)^k x_N is half the DFT. C_1 directly; the rest from
     // g_j = ½(x_j + x_{N−j}) − sin(πj/N)(x_j − x_{N−j}), whose FFT G gives C_2k = Re G_k and
     // C_2k+1 = C_2k−1 − Im G_k (with G = Σ g e^{−2πijk/N}).
@@ -207,10 +215,11 @@ export class EvenPairDft {
       const am = a[N - j]!;
       const bp = b[j]!;
       const bm = b[N - j]!;
-      zr[j] = 0.5 * (ap + am) - s * (ap - am);
-      zi[j] = 0.5 * (bp + bm) - s * (bp - bm);
+      const r = rev[j]!;
+      zr[r] = 0.5 * (ap + am) - s * (ap - am);
+      zi[r] = 0.5 * (bp + bm) - s * (bp - bm);
     }
-    this.fft.transform(zr, zi);
+    this.fft.transformBitReversed(zr, zi);
     // Two real FFTs from one complex: Ga_k = (Z_k + Z*_{N−k}) / 2, Gb_k = (Z_k − Z*_{N−k}) / 2i.
     const q = N >> 1;
     let oddA = c1a;

@@ -201,9 +201,10 @@ export class FrameAnalyser {
     const L = this.frameLength;
     re.fill(0);
     im.fill(0);
-    fillFrame(x, t.starts[a]!, L, win, re);
-    if (b >= 0) fillFrame(x, t.starts[b]!, L, win, im);
-    this.fft.transform(re, im);
+    const rev = this.fft.rev;
+    fillFrame(x, t.starts[a]!, L, win, re, rev);
+    if (b >= 0) fillFrame(x, t.starts[b]!, L, win, im, rev);
+    this.fft.transformBitReversed(re, im);
     // Unpack the two real spectra: X1[k] = (Z[k] + Z*[n-k]) / 2, X2[k] = (Z[k] - Z*[n-k]) / 2i.
     // Both power spectra are even: only bins 0..n/2 are computed (everything below reads no further).
     for (let k = 0; k <= half; k++) {
@@ -350,11 +351,12 @@ function centroid(p: Float64Array, [from, to]: [number, number], hzPerBin: numbe
   return w > 0 ? (sum / w) * hzPerBin : Number.NaN;
 }
 
-function fillFrame(x: Float32Array, s: number, L: number, win: Float64Array, out: Float64Array): void {
+/** The frame minus its mean, windowed, written in the FFT's bit-reversed order (`out` already zeroed). */
+function fillFrame(x: Float32Array, s: number, L: number, win: Float64Array, out: Float64Array, rev: Uint32Array): void {
   let m = 0;
   for (let i = 0; i < L; i++) m += x[s + i]!;
   m /= L;
-  for (let i = 0; i < L; i++) out[i] = (x[s + i]! - m) * win[i]!;
+  for (let i = 0; i < L; i++) out[rev[i]!] = (x[s + i]! - m) * win[i]!;
 }
 
 /** Praat's path finder: maximise strengths minus octave-jump and voicing-transition costs. */
