@@ -1,9 +1,9 @@
-// The engine's FFT (radix-4 passes, a radix-2 pass for sizes that are not powers of four) against the
-// textbook DFT, for every size class, on complex random input and on the real, even input the frame
-// analysis feeds it for autocorrelations and cepstra.
+// The engine's FFT (radix-4 passes, a radix-2 pass for sizes that are not powers of four) and its transform
+// of pairs of real, even sequences (autocorrelations and cepstra) against the textbook DFT, for every size
+// class, on complex random input and on real, even input.
 import { expect } from 'chai';
 import { seededRandom } from '../../../scripts/stats';
-import { Fft } from '../../../workers/emotion/engine/dsp';
+import { EvenPairDft, Fft } from '../../../workers/emotion/engine/dsp';
 
 function naiveDft(re: Float64Array, im: Float64Array): { re: Float64Array; im: Float64Array } {
   const n = re.length;
@@ -59,6 +59,28 @@ describe('emotion engine: FFT', () => {
       expect(Math.abs(im[k]! - im[n - k]!)).to.be.below(1e-9);
     }
   });
+
+  for (const n of [8, 16, 64, 512]) {
+    it(`transforms two real, even sequences from their first halves as the naive DFT does (size ${n})`, () => {
+      const rnd = seededRandom(100 + n);
+      const re = new Float64Array(n);
+      const im = new Float64Array(n);
+      for (let k = 0; k <= n / 2; k++) {
+        re[k] = re[(n - k) % n] = rnd() * 2 - 1;
+        im[k] = im[(n - k) % n] = rnd() * 2 - 1;
+      }
+      const ref = naiveDft(re, im);
+      // Only the first halves go in; what lies beyond them must not be read.
+      const a = Float64Array.from(re).fill(Number.NaN, n / 2 + 1);
+      const b = Float64Array.from(im).fill(Number.NaN, n / 2 + 1);
+      new EvenPairDft(n).transform(a, b);
+      for (let k = 0; k <= n / 2; k++) {
+        // The DFT of a real, even sequence is real: re carries the first one's, im the second's.
+        expect(Math.abs(a[k]! - ref.re[k]!), `a[${k}]`).to.be.below(1e-9);
+        expect(Math.abs(b[k]! - ref.im[k]!), `b[${k}]`).to.be.below(1e-9);
+      }
+    });
+  }
 
   it('rejects sizes that are not powers of two', () => {
     expect(() => new Fft(48)).to.throw(/power of two/);

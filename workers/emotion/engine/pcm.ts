@@ -42,6 +42,9 @@ export function pcmDecodable(layout: PcmLayout, outRate: number): boolean {
   return outRate / g <= MAX_PHASES;
 }
 
+/** Integer sample values: the 16-bit input channels, or resampled (still integer-valued) outputs. */
+export type IntegerSamples = Int16Array | Float32Array;
+
 /** A Float32Array every analysis thread can read without a copy. */
 export function sharedFloat32(length: number): Float32Array {
   return new Float32Array(new SharedArrayBuffer(Math.max(1, length) * 4), 0, length);
@@ -57,7 +60,7 @@ export async function decodePcm(
   body: Buffer,
   layout: PcmLayout,
   outRate: number,
-  split?: (channels: Float32Array[], ranges: Array<[number, number]>) => Promise<Float32Array[]>,
+  split?: (channels: Int16Array[], ranges: Array<[number, number]>) => Promise<Float32Array[]>,
 ): Promise<Float32Array> {
   const channels = deinterleave(body, layout);
   if (layout.sampleRate === outRate) return toUnit(channels.length === 1 ? channels[0]! : mixdown(channels, 0, layout.frames));
@@ -73,22 +76,22 @@ export async function decodePcm(
 }
 
 /** Outputs [from, to) of every channel, resampled and (for two) averaged: integer sample values. */
-export function resampleChannels(channels: Float32Array[], inRate: number, outRate: number, from: number, to: number): Float32Array {
+export function resampleChannels(channels: IntegerSamples[], inRate: number, outRate: number, from: number, to: number): Float32Array {
   const res = channels.map((c) => resample(c, inRate, outRate, from, to));
   return res.length === 1 ? res[0]! : mixdown(res, 0, res[0]!.length);
 }
 
-function mixdown(ch: Float32Array[], from: number, to: number): Float32Array {
+function mixdown(ch: IntegerSamples[], from: number, to: number): Float32Array {
   const [a, b] = [ch[0]!, ch[1]!];
   const out = new Float32Array(to - from);
   for (let i = from; i < to; i++) out[i - from] = (a[i]! + b[i]! + 1) >> 1;
   return out;
 }
 
-/** The channels as integer sample values on shared memory (the analysis threads read them without a copy). */
-function deinterleave(body: Buffer, l: PcmLayout): Float32Array[] {
+/** The channels as 16-bit samples on shared memory (the analysis threads read them without a copy). */
+function deinterleave(body: Buffer, l: PcmLayout): Int16Array[] {
   const n = l.frames;
-  const chs = Array.from({ length: l.channels }, () => sharedFloat32(n));
+  const chs = Array.from({ length: l.channels }, () => new Int16Array(new SharedArrayBuffer(Math.max(1, n) * 2), 0, n));
   const le = !l.bigEndian;
   const k = l.channels;
   if (le && LITTLE_ENDIAN_HOST && (body.byteOffset + l.dataOffset) % 2 === 0) {
@@ -109,8 +112,8 @@ function deinterleave(body: Buffer, l: PcmLayout): Float32Array[] {
 }
 
 /** Integer sample values (clipped to 16 bits) scaled to ±1, as PcmSink reads ffmpeg's s16le. */
-function toUnit(x: Float32Array): Float32Array {
-  const out = x.buffer instanceof SharedArrayBuffer ? x : sharedFloat32(x.length);
+function toUnit(x: IntegerSamples): Float32Array {
+  const out = x instanceof Float32Array && x.buffer instanceof SharedArrayBuffer ? x : sharedFloat32(x.length);
   for (let i = 0; i < x.length; i++) {
     const v = x[i]!;
     out[i] = (v > 32767 ? 32767 : v < -32768 ? -32768 : v) / 32768;
@@ -178,14 +181,14 @@ export function resampledLength(frames: number, inRate: number, outRate: number)
  * frames · out / in rounded (ffmpeg's own count wanders within a sample of that, depending on how its
  * packets fall). Ranges let the work be split across threads; each output depends only on the input.
  */
-export function resample(x: Float32Array, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
+export function resample(x: IntegerSamples, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
   const bank = filterBank(inRate, outRate);
   const simd = bank.int32 ? simdResampler() : null;
   return simd ? simd.resample(x, bank, from, to, mirror) : resampleScalar(x, inRate, outRate, from, to);
 }
 
 /** The same outputs in plain JavaScript doubles (runtimes without WebAssembly SIMD; the reference in tests). */
-export function resampleScalar(x: Float32Array, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
+export function resampleScalar(x: IntegerSamples, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
   const { phases, step, taps, center, coef } = filterBank(inRate, outRate);
   const n = x.length;
   const out = new Float32Array(Math.max(0, to - from));

@@ -191,7 +191,7 @@ class SimdResampler {
   }
 
   /** Outputs [from, to) of `x` (integer sample values) through `bank`; `mirror` reflects indices outside x. */
-  resample(x: ArrayLike<number>, bank: SimdBank, from: number, to: number, mirror: (i: number, n: number) => number): Float32Array {
+  resample(x: Int16Array | Float32Array, bank: SimdBank, from: number, to: number, mirror: (i: number, n: number) => number): Float32Array {
     const { phases, step, taps, center } = bank;
     const blocks = Math.ceil(taps / 8);
     const padded = blocks * 8;
@@ -222,7 +222,7 @@ class SimdResampler {
     const lo = Math.min(inputLength, Math.max(0, -first));
     const hi = Math.min(inputLength, n - first);
     for (let i = 0; i < lo; i++) input[i] = x[mirror(first + i, n)]!;
-    for (let i = lo; i < hi; i++) input[i] = x[first + i]!;
+    if (hi > lo) input.set(x.subarray(first + lo, first + hi), lo);
     for (let i = Math.max(lo, hi); i < inputLength; i++) input[i] = x[mirror(first + i, n)]!;
     this.run(inAt, 0, outAt, count, blocks, Math.floor(step / phases), step % phases, phases, (from * step) % phases);
     out.set(new Float32Array(buf, outAt, count));
