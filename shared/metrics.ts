@@ -71,6 +71,12 @@ export function createMetrics(service: string) {
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
+    handlerCpu: new Counter({
+      name: 'lc_job_handler_cpu_seconds_total',
+      help: 'CPU time of the worker process (all threads) while its handler ran: the engine, under whatever contention the machine has',
+      labelNames: ['queue'] as const,
+      registers: [registry],
+    }),
     jobs: new Counter({
       name: 'lc_jobs_total',
       help: 'Jobs finished by a worker, by outcome',

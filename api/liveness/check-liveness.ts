@@ -18,11 +18,10 @@ import type { Throttle } from '../http/throttle';
 import { nextMonthStart } from '../../shared/billing/month';
 import type { IdempotencyStore, StoredResponse } from './idempotency';
 import { metadata, quotaFromSnapshot, quotaOf, setQuota, setQuotaHeaders, type QuotaView } from './envelope';
+import { decodeStrictBase64 } from './strict-base64';
 
 /** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
 export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
-
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The request body (the OpenAPI document is generated from this schema). */
 export const livenessRequestSchema = z.object({
@@ -53,10 +52,10 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   if (text.length > MAX_IMAGE_BASE64_CHARS) {
     throw new PayloadTooLargeError(`image exceeds ${MAX_IMAGE_BASE64_CHARS} Base64 characters (10 MB)`);
   }
-  if (!BASE64.test(text) || text.length % 4 === 1) {
+  const image = decodeStrictBase64(text);
+  if (!image) {
     throw new InvalidRequestError('image is not valid Base64 (standard alphabet, no data: URL prefix)', { field: 'image' });
   }
-  const image = Buffer.from(text, 'base64');
   if (image.length === 0) throw new InvalidRequestError('image decodes to no bytes', { field: 'image' });
   const imageFormat = parsed.data.image_format;
   return {

@@ -117,6 +117,8 @@ export interface LoadResult {
   p99: number;
   ok: number;
   bad: number;
+  /** Requests of the warm-up run before the measured one (their CPU lands in the same /proc counters). */
+  warmup: number;
 }
 
 /** autocannon against one or more API processes (round-robin across them), after a short warm-up. */
@@ -131,9 +133,9 @@ export async function load(ports: number[], key: string, body: string, connectio
     timeout: 30,
   });
   // autocannon with several urls splits connections across them; keep it even.
-  await autocannon(opts(2));
+  const w = await autocannon(opts(2));
   const r = await autocannon(opts(seconds));
-  return { rps: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'], bad: r.non2xx + r.errors + r.timeouts };
+  return { rps: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'], bad: r.non2xx + r.errors + r.timeouts, warmup: w['2xx'] + w.non2xx };
 }
 
 /** CPU-ms one analysis costs this process (user + system, all threads), after warm-up. */
@@ -217,7 +219,8 @@ export async function cpuPerRequest(procs: Array<[string, number | null]>, fn: (
   const all: Array<[string, number | null]> = [...procs, ['load generator (this process)', process.pid]];
   const before = all.map(([, pid]) => (pid ? cpuSeconds(pid) : NaN));
   const result = await fn();
-  const served = result.ok + result.bad;
+  // The CPU counters span the warm-up run too: divide by every request served in that time.
+  const served = result.ok + result.bad + result.warmup;
   const rows = all.map(([name, pid], i): [string, number] => [name, pid ? ((cpuSeconds(pid) - before[i]!) * 1000) / served : NaN]);
   return { result, rows };
 }
@@ -241,6 +244,16 @@ function histMeanMs(text: string, name: string, labels: string[] = []): number {
       .reduce((s, l) => s + Number(l.split(' ').pop()), 0);
   const count = pick('count');
   return count ? (pick('sum') / count) * 1000 : NaN;
+}
+
+/** Sum of a counter over the stack's workers' /metrics pages (for lc_job_handler_cpu_seconds_total: CPU-seconds). */
+async function workersCounter(stack: BenchStack, name: string): Promise<number> {
+  let sum = 0;
+  for (const w of stack.workers) {
+    const text = await (await fetch(`http://127.0.0.1:${w.port}/metrics`)).text();
+    for (const line of text.split('\n')) if (line.startsWith(name)) sum += Number(line.split(' ').pop());
+  }
+  return sum;
 }
 
 /** The pieces of a request outside the engine, each timed alone against the bench's own Redis and FerretDB. */
@@ -295,9 +308,17 @@ async function main(): Promise<void> {
     const c1: LoadResult[] = [];
     const c16: LoadResult[] = [];
     const cpu: Array<Array<[string, number]>> = [];
+    // The engine's CPU per job inside the workers during the c=16 rounds (same contention as the service total).
+    const engineLoaded: number[] = [];
+    const handlerCpu = () => workersCounter(stack, 'lc_job_handler_cpu_seconds_total');
     for (let r = 0; r < rounds; r++) {
       c1.push(await load([port], stack.key, body, 1, seconds));
-      const measured = await cpuPerRequest(stackPids(stack), () => load([port], stack.key, body, 16, seconds));
+      let cpuBefore = 0;
+      const measured = await cpuPerRequest(stackPids(stack), async () => {
+        cpuBefore = await handlerCpu();
+        return load([port], stack.key, body, 16, seconds);
+      });
+      engineLoaded.push((((await handlerCpu()) - cpuBefore) * 1000) / (measured.result.ok + measured.result.bad + measured.result.warmup));
       c16.push(measured.result);
       cpu.push(measured.rows);
     }
@@ -341,7 +362,11 @@ async function main(): Promise<void> {
     }
     console.log(`  ${'service total (without the load generator)'.padEnd(32)} ${f1(total).padStart(7)}   -> at most ${f1(2000 / total)} req/s on 2 cores`);
     const engineShare = engineCpu / total;
-    console.log(`  engine share of the service's CPU: ${(engineShare * 100).toFixed(0)} %  (in-process engine ${f1(engineCpu)} CPU-ms per analysis / service total; target >= 75 %: ${engineShare >= 0.75 ? 'met' : 'MISSED'})`);
+    const engineInWorkers = median(engineLoaded);
+    const loadedShare = engineInWorkers / total;
+    console.log(`  engine share of the service's CPU, engine alone: ${(engineShare * 100).toFixed(0)} %  (in-process engine on an idle machine ${f1(engineCpu)} CPU-ms per analysis / service total)`);
+    console.log(`  engine share, same contention:   ${(loadedShare * 100).toFixed(0)} %  (the workers' own CPU while the engine ran, ${f1(engineInWorkers)} CPU-ms per request / service total; target >= 75 %: ${loadedShare >= 0.75 ? 'met' : 'MISSED'})`);
+    console.log(`  worker glue (worker CPU outside the engine): ${f1(median(cpu.map((rows) => rows.filter(([n]) => n.startsWith('liveness worker')).reduce((s, [, v]) => s + v, 0))) - engineInWorkers)} CPU-ms per request`);
     console.log(`  added to the engine at c=1: ${f1(overhead)} ms (target <= 5 ms: ${overhead <= 5 ? 'met' : 'MISSED'})`);
     console.log(`  load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (other sessions share this machine)`);
     console.log('\neach piece alone, median ms (this machine, idle processes)');

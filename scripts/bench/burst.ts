@@ -20,7 +20,10 @@ async function shoot(url: string, init: RequestInit): Promise<Shot> {
     const text = await res.text();
     let code = '';
     try {
-      code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? '';
+      const error = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+      code = error?.code ?? '';
+      // A 503 at admission ("at capacity") and one after waiting ("within the time budget") differ in message only.
+      if (res.status === 503) code += /capacity/.test(error?.message ?? '') ? ' (admission)' : ' (waited: time-out)';
     } catch {
       // not JSON
     }
@@ -78,6 +81,8 @@ async function main(): Promise<void> {
     const dbErrors = logLines.filter((l) => DATABASE_ERROR.test(l));
     console.log(`database errors in the logs: ${dbErrors.length}`);
     for (const line of [...new Set(dbErrors.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 300)))].slice(0, 5)) console.log(`  e.g. ${line}`);
+    const refusals = logLines.filter((l) => l.includes('admission refused'));
+    console.log(`admission refusals logged: ${refusals.length}${refusals[0] ? `; first: ${refusals[0].replace(/.*?"reason"/, '{"reason"').slice(0, 200)}` : ''}`);
     console.log(`load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   } finally {
     await stack.close();

@@ -12,7 +12,7 @@ import { verifiedModelPath } from '../../models/manifest';
 import { decodeImage } from '../../workers/liveness/engine/decode';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
 import { openSession, ort } from '../../workers/runtime/onnx-session';
-import { BUILTIN_SPOOF_SPECS, SpoofModel } from '../../workers/liveness/engine/spoof';
+import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel } from '../../workers/liveness/engine/spoof';
 import { median, timeMedian } from './timing';
 
 const ms = (v: number) => v.toFixed(1).padStart(7);
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const face = { x: r.faceRectArea.x, y: r.faceRectArea.y, w: r.faceRectArea.width, h: r.faceRectArea.height };
   console.log('\none spoof pass (crop + resample + session.run), medians (ms), 640x480 selfie:   wall    CPU');
   for (const spec of BUILTIN_SPOOF_SPECS) {
-    const model = new SpoofModel(await openSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), { intraOpThreads: threads }), spec);
+    const model = new SpoofModel(await openSpoofSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), threads), spec);
     const t = await timeMedian(runs, () => model.fakeLogit(decoded, face));
     const cpu: number[] = [];
     for (let i = 0; i < runs; i++) {

@@ -58,7 +58,7 @@ export class EmotionTokenService {
     const doc = await deadline.race('authentication', this.lookups.run(digest, read));
     if (!doc || doc.revokedAt || !sameDigest(doc.hash, digest)) return null;
     if (doc.customerId && this.accountOf) {
-      const account = await this.accountOf(doc.customerId);
+      const account = await deadline.race('authentication', this.accountOf(doc.customerId));
       if (!account) throw new ForbiddenError('The access token belongs to an account that no longer exists', 'account_closed');
       if (account.status === 'suspended') throw new ForbiddenError('This account is suspended; contact support', 'account_suspended');
       if (account.status === 'cancelled') throw new ForbiddenError('This subscription has ended', 'subscription_ended');

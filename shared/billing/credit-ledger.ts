@@ -13,6 +13,7 @@ import type { Models } from '../db/models';
 import type { PlanView } from '../accounts/account-service';
 import { monthOf, nextMonthStart, type Clock } from './month';
 import { encodeOutboxEvent, outboxKey, pendingOutboxEntries } from './usage-outbox';
+import { SingleFlight } from '../single-flight';
 
 export interface UsageSnapshot {
   month: string;
@@ -131,6 +132,9 @@ return 1
 `;
 
 export class CreditLedger {
+  /** One rebuild per customer and month however many calls find the counters missing at once (a burst's first calls). */
+  private readonly seeds = new SingleFlight<void>();
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -147,7 +151,11 @@ export class CreditLedger {
    * the outbox entries not yet removed, counted once per request id. The outbox is read first: an entry a
    * drainer writes and removes in between is then in MongoDB by the time MongoDB is read.
    */
-  private async seed(customerId: string, month: string): Promise<void> {
+  private seed(customerId: string, month: string): Promise<void> {
+    return this.seeds.run(`${customerId}:${month}`, () => this.rebuild(customerId, month));
+  }
+
+  private async rebuild(customerId: string, month: string): Promise<void> {
     const undrained = await pendingOutboxEntries(this.redis, this.prefix);
     const events = await this.models.UsageEvent.find(
       { service: 'liveness', customerId, month, billable: true },

@@ -1,11 +1,11 @@
 // Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
 // await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
-// backlog implies — jobs waiting x measured service time per job / workers, plus its own service time —
-// would not fit what is left of the request's budget. The service time per job is an EWMA measured from
-// the outcomes: the larger of the `workerMs` each one carries back and the effective time per job its
-// round trip implies (time from enqueue to answer x workers / (jobs ahead + 1)), which also counts what
-// workerMs does not see (fetching the job, a busy event loop). A count cap stays as a ceiling for Redis
-// memory and for the time before the first outcome has been measured.
+// backlog implies — jobs waiting x measured time per job / workers, plus its own time — would not fit
+// what is left of the request's budget. The time per job is an EWMA of the cycle time each worker reports
+// with its outcome (fetch, payload, engine, settle, publish, on the worker's own clock; job-runner.ts), not
+// the time the API sees between enqueue and answer: that one also holds the API's own queueing during a
+// burst and inflated the estimate until a third of a servable burst was shed. A count cap stays as a
+// ceiling for Redis memory and for the time before the first outcome has been measured.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -39,7 +39,7 @@ export interface SubmitOptions<I> {
   payload: Buffer;
   /** The request's deadline: the job waits at most what is left of it. */
   deadline: Deadline;
-  /** What admission saw (jobs ahead, workers): turns the round trip into a service-time sample. */
+  /** What admission decided: the job stops counting as pending once enqueued. */
   admission?: Admission;
 }
 
@@ -96,7 +96,8 @@ export class JobClient {
     await this.bus.start();
   }
 
-  private serviceMs: number | null = null;
+  private measuredMs: number | null = null;
+  private provisionalMs: number | null = null;
   private admittedNotEnqueued = 0;
 
   /** An admitted job reached the queue (or never will): stop counting it as pending. */
@@ -106,16 +107,26 @@ export class JobClient {
     this.admittedNotEnqueued--;
   }
 
-  /** Measured service time per job (EWMA of the outcomes' workerMs); null before the first outcome. */
+  /** Measured time per job (EWMA of the workers' cycle times); null before the first outcome. */
   get serviceTimeMs(): number | null {
     return this.serviceMs;
   }
 
-  private observe(outcome: JobOutcome<unknown>, roundTripMs: number, admission?: Admission): void {
-    const perJob = admission ? (roundTripMs * Math.max(1, admission.workers)) / (admission.waiting + 1) : 0;
-    const ms = Math.max(outcome.workerMs, perJob);
-    if (!Number.isFinite(ms) || ms < 0) return;
-    this.serviceMs = this.serviceMs === null ? ms : this.serviceMs + SERVICE_TIME_ALPHA * (ms - this.serviceMs);
+  /**
+   * Feeds the EWMA with the worker's cycle time. An outcome without one (a failed job, a worker's warm-up jobs,
+   * a worker of an older version) is no sample; until the first sample, its workerMs stands in (pessimistic:
+   * warm-up jobs are slow), so a burst on fresh workers is not admitted blind. The first sample replaces it.
+   */
+  private observe(outcome: JobOutcome<unknown>, cycleMs: number | null): void {
+    if (cycleMs === null || !Number.isFinite(cycleMs) || cycleMs < 0) {
+      if (this.measuredMs === null && Number.isFinite(outcome.workerMs) && outcome.workerMs >= 0) this.provisionalMs = outcome.workerMs;
+      return;
+    }
+    this.measuredMs = this.measuredMs === null ? cycleMs : this.measuredMs + SERVICE_TIME_ALPHA * (cycleMs - this.measuredMs);
+  }
+
+  private get serviceMs(): number | null {
+    return this.measuredMs ?? this.provisionalMs;
   }
 
   /**
@@ -134,14 +145,24 @@ export class JobClient {
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
     const usableMs = remainingMs * ADMISSION_HEADROOM;
     if (expectedWaitMs !== null && expectedWaitMs > usableMs) {
+      this.refused(admission, 'expected wait exceeds the remaining budget');
       throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs - usableMs) / 1000)));
     }
     if (this.opts.maxBacklogPerWorker > 0 && waiting >= this.opts.maxBacklogPerWorker * workers) {
+      this.refused(admission, 'backlog ceiling reached');
       throw new CapacityError(admission, 2);
     }
     this.admittedNotEnqueued++;
     admission.pendingEnqueue = true;
     return admission;
+  }
+
+  private refused(a: Admission, reason: string): void {
+    const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
+    this.opts.log.warn(
+      { reason, waiting: a.waiting, workers: a.workers, serviceMs: round(a.serviceMs), expectedWaitMs: round(a.expectedWaitMs), remainingMs: a.remainingMs },
+      'admission refused',
+    );
   }
 
   private workersSeen = { count: 1, at: 0 };
@@ -191,7 +212,7 @@ export class JobClient {
     this.enqueued(o.admission);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(outcome, Date.now() - now, o.admission);
+      this.observe(outcome, waiting.cycleMs);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.

@@ -7,11 +7,13 @@ import type { Logger } from '../logger';
 import type { JobOutcome } from './contracts';
 import type { QueueKeys } from './keys';
 
-type Resolve = (outcome: JobOutcome | null) => void;
+type Resolve = (outcome: JobOutcome | null, cycleMs?: number | null) => void;
 
 export interface PendingResult<R> {
   /** Resolves with the outcome, or null when timeoutMs passes first. */
   wait(timeoutMs: number): Promise<JobOutcome<R> | null>;
+  /** The worker's time per job as it published this outcome (job-runner.ts cycleMs); null when not given. */
+  readonly cycleMs: number | null;
 }
 
 /** What a waiter gets for a stored or published outcome that does not match its queue's schema. */
@@ -50,9 +52,18 @@ export class ResultBus {
   expect<R>(jobId: string): PendingResult<R> {
     if (this.waiters.has(jobId)) throw new Error(`a result for job ${jobId} is already awaited`);
     let resolveFn!: Resolve;
-    const arrived = new Promise<JobOutcome | null>((resolve) => (resolveFn = resolve));
+    let cycleMs: number | null = null;
+    const arrived = new Promise<JobOutcome | null>((resolve) => {
+      resolveFn = (outcome, cycle) => {
+        cycleMs = cycle ?? null;
+        resolve(outcome);
+      };
+    });
     this.waiters.set(jobId, resolveFn);
     return {
+      get cycleMs() {
+        return cycleMs;
+      },
       wait: (timeoutMs) => {
         let timer: NodeJS.Timeout | undefined;
         const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
@@ -100,7 +111,7 @@ export class ResultBus {
   }
 
   private deliver(message: string): void {
-    let parsed: { jobId?: unknown; outcome?: unknown };
+    let parsed: { jobId?: unknown; outcome?: unknown; cycleMs?: unknown };
     try {
       parsed = JSON.parse(message) as { jobId?: unknown; outcome?: unknown };
     } catch (err) {
@@ -114,7 +125,8 @@ export class ResultBus {
     const resolve = this.waiters.get(parsed.jobId);
     if (!resolve) return; // the waiter already gave up; the stored result remains for its last look
     this.waiters.delete(parsed.jobId);
-    resolve(this.parse(parsed.jobId, parsed.outcome));
+    const cycleMs = typeof parsed.cycleMs === 'number' && Number.isFinite(parsed.cycleMs) && parsed.cycleMs >= 0 ? parsed.cycleMs : null;
+    resolve(this.parse(parsed.jobId, parsed.outcome), cycleMs);
   }
 
   async close(): Promise<void> {

@@ -45,9 +45,17 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  const collect = (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-  proc.stdout.on('data', collect);
-  proc.stderr.on('data', collect);
+  // Whole lines only: a pipe chunk can end inside a JSON log line, which is kept until its newline arrives.
+  const collector = () => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop()!;
+      logs.push(...lines.filter(Boolean));
+    };
+  };
+  proc.stdout.on('data', collector());
+  proc.stderr.on('data', collector());
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return {
     kind,

@@ -6,7 +6,7 @@ import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
 import { LivenessEngine, verifyLivenessModels } from './engine';
-import { createLivenessHandler, createLivenessSettle } from './handler';
+import { createLivenessHandler, createLivenessSettle, warmUpLiveness } from './handler';
 
 export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
   queueName: QUEUE_NAMES.liveness,
@@ -20,6 +20,7 @@ export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> =
     });
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'liveness models loaded');
+    await warmUpLiveness(engine, config.MODELS_DIR, log);
     return createLivenessHandler(engine);
   },
   createSettle({ config, models, redis }) {

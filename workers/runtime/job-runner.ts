@@ -44,13 +44,22 @@ export interface JobRunnerOptions<I, R> {
   settle?: Settle<I, R>;
   /** The test-only fault hook (workers/runtime/fault-hook.ts). */
   fault?: FaultHook;
-  /** Called after the outcome is published, for metrics. */
-  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>) => void;
+  /** Called after the outcome is published, for metrics; handlerCpuMs: the process's CPU while the handler ran. */
+  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>, handlerCpuMs: number) => void;
 }
+
+/**
+ * A process's first job pays one-off costs (first ONNX runs, JIT; the liveness engine without its warm-up:
+ * ~320 ms against ~25 ms after). It sends no cycle time: the API takes its workerMs only until a real sample.
+ */
+export const WARM_UP_JOBS = 1;
 
 export class JobRunner<I, R> {
   readonly worker: Worker;
   private readonly keys;
+  /** When the previous job reached its settle step and how long its settle + publish took (cycle time below). */
+  private previous = { settleAt: 0, publishedAt: 0, settleMs: 0 };
+  private enginesRun = 0;
 
   constructor(private readonly opts: JobRunnerOptions<I, R>) {
     this.keys = queueKeys(opts.prefix);
@@ -87,6 +96,7 @@ export class JobRunner<I, R> {
     let envelope: JobEnvelope<I> | undefined;
     // The fault hook's steps belong to jobs whose engine ran (a skipped or failed job commits nothing).
     let engineRan = false;
+    let handlerCpuMs = 0;
     try {
       envelope = { ...raw, input: this.opts.parseInput(raw.input) };
       if (Date.now() > raw.deadline) {
@@ -97,7 +107,10 @@ export class JobRunner<I, R> {
       }
       const payload = await redis.getdelBuffer(raw.payloadKey);
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
+      const cpuBefore = process.cpuUsage();
       const value = await this.opts.handler({ envelope, payload, log });
+      const cpu = process.cpuUsage(cpuBefore);
+      handlerCpuMs = (cpu.user + cpu.system) / 1000;
       outcome = { ok: true, value, workerMs: Date.now() - started };
       engineRan = true;
       this.opts.fault?.('after_engine');
@@ -105,14 +118,32 @@ export class JobRunner<I, R> {
       if (!(err instanceof AppError)) log.error({ err }, 'job failed');
       outcome = { ok: false, error: serializeJobError(err), workerMs: Date.now() - started };
     }
+    const settleAt = Date.now();
+    // No cycle time for a failed job (not a full cycle) nor for the first ones (one-off warm-up of the models).
+    const cycleMs = engineRan && ++this.enginesRun > WARM_UP_JOBS ? this.cycleMs(raw.enqueuedAt, started, settleAt) : null;
     const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope };
     const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS));
     const stored = await settle(outcome, ctx);
     if (engineRan) this.opts.fault?.('after_commit');
     // The stored outcome, not this run's: a re-run after a stall must not contradict what a waiter may have read.
-    await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)},"outcome":${stored}}`);
+    const cycle = cycleMs === null ? '' : `,"cycleMs":${cycleMs}`;
+    await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)}${cycle},"outcome":${stored}}`);
+    this.previous = { settleAt, publishedAt: Date.now(), settleMs: Date.now() - settleAt };
     if (engineRan) this.opts.fault?.('after_publish');
-    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope);
+    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope, handlerCpuMs);
+  }
+
+  /**
+   * This worker's time per job, for the API's admission estimate: the whole cycle (fetch, payload, engine,
+   * settle, publish), measured on this process's clock. When the job was already queued as the previous one
+   * was published, the worker went straight on: the cycle is settle-to-settle. Otherwise the worker was idle:
+   * the cycle is this job's own time plus the previous settle + publish. Unlike the time between answers seen
+   * by the API, it does not grow with the API's own queueing during a burst.
+   */
+  private cycleMs(enqueuedAt: number, started: number, settleAt: number): number {
+    const p = this.previous;
+    if (p.publishedAt > 0 && enqueuedAt <= p.publishedAt) return settleAt - p.settleAt;
+    return settleAt - started + p.settleMs;
   }
 
   /** Finishes the current job, takes no new one. */

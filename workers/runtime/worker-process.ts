@@ -94,7 +94,8 @@ export async function startWorker<I, R>(
     settle: def.createSettle?.(services),
     fault,
     log,
-    onFinished: (outcome, envelope) => {
+    onFinished: (outcome, envelope, handlerCpuMs) => {
+      metrics.handlerCpu.inc({ queue: def.queueName }, handlerCpuMs / 1000);
       const outcomeLabel = jobOutcomeLabel(outcome);
       metrics.jobs.inc({ queue: def.queueName, outcome: outcomeLabel });
       metrics.jobProcessing.observe({ queue: def.queueName, outcome: outcomeLabel }, outcome.workerMs / 1000);

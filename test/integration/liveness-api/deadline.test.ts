@@ -8,6 +8,13 @@ import { startLivenessStack, type LivenessStack } from '../../support/liveness-s
 import { testMongoUri } from '../../support/engines';
 import { StallableProxy } from '../../support/stallable-proxy';
 import { speech, startEmotionStack } from '../../support/emotion-stack';
+import { timedAgainstStalls } from '../../support/event-loop';
+
+/** The spec's "503 within the budget + 1 s"; the event-loop stall is added because the server runs in this process (see event-loop.ts). */
+function expectWithinBudget(t: { ms: number; stallMs: number }, budgetMs: number): void {
+  console.log(`      answered in ${Math.round(t.ms)} ms (budget ${budgetMs} ms; longest event-loop stall meanwhile ${Math.round(t.stallMs)} ms)`);
+  expect(t.ms - t.stallMs, `ms to the answer, less ${Math.round(t.stallMs)} ms of event-loop stall`).to.be.at.most(budgetMs + 1000);
+}
 
 describe('Liveness API v1 request deadline with a stalled document store', function () {
   this.timeout(120_000);
@@ -36,13 +43,14 @@ describe('Liveness API v1 request deadline with a stalled document store', funct
     expect((await stack.usage(known.primaryKey)).status).to.equal(200);
 
     proxy.stall();
-    const started = Date.now();
-    const res = await stack.check(fresh.primaryKey, face);
-    const elapsed = Date.now() - started;
+    const timed = await timedAgainstStalls(() => stack.check(fresh.primaryKey, face));
+    const res = timed.value;
     expect(res.status, res.text).to.equal(503);
     expect(res.body.error.code).to.equal('service_unavailable');
+    // The request deadline gave up on the hung key lookup (not a driver time-out or another step).
+    expect(res.body.error.message).to.match(/time budget \(authentication\)/);
     expect(Number(res.headers.get('retry-after'))).to.be.at.least(1);
-    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+    expectWithinBudget(timed, BUDGET_MS);
 
     // No document-store read on the hot path for a known key: its usage is answered while the store hangs.
     const usage = await stack.usage(known.primaryKey);
@@ -76,14 +84,15 @@ describe('Emotion API request deadline with a stalled document store', function 
     try {
       const audio = speech(2);
       proxy.stall();
-      const started = Date.now();
-      const res = await stack.analyze(audio);
-      const elapsed = Date.now() - started;
-      const body = (await res.json()) as { error: { code: string } };
+      const timed = await timedAgainstStalls(() => stack.analyze(audio));
+      const res = timed.value;
+      const body = (await res.json()) as { error: { code: string; message: string } };
       expect(res.status).to.equal(503);
       expect(body.error.code).to.equal('service_unavailable');
+      // The request deadline gave up on the hung token lookup (not a driver time-out or another step).
+      expect(body.error.message).to.match(/time budget \(authentication\)/);
       expect(Number(res.headers.get('retry-after'))).to.be.at.least(1);
-      expect(elapsed, "ms to the answer").to.be.at.most(5000 + 1000);
+      expectWithinBudget(timed, 5000);
     } finally {
       proxy.resume();
       await stack.stop();

@@ -36,10 +36,12 @@ function pngBomb(width: number, height: number): Buffer {
   ]);
 }
 
-/** Opens a socket, sends a request line, then one header byte per second; resolves with the seconds until the server closes it. */
-function slowLoris(port: number, limitMs: number): Promise<number> {
+/** Opens a socket, sends a request line, then one header byte per second; resolves with the seconds until
+ *  the server closes it and what the server wrote before closing. */
+function slowLoris(port: number, limitMs: number): Promise<{ seconds: number; reply: string }> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
+    let reply = '';
     const sock = net.connect(port, '127.0.0.1');
     let timer: NodeJS.Timeout | undefined;
     const giveUp = setTimeout(() => {
@@ -51,12 +53,12 @@ function slowLoris(port: number, limitMs: number): Promise<number> {
       sock.write('POST /v1/check/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\n');
       timer = setInterval(() => sock.writable && sock.write('X'), 1000);
     });
-    sock.on('data', () => undefined);
+    sock.on('data', (d: Buffer) => (reply += d.toString('latin1')));
     sock.on('error', () => undefined);
     sock.on('close', () => {
       clearInterval(timer);
       clearTimeout(giveUp);
-      resolve((Date.now() - t0) / 1000);
+      resolve({ seconds: (Date.now() - t0) / 1000, reply });
     });
   });
 }
@@ -103,7 +105,8 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
       const res = await analyse(fs.readFileSync(file));
       expect(res.status, res.text).to.equal(400);
       expect(res.json.error.code).to.equal('too_long');
-      expect(res.ms).to.be.lessThan(5000);
+      // The length read from the stream header: decoding 3 h would have run into the 5 s budget (503 processing_timeout).
+      expect(res.json.error.message).to.match(/lasts 10800 s/);
     });
 
     it('refuses headers that lie about the length: a WAV claiming 4 GB of samples, a FLAC and an MP3 claiming days', async () => {
@@ -138,43 +141,63 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
       expect(xing).to.be.greaterThan(0);
       mp3.writeUInt32BE(0x0fffffff, xing + 8); // frame count: 268 M frames ≈ 81 days
 
-      for (const [name, body] of [['wav', lyingWav], ['flac', flac], ['mp3', mp3]] as const) {
-        const res = await analyse(body);
-        // Refused by the header (too_long), or decoded for what it really holds (2 s): never a long decode.
-        expect([200, 400], `${name}: ${res.text}`).to.include(res.status);
-        if (res.status === 400) expect(['too_long', 'bit_rate_out_of_range', 'corrupt_audio', 'no_audio'], name).to.include(res.json.error.code);
-        else expect(res.json.summary.duration, name).to.be.lessThan(3);
-        expect(res.ms, name).to.be.lessThan(5500);
-      }
+      // Never a long decode (which the 5 s budget would turn into 503 processing_timeout): the WAV is read for
+      // the 1 s of samples it holds; the FLAC is refused by its STREAMINFO's claimed length; the MP3's claimed
+      // 268 M frames over its real size give ffprobe a bit rate far below 96 kbps, and it is refused for that.
+      const wavRes = await analyse(lyingWav);
+      expect(wavRes.status, wavRes.text).to.equal(200);
+      expect(wavRes.json.summary.duration).to.equal(1);
+      const flacRes = await analyse(flac);
+      expect(flacRes.status, flacRes.text).to.equal(400);
+      expect(flacRes.json.error.code).to.equal('too_long');
+      const mp3Res = await analyse(mp3);
+      expect(mp3Res.status, mp3Res.text).to.equal(400);
+      expect(mp3Res.json.error.code).to.equal('bit_rate_out_of_range');
     });
 
-    it('answers a 280 kB FLAC of 25 minutes of silence (under the 30 min limit) within the 5 s budget, in bounded memory', async () => {
-      const file = path.join(dir, 'silence-25m.flac');
-      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '1500', '-c:a', 'flac', file]);
-      const rss0 = process.memoryUsage().rss;
-      const res = await analyse(fs.readFileSync(file));
-      // Either analysed (all silence) or cut off by the processing time-out: never a hang or a 500.
-      expect([200, 503], res.text).to.include(res.status);
-      if (res.status === 503) expect(res.json.error.code).to.equal('processing_timeout');
-      else expect(res.json.results).to.have.length(300);
-      expect(res.ms).to.be.lessThan(5000 + 1500);
-      // 12 M samples at 8 kHz as float32 = 48 MB; a couple of copies at most.
-      expect(process.memoryUsage().rss - rss0).to.be.lessThan(250 * 1024 * 1024);
+    it('analyses a 280 kB FLAC of 25 minutes of silence (under the 30 min limit) in full, in bounded memory', async () => {
+      // A 30 s budget (not the shipped 5 s): this test is about a complete answer and bounded memory; whether 25 min
+      // fit the 5 s budget depends on the machine's speed, which scripts/bench/emotion.ts measures on a quiet one.
+      const roomy = await startEmotionStack('abuse-emotion-long', { env: { EMOTION_BUDGET_MS: '30000' } });
+      try {
+        const file = path.join(dir, 'silence-25m.flac');
+        execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '1500', '-c:a', 'flac', file]);
+        const rss0 = process.memoryUsage().rss;
+        const res = await rawRequest(roomy.api.port, {
+          path: '/feelings/v3/analysis',
+          headers: { authorization: `Bearer ${roomy.token}`, 'content-type': 'audio/flac' },
+          body: fs.readFileSync(file),
+          timeoutMs: 60_000,
+        });
+        expect(res.status, res.text).to.equal(200);
+        expect(res.json.summary.duration).to.equal(1500);
+        expect(res.json.results).to.have.length(300);
+        expect(res.json.results.every((r: { speech_ratio: number }) => r.speech_ratio === 0)).to.equal(true);
+        // 12 M samples at 8 kHz as float32 = 48 MB; a couple of copies at most.
+        expect(process.memoryUsage().rss - rss0).to.be.lessThan(250 * 1024 * 1024);
+      } finally {
+        await roomy.stop();
+      }
     });
   });
 
   describe('slow and oversized requests', () => {
-    it('closes a slow-loris socket (one header byte per second) within 15 s (headersTimeout 10 s) on both APIs', async () => {
+    it('closes a slow-loris socket (one header byte per second) with 408 once headersTimeout (10 s) is up, on both APIs', async () => {
+      // Given up on at 45 s, before the 60 s requestTimeout: a 408 and a close by then can only be the headers
+      // timeout (the one-second connection sweep makes it 10-11 s on a quiet machine; the margin is for a busy one).
       const [a, b] = await Promise.all([slowLoris(live.api.port, 45_000), slowLoris(emo.api.port, 45_000)]);
-      expect(a).to.be.lessThan(15);
-      expect(b).to.be.lessThan(15);
+      for (const { seconds, reply } of [a, b]) {
+        expect(reply).to.match(/^HTTP\/1\.1 408 /);
+        // Trickling bytes does not keep the socket open, and it is not cut before the 10 s allowed.
+        expect(seconds).to.be.at.least(9.5);
+      }
     });
 
     it('answers 431 to 20 kB of headers on both APIs, at once', async () => {
       for (const port of [live.api.port, emo.api.port]) {
-        const res = await rawRequest(port, { path: '/v1/health', method: 'GET', headers: { 'x-filler': 'a'.repeat(20_000) }, timeoutMs: 5000 });
+        // 431 is Node's answer to the header block itself: no timeout (that would be a 408) was waited out.
+        const res = await rawRequest(port, { path: '/v1/health', method: 'GET', headers: { 'x-filler': 'a'.repeat(20_000) } });
         expect(res.status).to.equal(431);
-        expect(res.ms).to.be.lessThan(2000);
       }
     });
 
@@ -190,15 +213,18 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
   describe('keys', () => {
     const usage = (key: string) => rawRequest(live.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': key } });
 
-    it('throttles key guessing per client address: past the allowance every attempt gets 429, a right key too, until it refills', async () => {
-      // A small allowance with a fast refill so the throttle's whole cycle (spend, refuse, refill) fits the test.
-      const guarded = await startLivenessStack('abuse-bruteforce', { withWorker: false, env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: '4' } });
+    it('throttles key guessing per client address: past the allowance every attempt gets 429, a right key too, until the Retry-After it gave', async () => {
+      // A 20-failure allowance refilling one every 10 s (shipped: see config-defaults.test.ts): small enough to spend in
+      // the test, and slow enough that no refill lands while the test sends, however busy the machine.
+      const RATE_PER_SEC = 0.1;
+      const guarded = await startLivenessStack('abuse-bruteforce', { withWorker: false, env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: String(RATE_PER_SEC) } });
       try {
         const acc = await guarded.createAccount('business');
         const r = prng(99);
         const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
         const guess = () => `lc_${Array.from({ length: 43 }, () => alphabet[Math.floor(r() * 64)]).join('')}`;
         const statuses: number[] = [];
+        const started = performance.now();
         for (let i = 0; i < 40; i++) {
           const res = await rawRequest(guarded.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': guess() } });
           statuses.push(res.status);
@@ -208,11 +234,16 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
           }
         }
         expect(statuses.slice(0, 20)).to.deep.equal(Array(20).fill(401));
-        expect(statuses.slice(20).filter((x) => x === 429).length).to.be.at.least(15);
+        // Past the allowance only what refilled meanwhile is let through (none unless sending took 10 s).
+        const refilled = Math.floor(((performance.now() - started) / 1000) * RATE_PER_SEC);
+        expect(statuses.slice(20).filter((x) => x === 401).length).to.be.at.most(refilled);
         // While the address is over its allowance even the right key is refused: a guesser learns nothing.
         const blocked = await rawRequest(guarded.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': acc.primaryKey } });
         expect(blocked.status).to.equal(429);
-        await new Promise((res) => setTimeout(res, 600));
+        const retryAfter = Number(blocked.headers['retry-after']);
+        expect(retryAfter).to.be.within(1, 1 / RATE_PER_SEC);
+        // After the advertised wait a token has refilled and the right key is served.
+        await new Promise((res) => setTimeout(res, retryAfter * 1000));
         const after = await rawRequest(guarded.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': acc.primaryKey } });
         expect(after.status).to.equal(200);
       } finally {
@@ -253,18 +284,23 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
       for (let i = 0; i < 20; i++) await Promise.all([usage(near), usage(far)]);
       const tNear: number[] = [];
       const tFar: number[] = [];
+      const paired: number[] = [];
       for (let i = 0; i < 200; i++) {
-        // Interleaved so drift (GC, other tests on the machine) hits both series alike.
+        // Back-to-back pairs, the order alternating, so drift (GC, other tests on the machine) hits both alike.
         const a = await usage(i % 2 ? near : far);
         const b = await usage(i % 2 ? far : near);
         expect([a.status, b.status]).to.deep.equal([401, 401]);
-        (i % 2 ? tNear : tFar).push(a.ms);
-        (i % 2 ? tFar : tNear).push(b.ms);
+        const [n, f] = i % 2 ? [a.ms, b.ms] : [b.ms, a.ms];
+        tNear.push(n);
+        tFar.push(f);
+        paired.push(n - f);
       }
       const mNear = median(tNear);
       const mFar = median(tFar);
-      console.log(`      median 401: 40 shared chars ${mNear.toFixed(2)} ms, 0 shared ${mFar.toFixed(2)} ms`);
-      expect(Math.abs(mNear - mFar)).to.be.lessThan(Math.max(2, 0.3 * Math.min(mNear, mFar)));
+      const mDiff = median(paired);
+      console.log(`      median 401: 40 shared chars ${mNear.toFixed(2)} ms, 0 shared ${mFar.toFixed(2)} ms, paired difference ${mDiff.toFixed(2)} ms`);
+      // The median of the paired differences: a drift of the machine's load between pairs cancels out.
+      expect(Math.abs(mDiff)).to.be.lessThan(Math.max(2, 0.3 * Math.min(mNear, mFar)));
     });
   });
 

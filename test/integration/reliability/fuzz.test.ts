@@ -291,14 +291,26 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
   describe('POST /feelings/v3/analysis', () => {
     let stack: EmotionStack;
     let dir: string;
+    // The worker's own temp dir: other test runs on this machine create and leave `emotion-*` folders in the
+    // shared /tmp (a SIGKILLed worker's stay until a sweep), so only a private one can show what this worker left.
+    let workerTmp: string;
 
     before(async () => {
-      stack = await startEmotionStack('fuzz-emotion');
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-fuzz-audio-'));
+      workerTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-fuzz-worker-tmp-'));
+      const tmpdir = process.env.TMPDIR;
+      process.env.TMPDIR = workerTmp; // os.tmpdir() is read once, when the worker's engine loads
+      try {
+        stack = await startEmotionStack('fuzz-emotion');
+      } finally {
+        if (tmpdir === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = tmpdir;
+      }
     });
     after(async () => {
       await stack?.stop();
       fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(workerTmp, { recursive: true, force: true });
     });
 
     it(`answers random, truncated and mislabelled audio of every format with 200 or a documented 400, never a 500 (seed ${SEED})`, async () => {
@@ -315,7 +327,6 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
       let accepted = 0;
       let i = 0;
       const tally: Record<string, number> = {};
-      const tmpBefore = fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('emotion-')).length;
       for (const c of cases) {
         const label = `seed ${SEED + 1} case ${i++} (${c.name})`;
         const res = await rawRequest(stack.api.port, {
@@ -338,7 +349,7 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
       // A usage event only for the answered calls; no temporary files left behind.
       const count = () => stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId });
       expect(await settledCount(count, before + accepted)).to.equal(before + accepted);
-      expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('emotion-')).length).to.be.at.most(tmpBefore);
+      expect(fs.readdirSync(workerTmp).filter((f) => f.startsWith('emotion-'))).to.deep.equal([]);
     });
   });
 });

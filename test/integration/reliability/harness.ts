@@ -197,7 +197,7 @@ export async function postLiveness(
   imageB64: string,
   format = 'jpeg',
   timeoutMs = 60_000,
-): Promise<{ status: number; body: any; ms: number; retryAfter: string | null }> {
+): Promise<{ status: number; body: any; ms: number; retryAfter: string | null; requestId: string | null }> {
   const t0 = performance.now();
   try {
     const res = await fetch(`http://127.0.0.1:${port}/v1/check/liveness`, {
@@ -213,8 +213,31 @@ export async function postLiveness(
     } catch {
       // not JSON
     }
-    return { status: res.status, body, ms: performance.now() - t0, retryAfter: res.headers.get('retry-after') };
+    return { status: res.status, body, ms: performance.now() - t0, retryAfter: res.headers.get('retry-after'), requestId: res.headers.get('x-request-id') };
   } catch {
-    return { status: 0, body: null, ms: performance.now() - t0, retryAfter: null };
+    return { status: 0, body: null, ms: performance.now() - t0, retryAfter: null, requestId: null };
   }
+}
+
+/**
+ * The API process's own measure of a request, from its access log ("request" line, arrival to finish): the
+ * time the test process took to send and read (and its own stalls on a busy machine) are not in it.
+ */
+export async function serverMs(api: ServiceProcess, requestId: string | null): Promise<number> {
+  if (!requestId) throw new Error('the answer carried no X-Request-Id');
+  let found: number | undefined;
+  // The access log line is written when the response finishes, which can reach the pipe after the client has the answer.
+  await eventually(async () => {
+    for (const line of api.logs) {
+      if (!line.includes(requestId)) continue;
+      try {
+        const entry = JSON.parse(line) as { msg?: string; requestId?: string; ms?: number };
+        if (entry.msg === 'request' && entry.requestId === requestId && typeof entry.ms === 'number') found = entry.ms;
+      } catch {
+        // not a JSON log line
+      }
+    }
+    return found !== undefined;
+  }, 10_000, 50);
+  return found!;
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import type { ServiceProcess } from '../../support/processes';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, spawnEntry, startServices, stopAll } from './harness';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, spawnEntry, startServices, stopAll } from './harness';
 
 // Two worker processes serve the queue; one input makes the handler throw an unexpected error, another
 // kills the process that takes it. Neither may take the pool down, nor come back to crash the other worker.
@@ -59,7 +59,10 @@ describe('Faults: an input that crashes a liveness worker', function () {
   it('answers 503 within the budget when the input kills its worker process, and the other worker keeps serving', async () => {
     const bad = await send(Buffer.concat([face, Buffer.from('LC-POISON-EXIT')]));
     expect(bad.status).to.equal(503);
-    expect(bad.ms).to.be.lessThan(BUDGET_MS + 2500);
+    // The API waited out its budget for a result that never came (not a shed, not a 500).
+    expect(bad.body.error.message).to.match(/No result within the time budget/);
+    // Budget + 1 s is the rule, timed by the API itself; +1.5 s because on a busy 2-core machine the API process can wait that long for a CPU.
+    expect(await serverMs(api, bad.requestId)).to.be.at.most(BUDGET_MS + 1000 + 1500);
     await eventually(async () => alive().length === 1, 5000);
     const next = [];
     for (let i = 0; i < 4; i++) next.push(await send(face));

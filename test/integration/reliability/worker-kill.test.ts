@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import type { ServiceProcess } from '../../support/processes';
 import { spawnService } from '../../support/processes';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, startServices, stopAll } from './harness';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, startServices, stopAll } from './harness';
 
 // kill -9 of a liveness worker while requests wait: the API answers 503 inside its budget, charges nothing for
 // them, recovers once a new worker process starts (whose drainer writes the usage events the dead one left in
@@ -56,8 +56,11 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
     expect(statuses.filter((s) => s === 503).length).to.be.greaterThan(0);
     for (const r of results.filter((x) => x.status === 503)) {
       expect(r.body.error.code).to.equal('service_unavailable');
+      // Waited out the budget for the dead worker, or shed at admission behind the queued batch; never a 500.
+      expect(r.body.error.message).to.match(/No result within the time budget|at capacity/);
       expect(r.retryAfter).to.match(/^\d+$/);
-      expect(r.ms).to.be.lessThan(BUDGET_MS + 2500);
+      // Budget + 1 s is the rule, timed by the API itself; +1.5 s because on a busy 2-core machine the API process can wait that long for a CPU.
+      expect(await serverMs(api, r.requestId)).to.be.at.most(BUDGET_MS + 1000 + 1500);
     }
     // Billing: one credit per 200, and nothing left reserved. The usage events of these calls wait in the outbox
     // until a worker's drainer runs again; the last test counts them.
@@ -68,15 +71,20 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
 
   it('sheds with 503 at once while no worker is connected, without charging', async () => {
     // BullMQ sees the dead worker's connections close; the API stops queuing work nobody will take.
+    const shed = (r: Awaited<ReturnType<typeof postLiveness>>) => r.status === 503 && /No worker is running/.test(r.body?.error?.message ?? '');
     await eventually(async () => {
       const r = await postLiveness(api.port, account.key, face);
       outcomes.push(r);
-      return r.ms < 1000;
+      return shed(r);
     }, 15_000);
+    // Refused at admission, before anything is queued: not a wait for the budget to run out.
     const r = await postLiveness(api.port, account.key, face);
-    expect(r.status).to.equal(503);
-    expect(r.ms).to.be.lessThan(1000);
     outcomes.push(r);
+    expect(r.status).to.equal(503);
+    expect(r.body.error.code).to.equal('service_unavailable');
+    expect(r.body.error.message).to.match(/No worker is running/);
+    expect(r.retryAfter).to.equal('5');
+    expect(await ledger.credits(account.customerId)).to.include({ used: outcomes.filter((o) => o.status === 200).length });
   });
 
   it('recovers by itself once a new worker process starts, and never bills the killed job twice', async () => {

@@ -2,7 +2,7 @@
 // (Boersma's autocorrelation method with window correction and a Viterbi path, as Praat's "To Pitch (ac)"),
 // cepstral peak prominence and spectral balance (alpha ratio, Hammarberg index). Two frames share one
 // complex FFT (real-signal packing), which halves the cost of the dominant step.
-import { Fft, hann, parabolicPeak, windowAutocorrelation } from './dsp';
+import { EvenPairDft, Fft, hann, parabolicPeak, windowAutocorrelation } from './dsp';
 
 export const F0_MIN = 75;
 export const F0_MAX = 500;
@@ -70,6 +70,7 @@ export class FrameAnalyser {
   readonly frameLength: number;
   private readonly n: number;
   private readonly fft: Fft;
+  private readonly evenFft: EvenPairDft;
   private readonly win: Float64Array;
   private readonly winAc: Float64Array;
   private readonly re: Float64Array;
@@ -102,6 +103,7 @@ export class FrameAnalyser {
     while (n < this.frameLength + this.maxLag + 2) n <<= 1;
     this.n = n;
     this.fft = new Fft(n);
+    this.evenFft = new EvenPairDft(n);
     this.win = hann(this.frameLength);
     this.winAc = windowAutocorrelation(this.win);
     this.re = new Float64Array(n);
@@ -199,11 +201,12 @@ export class FrameAnalyser {
     const L = this.frameLength;
     re.fill(0);
     im.fill(0);
-    fillFrame(x, t.starts[a]!, L, win, re);
-    if (b >= 0) fillFrame(x, t.starts[b]!, L, win, im);
-    this.fft.transform(re, im);
+    const rev = this.fft.rev;
+    fillFrame(x, t.starts[a]!, L, win, re, rev);
+    if (b >= 0) fillFrame(x, t.starts[b]!, L, win, im, rev);
+    this.fft.transformBitReversed(re, im);
     // Unpack the two real spectra: X1[k] = (Z[k] + Z*[n-k]) / 2, X2[k] = (Z[k] - Z*[n-k]) / 2i.
-    // Both power spectra are even, so only bins 0..n/2 are computed and mirrored.
+    // Both power spectra are even: only bins 0..n/2 are computed (everything below reads no further).
     for (let k = 0; k <= half; k++) {
       const m = (n - k) & (n - 1);
       const rk = re[k]!;
@@ -218,30 +221,23 @@ export class FrameAnalyser {
       const q2 = 0.25 * (yr * yr + yi * yi);
       p1[k] = q1;
       p2[k] = q2;
-      p1[m] = q1;
-      p2[m] = q2;
     }
     this.spectralBalance(p1, t, a);
     if (b >= 0) this.spectralBalance(p2, t, b);
 
-    // Autocorrelations of both frames from one transform of the (real, even) power spectra.
-    re.set(p1);
-    im.set(p2);
-    this.fft.transform(re, im);
+    // Autocorrelations of both frames: the transforms of the (real, even) power spectra, lags 0..n/2.
+    re.set(p1.subarray(0, half + 1));
+    im.set(p2.subarray(0, half + 1));
+    this.evenFft.transform(re, im);
     this.pitchCandidates(re, t, cand, a);
     if (b >= 0) this.pitchCandidates(im, t, cand, b);
 
-    // Real cepstra of both frames: the transform of the log power spectra (also real and even).
+    // Real cepstra of both frames: the transforms of the log power spectra (also real and even).
     for (let k = 0; k <= half; k++) {
-      const l1 = DB_PER_LN * Math.log(p1[k]! + 1e-12);
-      const l2 = DB_PER_LN * Math.log(p2[k]! + 1e-12);
-      const m = (n - k) & (n - 1);
-      re[k] = l1;
-      im[k] = l2;
-      re[m] = l1;
-      im[m] = l2;
+      re[k] = DB_PER_LN * Math.log(p1[k]! + 1e-12);
+      im[k] = DB_PER_LN * Math.log(p2[k]! + 1e-12);
     }
-    this.fft.transform(re, im);
+    this.evenFft.transform(re, im);
     t.cpp[a] = this.cepstralPeakProminence(re);
     if (b >= 0) t.cpp[b] = this.cepstralPeakProminence(im);
   }
@@ -355,11 +351,12 @@ function centroid(p: Float64Array, [from, to]: [number, number], hzPerBin: numbe
   return w > 0 ? (sum / w) * hzPerBin : Number.NaN;
 }
 
-function fillFrame(x: Float32Array, s: number, L: number, win: Float64Array, out: Float64Array): void {
+/** The frame minus its mean, windowed, written in the FFT's bit-reversed order (`out` already zeroed). */
+function fillFrame(x: Float32Array, s: number, L: number, win: Float64Array, out: Float64Array, rev: Uint32Array): void {
   let m = 0;
   for (let i = 0; i < L; i++) m += x[s + i]!;
   m /= L;
-  for (let i = 0; i < L; i++) out[i] = (x[s + i]! - m) * win[i]!;
+  for (let i = 0; i < L; i++) out[rev[i]!] = (x[s + i]! - m) * win[i]!;
 }
 
 /** Praat's path finder: maximise strengths minus octave-jump and voicing-transition costs. */

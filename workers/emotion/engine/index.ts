@@ -7,7 +7,6 @@ import path from 'node:path';
 import { verifiedModelPath, modelEntry } from '../../../models/manifest';
 import type { EmotionInterval, EmotionResult } from '../../../shared/queues/contracts';
 import { ANALYSIS_RATE, assertEnoughAudio, decode } from './decode';
-import { InvalidInputError } from '../../../shared/errors';
 import { Deadline } from './deadline';
 import { type FeatureVector, type WindowAnalysis } from './features';
 import { type FrameTrack } from './frames';

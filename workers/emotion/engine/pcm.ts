@@ -4,7 +4,10 @@
 // lower rate, cutoff 0.97 of its Nyquist frequency, exact rational phases), so the result matches the
 // ffmpeg path to about one least-significant bit without paying ~0.1 s to start ffmpeg. Every other
 // format (and any PCM whose rate needs more than MAX_PHASES filter phases) still goes through ffmpeg.
+// The filter runs in WebAssembly SIMD (resample-simd.ts) where the runtime has it, bit-identical to the
+// scalar loop here.
 import os from 'node:os';
+import { fitsInt32, simdResampler } from './resample-simd';
 
 /** Where the samples are and how they are laid out; read from the header by sniff(). */
 export interface PcmLayout {
@@ -39,6 +42,9 @@ export function pcmDecodable(layout: PcmLayout, outRate: number): boolean {
   return outRate / g <= MAX_PHASES;
 }
 
+/** Integer sample values: the 16-bit input channels, or resampled (still integer-valued) outputs. */
+export type IntegerSamples = Int16Array | Float32Array;
+
 /** A Float32Array every analysis thread can read without a copy. */
 export function sharedFloat32(length: number): Float32Array {
   return new Float32Array(new SharedArrayBuffer(Math.max(1, length) * 4), 0, length);
@@ -54,7 +60,7 @@ export async function decodePcm(
   body: Buffer,
   layout: PcmLayout,
   outRate: number,
-  split?: (channels: Float32Array[], ranges: Array<[number, number]>) => Promise<Float32Array[]>,
+  split?: (channels: Int16Array[], ranges: Array<[number, number]>) => Promise<Float32Array[]>,
 ): Promise<Float32Array> {
   const channels = deinterleave(body, layout);
   if (layout.sampleRate === outRate) return toUnit(channels.length === 1 ? channels[0]! : mixdown(channels, 0, layout.frames));
@@ -70,22 +76,22 @@ export async function decodePcm(
 }
 
 /** Outputs [from, to) of every channel, resampled and (for two) averaged: integer sample values. */
-export function resampleChannels(channels: Float32Array[], inRate: number, outRate: number, from: number, to: number): Float32Array {
+export function resampleChannels(channels: IntegerSamples[], inRate: number, outRate: number, from: number, to: number): Float32Array {
   const res = channels.map((c) => resample(c, inRate, outRate, from, to));
   return res.length === 1 ? res[0]! : mixdown(res, 0, res[0]!.length);
 }
 
-function mixdown(ch: Float32Array[], from: number, to: number): Float32Array {
+function mixdown(ch: IntegerSamples[], from: number, to: number): Float32Array {
   const [a, b] = [ch[0]!, ch[1]!];
   const out = new Float32Array(to - from);
   for (let i = from; i < to; i++) out[i - from] = (a[i]! + b[i]! + 1) >> 1;
   return out;
 }
 
-/** The channels as integer sample values on shared memory (the analysis threads read them without a copy). */
-function deinterleave(body: Buffer, l: PcmLayout): Float32Array[] {
+/** The channels as 16-bit samples on shared memory (the analysis threads read them without a copy). */
+function deinterleave(body: Buffer, l: PcmLayout): Int16Array[] {
   const n = l.frames;
-  const chs = Array.from({ length: l.channels }, () => sharedFloat32(n));
+  const chs = Array.from({ length: l.channels }, () => new Int16Array(new SharedArrayBuffer(Math.max(1, n) * 2), 0, n));
   const le = !l.bigEndian;
   const k = l.channels;
   if (le && LITTLE_ENDIAN_HOST && (body.byteOffset + l.dataOffset) % 2 === 0) {
@@ -106,8 +112,8 @@ function deinterleave(body: Buffer, l: PcmLayout): Float32Array[] {
 }
 
 /** Integer sample values (clipped to 16 bits) scaled to ±1, as PcmSink reads ffmpeg's s16le. */
-function toUnit(x: Float32Array): Float32Array {
-  const out = x.buffer instanceof SharedArrayBuffer ? x : sharedFloat32(x.length);
+function toUnit(x: IntegerSamples): Float32Array {
+  const out = x instanceof Float32Array && x.buffer instanceof SharedArrayBuffer ? x : sharedFloat32(x.length);
   for (let i = 0; i < x.length; i++) {
     const v = x[i]!;
     out[i] = (v > 32767 ? 32767 : v < -32768 ? -32768 : v) / 32768;
@@ -124,6 +130,8 @@ interface FilterBank {
   center: number;
   /** phases × taps coefficients. */
   coef: Float64Array;
+  /** Whether every output's sum fits 32-bit integers (the WebAssembly SIMD path is then exact). */
+  int32: boolean;
 }
 
 const banks = new Map<string, FilterBank>();
@@ -156,7 +164,8 @@ function filterBank(inRate: number, outRate: number): FilterBank {
     // swr resamples 16-bit audio in 16-bit arithmetic: coefficients rounded to Q15.
     for (let i = 0; i < taps; i++) coef[ph * taps + i] = Math.max(-32768, Math.min(32767, Math.round((tab[i]! * 32768) / norm)));
   }
-  const bank = { phases, step, taps, center, coef };
+  const bank: FilterBank = { phases, step, taps, center, coef, int32: false };
+  bank.int32 = fitsInt32(bank);
   banks.set(key, bank);
   return bank;
 }
@@ -172,7 +181,14 @@ export function resampledLength(frames: number, inRate: number, outRate: number)
  * frames · out / in rounded (ffmpeg's own count wanders within a sample of that, depending on how its
  * packets fall). Ranges let the work be split across threads; each output depends only on the input.
  */
-export function resample(x: Float32Array, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
+export function resample(x: IntegerSamples, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
+  const bank = filterBank(inRate, outRate);
+  const simd = bank.int32 ? simdResampler() : null;
+  return simd ? simd.resample(x, bank, from, to, mirror) : resampleScalar(x, inRate, outRate, from, to);
+}
+
+/** The same outputs in plain JavaScript doubles (runtimes without WebAssembly SIMD; the reference in tests). */
+export function resampleScalar(x: IntegerSamples, inRate: number, outRate: number, from = 0, to = resampledLength(x.length, inRate, outRate)): Float32Array {
   const { phases, step, taps, center, coef } = filterBank(inRate, outRate);
   const n = x.length;
   const out = new Float32Array(Math.max(0, to - from));

@@ -7,7 +7,7 @@ import { FrameAnalyser, type FrameTrack } from './frames';
 import { resampleChannels } from './pcm';
 
 export type PoolTask =
-  | { kind: 'resample'; channels: Float32Array[]; inRate: number; outRate: number; from: number; to: number }
+  | { kind: 'resample'; channels: Int16Array[]; inRate: number; outRate: number; from: number; to: number }
   | { kind: 'frames'; samples: Float32Array; rate: number; ranges: Array<[number, number]>; hop: number }
   | { kind: 'windows'; samples: Float32Array; tracks: FrameTrack[]; speech: Uint8Array[] };
 

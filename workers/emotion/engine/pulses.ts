@@ -124,6 +124,9 @@ function walk(
     let bestLag = -1;
     let bestR = -Infinity;
     const rs: number[] = [];
+    // The cycle's own energy is the same at every lag.
+    let sxx = 0;
+    for (let i = 0; i < w; i++) sxx += x[base + i]! * x[base + i]!;
     for (let lag = minLag - 1; lag <= maxLag + 1; lag++) {
       const other = base + dir * lag;
       if (other < lo || other + w > hi) {
@@ -131,13 +134,10 @@ function walk(
         continue;
       }
       let sxy = 0;
-      let sxx = 0;
       let syy = 0;
       for (let i = 0; i < w; i++) {
-        const a = x[base + i]!;
         const b = x[other + i]!;
-        sxy += a * b;
-        sxx += a * a;
+        sxy += x[base + i]! * b;
         syy += b * b;
       }
       const r = sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0;

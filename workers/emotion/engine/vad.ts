@@ -1,5 +1,5 @@
-// Owns speech detection. Silero VAD (the real model, 8 kHz, 96 ms chunks, recurrent state) on a copy of the
-// audio brought to one speech level, together with an energy-and-periodicity detector on the analysis frames
+// Owns speech detection. Silero VAD (the real model, 8 kHz, 96 ms chunks, recurrent state) on the audio
+// brought to one speech level, together with an energy-and-periodicity detector on the analysis frames
 // (relative to the file's own noise floor, with guards against steady noise, tones and held musical notes):
 // a frame is speech when either finds it, so neither Silero's misses (shouts, clipping, whispers, very quiet
 // speech) nor the energy detector's blind spots drop speech. Beyond a few minutes only the energy detector
@@ -40,8 +40,9 @@ export class SileroVad {
     return new SileroVad(session);
   }
 
-  /** Speech probability per 96 ms chunk, parts of the file processed side by side in one batch. */
-  async probabilities(x: Float32Array, rate: number, checkDeadline: () => void, maxBatch = MAX_BATCH): Promise<Float32Array> {
+  /** Speech probability per 96 ms chunk, parts of the file processed side by side in one batch; with a
+   *  `gain` other than 1 the model sees x · gain clipped to ±1 (scaled chunk by chunk, no copy of the file). */
+  async probabilities(x: Float32Array, rate: number, checkDeadline: () => void, maxBatch = MAX_BATCH, gain = 1): Promise<Float32Array> {
     const chunks = Math.ceil(x.length / SILERO_CHUNK);
     const parts = Math.max(1, Math.min(maxBatch, Math.floor(chunks / MIN_CHUNKS_PER_PART)));
     const perPart = Math.ceil(chunks / parts);
@@ -60,7 +61,13 @@ export class SileroVad {
         const chunk = p * perPart - pre + step;
         if (chunk < 0 || chunk >= chunks) continue;
         const from = chunk * SILERO_CHUNK;
-        input.set(x.subarray(from, Math.min(x.length, from + SILERO_CHUNK)), p * SILERO_CHUNK);
+        const to = Math.min(x.length, from + SILERO_CHUNK);
+        if (gain === 1) {
+          input.set(x.subarray(from, to), p * SILERO_CHUNK);
+        } else {
+          const at = p * SILERO_CHUNK - from;
+          for (let i = from; i < to; i++) input[at + i] = Math.max(-1, Math.min(1, x[i]! * gain));
+        }
       }
       const res = await this.session.run({ input: new ort.Tensor('float32', input, [parts, SILERO_CHUNK]), sr, h, c });
       const prob = res.output!.data as Float32Array;
@@ -77,7 +84,7 @@ export class SileroVad {
   }
 
   async timeline(x: Float32Array, rate: number, checkDeadline: () => void): Promise<SpeechTimeline> {
-    const probabilities = await this.probabilities(levelNormalised(x), rate, checkDeadline);
+    const probabilities = await this.probabilities(x, rate, checkDeadline, MAX_BATCH, levelGain(x));
     const flags = new Uint8Array(probabilities.length);
     let inSpeech = false;
     for (let i = 0; i < probabilities.length; i++) {
@@ -94,14 +101,14 @@ export class SileroVad {
 }
 
 /** Silero's own decisions depend on the recording level (it misses very quiet speech and reacts differently
- *  to loud, clipped speech), so it sees a copy scaled until the loud chunks (95th percentile of 96 ms RMS)
+ *  to loud, clipped speech), so it sees the audio scaled until the loud chunks (95th percentile of 96 ms RMS)
  *  sit at −20 dBFS; the gain is bounded so digital near-silence is not blown up into noise. */
 const SILERO_TARGET_DB = -20;
 const SILERO_MAX_GAIN_DB = 50;
 const SILERO_MIN_GAIN_DB = -30;
 const SILENT_DB = -100;
 
-export function levelNormalised(x: Float32Array): Float32Array {
+export function levelGain(x: Float32Array): number {
   const levels: number[] = [];
   for (let from = 0; from < x.length; from += SILERO_CHUNK) {
     const to = Math.min(x.length, from + SILERO_CHUNK);
@@ -109,14 +116,11 @@ export function levelNormalised(x: Float32Array): Float32Array {
     for (let i = from; i < to; i++) sum += x[i]! * x[i]!;
     levels.push(10 * Math.log10(sum / Math.max(1, to - from) + 1e-20));
   }
-  if (levels.length === 0) return x;
+  if (levels.length === 0) return 1;
   const loud = percentile(levels, 0.95);
-  if (loud < SILENT_DB) return x;
+  if (loud < SILENT_DB) return 1;
   const gainDb = Math.max(SILERO_MIN_GAIN_DB, Math.min(SILERO_MAX_GAIN_DB, SILERO_TARGET_DB - loud));
-  const g = 10 ** (gainDb / 20);
-  const out = new Float32Array(x.length);
-  for (let i = 0; i < x.length; i++) out[i] = Math.max(-1, Math.min(1, x[i]! * g));
-  return out;
+  return 10 ** (gainDb / 20);
 }
 
 /** A frame is speech when Silero or the energy detector says so, in a run that moves like speech (Silero

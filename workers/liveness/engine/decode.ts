@@ -1,6 +1,7 @@
 // Owns turning request bytes into an oriented RGB image: format check, pixel-bomb guard, shrink-on-load.
 import sharp, { type Metadata, type OutputInfo } from 'sharp';
 import { InvalidInputError } from '../../../shared/errors';
+import { type ImageHeader, readJpegHeader, readPngHeader } from './header';
 import type { RgbImage } from './image';
 
 export type ImageFormat = 'jpeg' | 'png';
@@ -39,30 +40,25 @@ export async function decodeImage(
   // failOn 'warning' makes libjpeg/libspng warnings such as "premature end of data" fatal: truncated
   // uploads are refused instead of being analysed with a grey lower half.
   const input = { failOn: 'warning' as const, limitInputPixels: opts.maxPixels };
-  let meta: Metadata;
-  try {
-    // Header only: no pixel limit here, so the size check below can say what was too big.
-    meta = await sharp(bytes, { failOn: 'warning', limitInputPixels: false }).metadata();
-  } catch {
-    throw invalid('The image could not be decoded; it may be corrupted.');
-  }
+  // Size (and a JPEG's orientation) from the header in JS; libvips only when that cannot read it.
+  const header = actual === 'jpeg' ? readJpegHeader(bytes) : readPngHeader(bytes);
+  const meta = header ?? (await sharpHeader(bytes));
   const { width, height } = meta;
-  if (!width || !height) throw invalid('The image has no dimensions; it may be corrupted.');
   if (width * height > opts.maxPixels) {
     throw invalid(`The image has ${width}x${height} pixels; at most ${opts.maxPixels / 1e6} megapixels are accepted.`);
   }
-  const swap = (meta.orientation ?? 1) >= 5;
-  const origWidth = swap ? height : width;
-  const origHeight = swap ? width : height;
 
   let shrink = 1;
   if (actual === 'jpeg') {
-    while (shrink < 8 && Math.max(origWidth, origHeight) / (shrink * 2) >= opts.minWorkingSide) shrink *= 2;
+    while (shrink < 8 && Math.max(width, height) / (shrink * 2) >= opts.minWorkingSide) shrink *= 2;
   }
   let pipeline = sharp(bytes, input).rotate();
+  let oriented: { width: number; height: number } | undefined;
   if (shrink > 1) {
+    const orientation = meta.orientation ?? (await sharpHeader(bytes)).orientation ?? 1;
+    oriented = orientation >= 5 ? { width: height, height: width } : { width, height };
     // Targets the exact DCT-scaled size so sharp shrinks on load and the resize after it is a no-op.
-    pipeline = pipeline.resize(Math.ceil(origWidth / shrink), Math.ceil(origHeight / shrink), { fit: 'fill' });
+    pipeline = pipeline.resize(Math.ceil(oriented.width / shrink), Math.ceil(oriented.height / shrink), { fit: 'fill' });
   }
   let raw: { data: Buffer; info: OutputInfo };
   try {
@@ -72,12 +68,27 @@ export async function decodeImage(
   }
   const { info } = raw;
   if (info.channels !== 3) throw invalid(`Unsupported image with ${info.channels} channels.`);
+  // Not shrunk: the decoded (rotated) image is the original's size, whatever its orientation was.
+  const orig = oriented ?? { width: info.width, height: info.height };
   return {
     data: new Uint8Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength),
     width: info.width,
     height: info.height,
-    origWidth,
-    origHeight,
-    scale: origWidth / info.width,
+    origWidth: orig.width,
+    origHeight: orig.height,
+    scale: orig.width / info.width,
   };
+}
+
+/** libvips' reading of the header, for files readJpegHeader / readPngHeader leave alone. */
+async function sharpHeader(bytes: Buffer): Promise<ImageHeader> {
+  let meta: Metadata;
+  try {
+    // Header only: no pixel limit here, so the size check can say what was too big.
+    meta = await sharp(bytes, { failOn: 'warning', limitInputPixels: false }).metadata();
+  } catch {
+    throw invalid('The image could not be decoded; it may be corrupted.');
+  }
+  if (!meta.width || !meta.height) throw invalid('The image has no dimensions; it may be corrupted.');
+  return { width: meta.width, height: meta.height, orientation: meta.orientation ?? 1 };
 }

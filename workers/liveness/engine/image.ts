@@ -87,6 +87,10 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
   const m0 = mean[0] as number, m1 = mean[1] as number, m2 = mean[2] as number;
   const k0 = 1 / (std[0] as number), k1 = 1 / (std[1] as number), k2 = 1 / (std[2] as number);
   const nchw = spec.layout === 'nchw';
+  if (taps === 1) {
+    sampleOneTap(data, X, Y, ow, oh, { bgr, nchw, flip: spec.flip === true, m0, m1, m2, k0, k1, k2 }, dst);
+    return dst;
+  }
   for (let oy = 0; oy < oh; oy++) {
     for (let ox = 0; ox < ow; ox++) {
       let r = 0, g = 0, b = 0;
@@ -116,6 +120,59 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
     }
   }
   return dst;
+}
+
+interface AxisTable {
+  i0: Int32Array;
+  i1: Int32Array;
+  w: Float32Array;
+  ok: Uint8Array;
+}
+
+interface Normalise {
+  bgr: boolean;
+  nchw: boolean;
+  flip: boolean;
+  m0: number;
+  m1: number;
+  m2: number;
+  k0: number;
+  k1: number;
+  k2: number;
+}
+
+/**
+ * sampleToTensor's loop for one bilinear tap per output pixel (no anti-aliasing needed: the detectors'
+ * inputs and most crops). The same arithmetic in the same order as the general loop, so the same floats,
+ * without its per-tap loops and checks: about 2x faster, and it runs on every frame.
+ */
+function sampleOneTap(data: Uint8Array, X: AxisTable, Y: AxisTable, ow: number, oh: number, n: Normalise, dst: Float32Array): void {
+  const plane = ow * oh;
+  const { bgr, nchw, flip, m0, m1, m2, k0, k1, k2 } = n;
+  const xi0 = X.i0, xi1 = X.i1, xw = X.w, xok = X.ok;
+  for (let oy = 0; oy < oh; oy++) {
+    const rowOk = Y.ok[oy] === 1;
+    const ra = Y.i0[oy]!, rb = Y.i1[oy]!, wy = Y.w[oy]!;
+    const row = oy * ow;
+    for (let ox = 0; ox < ow; ox++) {
+      let r = 0, g = 0, b = 0;
+      if (rowOk && xok[ox] === 1) {
+        const ca = xi0[ox]!, cb = xi1[ox]!, wx = xw[ox]!;
+        const a = ra + ca, bb = ra + cb, c = rb + ca, d = rb + cb;
+        const w00 = (1 - wx) * (1 - wy), w01 = wx * (1 - wy), w10 = (1 - wx) * wy, w11 = wx * wy;
+        r = data[a]! * w00 + data[bb]! * w01 + data[c]! * w10 + data[d]! * w11;
+        g = data[a + 1]! * w00 + data[bb + 1]! * w01 + data[c + 1]! * w10 + data[d + 1]! * w11;
+        b = data[a + 2]! * w00 + data[bb + 2]! * w01 + data[c + 2]! * w10 + data[d + 2]! * w11;
+      }
+      const v0 = ((bgr ? b : r) - m0) * k0, v1 = (g - m1) * k1, v2 = ((bgr ? r : b) - m2) * k2;
+      const p = row + (flip ? ow - 1 - ox : ox);
+      if (nchw) {
+        dst[p] = v0; dst[plane + p] = v1; dst[2 * plane + p] = v2;
+      } else {
+        dst[p * 3] = v0; dst[p * 3 + 1] = v1; dst[p * 3 + 2] = v2;
+      }
+    }
+  }
 }
 
 /** Rec. 601 luma of the pixels inside `box` (clamped to the image); 0..255. */

@@ -9,9 +9,9 @@ import { DEFAULT_DECODE_OPTIONS, type DecodeOptions, decodeImage, type ImageForm
 import { BlazeFace, type Face, FrDetect, largest } from './detect';
 import type { Box, RgbImage } from './image';
 import { meanLuma } from './image';
-import { openSession } from '../../runtime/onnx-session';
+import { openSession, type InferenceSession } from '../../runtime/onnx-session';
 import { assessQuality, DEFAULT_QUALITY, type QualityReport, type QualityThresholds } from './quality';
-import { BUILTIN_SPOOF_SPECS, SpoofModel, type SpoofModelSpec, spoofModelSpecSchema } from './spoof';
+import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel, type SpoofModelSpec, spoofModelSpecSchema } from './spoof';
 
 export interface LivenessEngineOptions {
   modelsDir: string;
@@ -61,10 +61,10 @@ export class LivenessEngine {
   /** Verifies every model file's hash (throws ModelIntegrityError: the worker must not start) and opens sessions. */
   static async load(opts: LivenessEngineOptions): Promise<LivenessEngine> {
     const info: Array<{ name: string; file: string; sha256: string }> = [];
-    const open = async (name: string) => {
+    const open = async (name: string, opener: (file: string, threads: number) => Promise<InferenceSession> = (file, intraOpThreads) => openSession(file, { intraOpThreads })) => {
       const file = verifiedModelPath(opts.modelsDir, name);
       info.push({ name, file: modelEntry(name).file, sha256: modelEntry(name).sha256 });
-      return openSession(file, { intraOpThreads: opts.intraOpThreads });
+      return opener(file, opts.intraOpThreads);
     };
     const frDetect = new FrDetect(await open('faceplugin-detect'));
     const front = new BlazeFace(await open('blazeface-front'), 128, 'blazeface-front');
@@ -79,7 +79,7 @@ export class LivenessEngine {
       else extras.push(spec);
     }
     const spoofModels: SpoofModel[] = [];
-    for (const spec of builtins) if (spec.weight > 0) spoofModels.push(new SpoofModel(await open(spec.name), spec));
+    for (const spec of builtins) if (spec.weight > 0) spoofModels.push(new SpoofModel(await open(spec.name, openSpoofSession), spec));
     for (const spec of extras) {
       if (!spec.path) throw new Error(`EXTRA_SPOOF_MODELS: "${spec.name}" needs a path`);
       if (!fs.existsSync(spec.path)) throw new ModelIntegrityError(`spoof model file ${spec.path} is missing`);
@@ -88,7 +88,7 @@ export class LivenessEngine {
         throw new ModelIntegrityError(`spoof model file ${spec.path} has sha256 ${sha}, expected ${spec.sha256}`);
       }
       info.push({ name: spec.name, file: spec.path, sha256: sha });
-      spoofModels.push(new SpoofModel(await openSession(spec.path, { intraOpThreads: opts.intraOpThreads }), spec));
+      spoofModels.push(new SpoofModel(await openSpoofSession(spec.path, opts.intraOpThreads), spec));
     }
     if (spoofModels.length === 0) throw new Error('EXTRA_SPOOF_MODELS leaves no spoof model with a positive weight');
 

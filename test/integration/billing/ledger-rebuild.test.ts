@@ -1,0 +1,50 @@
+// A burst's first calls on a month whose counters Redis does not hold share one rebuild (one read of the outbox
+// and of MongoDB), not one each: counted with Redis's own command statistics.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
+import { connectMongo } from '../../../shared/db/mongo';
+import { createModels, ensureIndexes } from '../../../shared/db/models';
+import { CreditLedger } from '../../../shared/billing/credit-ledger';
+import { systemClock } from '../../../shared/billing/month';
+import type { PlanView } from '../../../shared/accounts/account-service';
+import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
+
+async function xrangeCalls(redis: Redis): Promise<number> {
+  const stats = (await redis.info('commandstats')).match(/cmdstat_xrange:calls=(\d+)/);
+  return Number(stats?.[1] ?? 0);
+}
+
+describe('credit ledger: counters rebuilt once per customer and month', () => {
+  const { prefix, dbName } = isolation('ledger-rebuild');
+  let redis: Redis;
+  let conn: Connection;
+  let ledger: CreditLedger;
+  const starter: PlanView = { plan: 'starter', monthlyLimit: 1000, hardCap: true };
+
+  before(async () => {
+    redis = createRedis(testRedisUrl(), 'producer');
+    await waitUntilReady(redis);
+    conn = await connectMongo(testMongoUri(), dbName);
+    const models = createModels(conn);
+    await ensureIndexes(models);
+    ledger = new CreditLedger(redis, prefix, models, systemClock);
+  });
+  after(async () => {
+    await closeRedis(redis);
+    await conn.close();
+  });
+
+  it('rebuilds a missing month once for 20 concurrent first calls, and every call gets its credit', async () => {
+    const customerId = randomUUID();
+    const before = await xrangeCalls(redis);
+    const results = await Promise.all(Array.from({ length: 20 }, () => ledger.reserve(customerId, starter, randomUUID())));
+    expect(results.every((r) => r.ok)).to.equal(true);
+    expect((await xrangeCalls(redis)) - before).to.equal(1);
+    const month = results[0]!.month;
+    const reserved = Object.keys(await redis.hgetall(`${prefix}:credits:${customerId}:${month}`)).filter((f) => f.startsWith('p:'));
+    expect(reserved).to.have.length(20);
+  });
+});

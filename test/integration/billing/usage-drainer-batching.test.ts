@@ -1,0 +1,78 @@
+// The usage drainer writes in batches: after the first new outbox entry it waits its batch window, then writes
+// everything that arrived meanwhile in one insertMany, and a stop ends the window early (nothing left behind).
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
+import { connectMongo } from '../../../shared/db/mongo';
+import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
+import { encodeOutboxEvent, pendingOutboxEntries, storeOutcome } from '../../../shared/billing/usage-outbox';
+import { UsageDrainer, USAGE_BATCH_WINDOW_MS } from '../../../workers/runtime/usage-drainer';
+import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
+import { quietLog } from '../../support/config';
+
+describe('usage drainer: batched writes', () => {
+  const { prefix, dbName } = isolation('drainer-batch');
+  let redis: Redis;
+  let drainerRedis: Redis;
+  let conn: Connection;
+  let models: Models;
+
+  before(async () => {
+    redis = createRedis(testRedisUrl(), 'producer');
+    drainerRedis = createRedis(testRedisUrl(), 'worker');
+    await waitUntilReady(redis);
+    await waitUntilReady(drainerRedis);
+    conn = await connectMongo(testMongoUri(), dbName);
+    models = createModels(conn);
+    await ensureIndexes(models);
+  });
+
+  after(async () => {
+    await closeRedis(drainerRedis);
+    await closeRedis(redis);
+    await conn.close();
+  });
+
+  const append = (requestId: string) =>
+    storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+      requestId,
+      json: encodeOutboxEvent({ service: 'liveness', billable: true, latencyMs: 20, at: new Date() }),
+    });
+  const written = (ids: string[]) => models.UsageEvent.countDocuments({ _id: { $in: ids } });
+
+  it('ships a batch window of half a second by default', () => {
+    // A shipped default: events reach MongoDB at most this much later; one write per window, not per call.
+    expect(USAGE_BATCH_WINDOW_MS).to.equal(500);
+  });
+
+  it('holds the first event for its window and writes it with the ones that follow, exactly once', async () => {
+    // A window far longer than the steps below take, so "not yet written" is certain.
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 3000, blockMs: 200 });
+    await drainer.start();
+    const ids = Array.from({ length: 6 }, () => randomUUID());
+    try {
+      await append(ids[0]!);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await written(ids)).to.equal(0);
+      for (const id of ids.slice(1)) await append(id);
+      for (let i = 0; i < 100 && (await written(ids)) < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await written(ids)).to.equal(ids.length);
+    } finally {
+      await drainer.stop();
+    }
+    expect(await pendingOutboxEntries(redis, prefix)).to.have.length(0);
+  });
+
+  it('writes what it holds when stopped during a window', async () => {
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 60_000, blockMs: 200 });
+    await drainer.start();
+    const id = randomUUID();
+    await append(id);
+    await new Promise((r) => setTimeout(r, 300));
+    await drainer.stop();
+    expect(await written([id])).to.equal(1);
+    expect(await pendingOutboxEntries(redis, prefix)).to.have.length(0);
+  });
+});

@@ -1,0 +1,79 @@
+// The admission estimate (shared/queues/job-client.ts) is fed by the cycle time each worker reports with its
+// outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs nor from a failed job, and a
+// cycle never shorter than the work the worker did.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { jobOutcomeSchema } from '../../../shared/queues/contracts';
+import { InvalidInputError } from '../../../shared/errors';
+import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
+import { JobClient } from '../../../shared/queues/job-client';
+import { Deadline } from '../../../shared/deadline';
+import { JobRunner, WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
+import { isolation, testRedisUrl } from '../../support/engines';
+import { quietLog } from '../../support/config';
+
+interface SleepInput { sleepMs: number; reject?: boolean }
+const outcomeSchema = jobOutcomeSchema(z.object({ slept: z.number() }));
+
+const sleeper: JobHandler<SleepInput, { slept: number }> = async ({ envelope }) => {
+  if (envelope.input.reject) throw new InvalidInputError('invalid_image', 'rejected by the test processor');
+  await new Promise((r) => setTimeout(r, envelope.input.sleepMs));
+  return { slept: envelope.input.sleepMs };
+};
+
+describe('admission estimate from the workers\' cycle times', () => {
+  const { prefix } = isolation('admission');
+  const queueName = `sleep-${randomUUID().slice(0, 6)}`;
+  const conns: Redis[] = [];
+  const conn = (role: 'producer' | 'worker' | 'subscriber') => {
+    const c = createRedis(testRedisUrl(), role);
+    conns.push(c);
+    return c;
+  };
+  let client: JobClient;
+  let runner: JobRunner<SleepInput, { slept: number }>;
+
+  before(async () => {
+    const producer = conn('producer');
+    await waitUntilReady(producer);
+    client = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0, outcomeSchema, expectedWorkers: 1 });
+    await client.start();
+    runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as SleepInput, handler: sleeper, log: quietLog });
+    runner.start();
+  });
+
+  after(async () => {
+    await runner.close();
+    await client.close();
+    for (const c of conns) await closeRedis(c);
+  });
+
+  const run = (input: SleepInput) => client.run({ requestId: randomUUID(), input, payload: Buffer.from('x'), deadline: Deadline.after(10_000) });
+
+  it('lets a worker\'s warm-up jobs stand in until the first cycle sample, which replaces them', async () => {
+    expect(client.serviceTimeMs).to.equal(null);
+    for (let i = 0; i < WARM_UP_JOBS; i++) await run({ sleepMs: 400 });
+    expect(client.serviceTimeMs).to.be.at.least(400);
+    await run({ sleepMs: 40 });
+    // Replaced, not averaged in: an EWMA step from 400 would stay above 300.
+    expect(client.serviceTimeMs).to.be.within(40, 300);
+  });
+
+  it('takes no sample from a failed job', async () => {
+    const before = client.serviceTimeMs;
+    const outcome = await run({ sleepMs: 0, reject: true });
+    expect(outcome.ok).to.equal(false);
+    expect(client.serviceTimeMs).to.equal(before);
+  });
+
+  it('measures a backlog settle to settle: each cycle at least the work of one job', async () => {
+    // Twelve jobs at once on one worker: the last one's round trip holds eleven others, its cycle only its own.
+    await Promise.all(Array.from({ length: 12 }, () => run({ sleepMs: 40 })));
+    expect(client.serviceTimeMs).to.be.at.least(40);
+    const admission = await client.assertCapacity(Deadline.after(10_000));
+    expect(admission.serviceMs).to.equal(client.serviceTimeMs);
+    expect(admission.expectedWaitMs).to.equal(client.serviceTimeMs);
+  });
+});

@@ -1,0 +1,48 @@
+// decodeStrictBase64 against the rule it replaces (the regular expression plus length % 4 !== 1), on edge
+// cases and on seeded random texts built from valid groups with one character changed.
+import { expect } from 'chai';
+import { decodeStrictBase64 } from '../../../api/liveness/strict-base64';
+import { seededRandom } from '../../../scripts/stats';
+
+const oldRule = (t: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(t) && t.length % 4 !== 1;
+
+function agrees(t: string): void {
+  const bytes = decodeStrictBase64(t);
+  expect(bytes !== null, JSON.stringify(t)).to.equal(oldRule(t));
+  if (bytes) expect(bytes.equals(Buffer.from(t, 'base64')), JSON.stringify(t)).to.equal(true);
+}
+
+describe('decodeStrictBase64 (the image field\'s Base64 check)', () => {
+  it('agrees with the old regular expression on edge cases', () => {
+    const cases = [
+      '', 'Q', 'QQ', 'QQ=', 'QQ==', 'QQ===', 'QUI', 'QUI=', 'QUJD', 'QUJDQ', 'QUJDQ=', 'QUJDQ==', '=', '==', '===', 'Q===',
+      'QU=J', 'QQ=a', 'Q Q=', 'QUJD QUJD', 'QQ-_', 'QUJD-UJD', 'QUJD_UJD', 'QUJD\tUJD', 'QUJDQUJ\u012b', 'QUJDQUJ\u00c4',
+      'QUJD\u0000UJD', 'QUJDQUJD\n', 'QUJD.UJD', 'QUJD*', 'QUJDQUJD*', '+/+/', '////', '++++', 'QUJD=QUJD', 'QUJD==QU',
+      'data:image/jpeg;base64,QUJD', 'QUJDQUJDQUJDQ\u012b==', 'QUJDQUJDQUJDQUJD\ud83d\ude00',
+    ];
+    for (const t of cases) agrees(t);
+  });
+
+  it('agrees on 20,000 random texts around valid Base64', () => {
+    const random = seededRandom(13);
+    const pick = (s: string) => s[Math.floor(random() * s.length)]!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const intruders = '=-_ .*\t\n\u0000\u00e9\u012b\u0141\uff21';
+    for (let i = 0; i < 20_000; i++) {
+      const bytes = Buffer.from(Array.from({ length: Math.floor(random() * 12) }, () => Math.floor(random() * 256)));
+      let t = bytes.toString('base64');
+      if (random() < 0.3) t = t.replace(/=+$/, '');
+      if (random() < 0.7 && t.length > 0) {
+        const at = Math.floor(random() * t.length);
+        const c = random() < 0.5 ? pick(intruders) : pick(alphabet);
+        t = random() < 0.5 ? t.slice(0, at) + c + t.slice(at + 1) : t.slice(0, at) + c + t.slice(at);
+      }
+      agrees(t);
+    }
+  });
+
+  it('decodes what Buffer decodes for valid text', () => {
+    const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) & 255));
+    expect(decodeStrictBase64(bytes.toString('base64'))!.equals(bytes)).to.equal(true);
+  });
+});

@@ -1,0 +1,143 @@
+// Owns an in-memory rewrite of ONNX graphs' PRelu nodes before a session opens them. onnxruntime's CPU PRelu
+// is a generic broadcasting kernel that also breaks its blocked (NCHWc) convolution layout, so in the
+// MiniFASNet graphs (33 PRelu each, per-channel slopes [C,1,1]) it costs about as much as all the
+// convolutions. The rewrite (see rewritePRelu) only uses operations whose results are exact, so the model's
+// outputs are bit-identical; the file on disk (and its sha256) is untouched.
+// The protobuf handling is the few fields of onnx.proto this needs; everything else is copied byte for byte.
+
+interface Field {
+  field: number;
+  wire: number;
+  /** Byte range of the whole field (key included) and of its payload. */
+  from: number;
+  start: number;
+  end: number;
+  value: number;
+}
+
+function readVarint(b: Uint8Array, p: number): [number, number] {
+  let v = 0, mul = 1, c: number;
+  do {
+    if (p >= b.length) throw new Error('truncated protobuf varint');
+    c = b[p++]!;
+    v += (c & 0x7f) * mul;
+    mul *= 128;
+  } while (c & 0x80);
+  return [v, p];
+}
+
+function readFields(b: Uint8Array, start = 0, end = b.length): Field[] {
+  const out: Field[] = [];
+  let p = start;
+  while (p < end) {
+    const from = p;
+    let key: number, v = 0, s: number;
+    [key, p] = readVarint(b, p);
+    const field = Math.floor(key / 8), wire = key & 7;
+    if (wire === 0) {
+      s = p;
+      [v, p] = readVarint(b, p);
+    } else if (wire === 2) {
+      let len: number;
+      [len, p] = readVarint(b, p);
+      s = p;
+      p += len;
+    } else if (wire === 5 || wire === 1) {
+      s = p;
+      p += wire === 5 ? 4 : 8;
+    } else {
+      throw new Error(`unsupported protobuf wire type ${wire}`);
+    }
+    if (p > end) throw new Error('truncated protobuf field');
+    out.push({ field, wire, from, start: s, end: p, value: v });
+  }
+  return out;
+}
+
+function varint(v: number): number[] {
+  const out: number[] = [];
+  while (v >= 0x80) {
+    out.push((v % 128) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+  return out;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const bytesField = (field: number, payload: Uint8Array): Uint8Array =>
+  Buffer.concat([Uint8Array.from([...varint(field * 8 + 2), ...varint(payload.length)]), payload]);
+const stringField = (field: number, s: string) => bytesField(field, enc.encode(s));
+const varintField = (field: number, v: number) => Uint8Array.from([...varint(field * 8), ...varint(v)]);
+
+// onnx.proto field numbers used here.
+const MODEL_GRAPH = 7;
+const GRAPH_NODE = 1, GRAPH_INITIALIZER = 5;
+const NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP_TYPE = 4;
+const TENSOR_DATA_TYPE = 2, TENSOR_NAME = 8, TENSOR_RAW_DATA = 9;
+const FLOAT = 1;
+
+function node(op: string, name: string, inputs: string[], outputs: string[]): Uint8Array {
+  return Buffer.concat([
+    ...inputs.map((i) => stringField(NODE_INPUT, i)),
+    ...outputs.map((o) => stringField(NODE_OUTPUT, o)),
+    stringField(NODE_NAME, name),
+    stringField(NODE_OP_TYPE, op),
+  ]);
+}
+
+export interface PReluRewriteResult {
+  bytes: Uint8Array;
+  /** PRelu nodes replaced. */
+  rewritten: number;
+}
+
+/**
+ * Every PRelu(x, slope) node becomes Add(Relu(x), Mul(Min(x, 0), slope)), which onnxruntime runs with its
+ * vectorised element-wise kernels. The result is bit-identical: for x > 0 it is x + (+-0) = x, otherwise
+ * 0 + x * slope, the same single rounded product PRelu computes; Mul broadcasts the slope as PRelu does.
+ * A graph without PRelu (or that cannot be parsed as far as this needs) comes back unchanged.
+ */
+export function rewritePRelu(model: Uint8Array): PReluRewriteResult {
+  const top = readFields(model);
+  const graph = top.find((f) => f.field === MODEL_GRAPH && f.wire === 2);
+  if (!graph) return { bytes: model, rewritten: 0 };
+  const parts: Uint8Array[] = [];
+  const suffix = '__prelu_rewrite';
+  const zero = `zero${suffix}`;
+  let rewritten = 0;
+  for (const f of readFields(model, graph.start, graph.end)) {
+    const raw = model.subarray(f.from, f.end);
+    if (f.field !== GRAPH_NODE || f.wire !== 2) {
+      parts.push(raw);
+      continue;
+    }
+    const nfs = readFields(model, f.start, f.end);
+    const str = (x: Field) => dec.decode(model.subarray(x.start, x.end));
+    const op = nfs.find((x) => x.field === NODE_OP_TYPE);
+    const inputs = nfs.filter((x) => x.field === NODE_INPUT).map(str);
+    const outputs = nfs.filter((x) => x.field === NODE_OUTPUT).map(str);
+    if (!op || str(op) !== 'PRelu' || inputs.length !== 2 || outputs.length !== 1) {
+      parts.push(raw);
+      continue;
+    }
+    const [x, slope] = inputs as [string, string];
+    const y = outputs[0]!;
+    const [relu, min, mul] = ['relu', 'min', 'mul'].map((s) => `${y}${suffix}_${s}`) as [string, string, string];
+    parts.push(
+      bytesField(GRAPH_NODE, node('Relu', relu, [x], [relu])),
+      bytesField(GRAPH_NODE, node('Min', min, [x, zero], [min])),
+      bytesField(GRAPH_NODE, node('Mul', mul, [min, slope], [mul])),
+      bytesField(GRAPH_NODE, node('Add', `${y}${suffix}_add`, [relu, mul], [y])),
+    );
+    rewritten++;
+  }
+  if (rewritten === 0) return { bytes: model, rewritten };
+  // The scalar 0 that Min compares with: a float tensor with no dims and four zero bytes.
+  const zeroTensor = Buffer.concat([varintField(TENSOR_DATA_TYPE, FLOAT), stringField(TENSOR_NAME, zero), bytesField(TENSOR_RAW_DATA, new Uint8Array(4))]);
+  parts.push(bytesField(GRAPH_INITIALIZER, zeroTensor));
+  const newGraph = Buffer.concat(parts);
+  const out = top.map((f) => (f === graph ? bytesField(MODEL_GRAPH, newGraph) : model.subarray(f.from, f.end)));
+  return { bytes: Buffer.concat(out), rewritten };
+}
