@@ -21,14 +21,23 @@ export interface UsageDrainerOptions {
   blockMs?: number;
   /** Default USAGE_BATCH_WINDOW_MS. */
   batchWindowMs?: number;
+  /** Default USAGE_BATCH_MIN_RATE_PER_S. */
+  batchMinRatePerS?: number;
 }
 
 /**
- * After the first new entry arrives, the drainer waits this long for more before it writes: one insertMany per
- * window instead of one per event. Per-event writes cost the document store ~3 CPU-ms per answered call; an event
- * reaches MongoDB at most this much later (usage counts are served from Redis, not from these documents).
+ * Under load the drainer waits this long after a new entry for more before it writes: one insertMany per window
+ * instead of one per event (per-event writes cost the document store ~3 CPU-ms per answered call at c=16). An
+ * event then reaches MongoDB at most this much later (usage counts are served from Redis, not from these documents).
  */
 export const USAGE_BATCH_WINDOW_MS = 500;
+/**
+ * ...but only from this many events per second read by this drainer (8 a window); a trickle is written at once.
+ * An event waits in Redis only while that saves writes: the outbox is only as durable as Redis, and a Redis that
+ * restarts empty (no persistence) loses what was not drained yet.
+ */
+export const USAGE_BATCH_MIN_RATE_PER_S = 16;
+const RATE_SPAN_MS = 1000;
 
 const DUPLICATE_KEY = 11000;
 const RETRY_AFTER_FAILURE_MS = 1000;
@@ -41,6 +50,8 @@ export class UsageDrainer {
   private lastClaimAt = 0;
   /** Set after a failed write: re-read this consumer's own unacknowledged entries before new ones. */
   private retryOwn = false;
+  /** Entries read in the last RATE_SPAN_MS, [when, how many]: the arrival rate that decides whether to batch. */
+  private readonly reads: Array<[number, number]> = [];
   /** Ends a batch window early (stop). */
   private wake: (() => void) | null = null;
 
@@ -97,11 +108,20 @@ export class UsageDrainer {
     }
   }
 
-  /** Waits out the batch window (unless the batch is full or the drainer stops) and adds what arrived meanwhile. */
+  /**
+   * Under load, waits out the batch window (unless the batch is full or the drainer stops) and adds what arrived
+   * meanwhile. Load = this drainer read at least USAGE_BATCH_MIN_RATE_PER_S entries in the last second;
+   * otherwise they are written at once.
+   */
   private async withRestOfWindow(entries: OutboxEntry[]): Promise<OutboxEntry[]> {
     const room = (this.o.batchSize ?? 200) - entries.length;
     const windowMs = this.o.batchWindowMs ?? USAGE_BATCH_WINDOW_MS;
-    if (room <= 0 || windowMs <= 0 || !this.running) return entries;
+    const now = Date.now();
+    this.reads.push([now, entries.length]);
+    while (this.reads.length > 0 && this.reads[0]![0] <= now - RATE_SPAN_MS) this.reads.shift();
+    const perS = (this.reads.reduce((n, [, k]) => n + k, 0) * 1000) / RATE_SPAN_MS;
+    const underLoad = perS >= (this.o.batchMinRatePerS ?? USAGE_BATCH_MIN_RATE_PER_S);
+    if (room <= 0 || windowMs <= 0 || !underLoad || !this.running) return entries;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, windowMs);
       this.wake = () => {

@@ -1,5 +1,5 @@
-// The usage drainer writes in batches: after the first new outbox entry it waits its batch window, then writes
-// everything that arrived meanwhile in one insertMany, and a stop ends the window early (nothing left behind).
+// The usage drainer writes in batches under load: after a new outbox entry it waits its batch window, then writes
+// everything that arrived meanwhile in one insertMany; a trickle is written at once; a stop ends the window early.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
@@ -8,7 +8,7 @@ import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
 import { encodeOutboxEvent, pendingOutboxEntries, storeOutcome } from '../../../shared/billing/usage-outbox';
-import { UsageDrainer, USAGE_BATCH_WINDOW_MS } from '../../../workers/runtime/usage-drainer';
+import { UsageDrainer, USAGE_BATCH_MIN_RATE_PER_S, USAGE_BATCH_WINDOW_MS } from '../../../workers/runtime/usage-drainer';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
@@ -42,14 +42,29 @@ describe('usage drainer: batched writes', () => {
     });
   const written = (ids: string[]) => models.UsageEvent.countDocuments({ _id: { $in: ids } });
 
-  it('ships a batch window of half a second by default', () => {
-    // A shipped default: events reach MongoDB at most this much later; one write per window, not per call.
+  it('ships a batch window of half a second, used from 16 events a second (per drainer) up', () => {
+    // Shipped defaults: under load events reach MongoDB at most this much later; one write per window, not per call.
     expect(USAGE_BATCH_WINDOW_MS).to.equal(500);
+    expect(USAGE_BATCH_MIN_RATE_PER_S).to.equal(16);
   });
 
-  it('holds the first event for its window and writes it with the ones that follow, exactly once', async () => {
-    // A window far longer than the steps below take, so "not yet written" is certain.
-    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 3000, blockMs: 200 });
+  it('writes a trickle at once, without waiting for the window', async () => {
+    // A window far longer than the test: the event can only be in MongoDB this soon if it did not wait.
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 120_000, blockMs: 200 });
+    await drainer.start();
+    const id = randomUUID();
+    try {
+      await append(id);
+      for (let i = 0; i < 200 && (await written([id])) < 1; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await written([id])).to.equal(1);
+    } finally {
+      await drainer.stop();
+    }
+  });
+
+  it('under load, holds an event for its window and writes it with the ones that follow, exactly once', async () => {
+    // A window far longer than the steps below take, so "not yet written" is certain; batching from the first event.
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 3000, blockMs: 200, batchMinRatePerS: 0 });
     await drainer.start();
     const ids = Array.from({ length: 6 }, () => randomUUID());
     try {
@@ -66,7 +81,8 @@ describe('usage drainer: batched writes', () => {
   });
 
   it('writes what it holds when stopped during a window', async () => {
-    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 60_000, blockMs: 200 });
+    // Batching from the first event (batchMinRatePerS 0) and a window that only the stop can end.
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 60_000, blockMs: 200, batchMinRatePerS: 0 });
     await drainer.start();
     const id = randomUUID();
     await append(id);
