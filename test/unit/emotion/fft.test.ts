@@ -1,6 +1,7 @@
 // The engine's FFT (radix-4 passes, a radix-2 pass for sizes that are not powers of four) and its transform
 // of pairs of real, even sequences (autocorrelations and cepstra) against the textbook DFT, for every size
-// class, on complex random input and on real, even input.
+// class, on complex random input and on real, even input; and its WebAssembly SIMD passes against its
+// JavaScript ones (bit-identical).
 import { expect } from 'chai';
 import { seededRandom } from '../../../scripts/stats';
 import { EvenPairDft, Fft } from '../../../workers/emotion/engine/dsp';
@@ -79,6 +80,23 @@ describe('emotion engine: FFT', () => {
         expect(Math.abs(a[k]! - ref.re[k]!), `a[${k}]`).to.be.below(1e-9);
         expect(Math.abs(b[k]! - ref.im[k]!), `b[${k}]`).to.be.below(1e-9);
       }
+    });
+  }
+
+  for (const n of [16, 256, 512, 1024]) {
+    it(`runs its radix-4 passes in WebAssembly SIMD on its scratch arrays, bit-identical to JavaScript (size ${n})`, () => {
+      const fft = new Fft(n);
+      expect(fft.simdPasses, 'SIMD passes available on this runtime').to.equal(true);
+      const rnd = seededRandom(200 + n);
+      const re = Float64Array.from({ length: n }, () => rnd() * 2 - 1);
+      const im = Float64Array.from({ length: n }, () => rnd() * 2 - 1);
+      const [sr, si] = fft.scratch();
+      sr.set(re);
+      si.set(im);
+      fft.transform(re, im); // plain arrays: the JavaScript passes
+      fft.transform(sr, si); // the kernel's arrays: the SIMD passes
+      expect(Array.from(sr)).to.deep.equal(Array.from(re));
+      expect(Array.from(si)).to.deep.equal(Array.from(im));
     });
   }
 

@@ -3,7 +3,7 @@
 // ranges (as the analysis threads call it).
 import { expect } from 'chai';
 import { seededRandom } from '../../../scripts/stats';
-import { resample, resampledLength, resampleScalar } from '../../../workers/emotion/engine/pcm';
+import { resample, resampledLength, resampleScalar, resamplesWithSimd } from '../../../workers/emotion/engine/pcm';
 import { simdAvailable } from '../../../workers/emotion/engine/resample-simd';
 
 const RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000];
@@ -28,6 +28,8 @@ describe('emotion engine: WebAssembly SIMD resampler', () => {
 
   for (const inRate of RATES) {
     it(`gives exactly the scalar loop's samples from ${inRate} Hz to 8 kHz, whole and in ranges`, () => {
+      // Otherwise both sides below would be the scalar loop.
+      expect(resamplesWithSimd(inRate, 8000), 'takes the SIMD path').to.equal(true);
       const x = signal(Math.round(inRate * 1.3) + 3, inRate);
       const total = resampledLength(x.length, inRate, 8000);
       const reference = Array.from(resampleScalar(x, inRate, 8000));

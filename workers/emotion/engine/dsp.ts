@@ -1,5 +1,8 @@
-// Owns the signal-processing primitives the features need: an in-place radix-4 FFT with cached tables,
-// a Hann window and its autocorrelation (to undo the window's taper, as Boersma 1993 does), parabolic peaks.
+// Owns the signal-processing primitives the features need: an in-place radix-4 FFT with cached tables (its
+// radix-4 passes in WebAssembly SIMD on its own scratch arrays, fft-simd.ts), the transform of pairs of real,
+// even sequences, a Hann window and its autocorrelation (to undo the window's taper, as Boersma 1993 does),
+// parabolic peaks.
+import { SimdQuadPasses } from './fft-simd';
 
 export class Fft {
   readonly size: number;
@@ -11,6 +14,8 @@ export class Fft {
   private readonly tw2: Float64Array | null;
   /** Bit-reversal permutation: a caller that writes its input at rev[i] can skip the permutation pass. */
   readonly rev: Uint32Array;
+  /** The radix-4 passes in WebAssembly SIMD, on the arrays `scratch()` hands out (null without SIMD). */
+  private readonly simd: SimdQuadPasses | null;
 
   constructor(size: number) {
     if (size < 4 || (size & (size - 1)) !== 0) throw new Error(`FFT size ${size} is not a power of two >= 4`);
@@ -44,6 +49,7 @@ export class Fft {
         this.tw2[2 * k + 1] = -Math.sin((2 * Math.PI * k) / size);
       }
     }
+    this.simd = SimdQuadPasses.create(size, this.quads);
     this.rev = new Uint32Array(size);
     const bits = Math.log2(size);
     for (let i = 0; i < size; i++) {
@@ -51,6 +57,16 @@ export class Fft {
       for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
       this.rev[i] = r;
     }
+  }
+
+  /** Whether the radix-4 passes run in WebAssembly SIMD (on the `scratch()` arrays). */
+  get simdPasses(): boolean {
+    return this.simd !== null;
+  }
+
+  /** The pair of working arrays this FFT transforms fastest (in the SIMD kernel's memory when there is one). */
+  scratch(): [Float64Array, Float64Array] {
+    return this.simd ? [this.simd.re, this.simd.im] : [new Float64Array(this.size), new Float64Array(this.size)];
   }
 
   /** Forward transform in place (no scaling). Real, even inputs give real, even outputs, used for inverses.
@@ -98,7 +114,8 @@ export class Fft {
       im[a + 3] = i1 + r3;
     }
     const tw = this.tw4;
-    for (const { h, at } of this.quads) {
+    if (this.simd && re === this.simd.re && im === this.simd.im) this.simd.run();
+    else for (const { h, at } of this.quads) {
       const block = 4 * h;
       for (let start = 0; start < n; start += block) {
         for (let k = 0; k < h; k++) {
@@ -191,8 +208,7 @@ export class EvenPairDft {
     this.fft = new Fft(this.half);
     this.cos = Float64Array.from({ length: this.half }, (_, j) => Math.cos((Math.PI * j) / this.half));
     this.sin = Float64Array.from({ length: this.half }, (_, j) => Math.sin((Math.PI * j) / this.half));
-    this.zr = new Float64Array(this.half);
-    this.zi = new Float64Array(this.half);
+    [this.zr, this.zi] = this.fft.scratch();
   }
 
   /** In place on a[0..n/2] and b[0..n/2]; entries beyond n/2 are neither read nor written. */

@@ -106,8 +106,7 @@ export class FrameAnalyser {
     this.evenFft = new EvenPairDft(n);
     this.win = hann(this.frameLength);
     this.winAc = windowAutocorrelation(this.win);
-    this.re = new Float64Array(n);
-    this.im = new Float64Array(n);
+    [this.re, this.im] = this.fft.scratch();
     this.p1 = new Float64Array(n);
     this.p2 = new Float64Array(n);
     this.cppLo = Math.floor(rate / CPP_F0_MAX);

@@ -170,6 +170,11 @@ function filterBank(inRate: number, outRate: number): FilterBank {
   return bank;
 }
 
+/** Whether `resample` takes the WebAssembly SIMD path for this rate pair (tests check it does). */
+export function resamplesWithSimd(inRate: number, outRate: number): boolean {
+  return filterBank(inRate, outRate).int32 && simdResampler() !== null;
+}
+
 /** Samples `resample` produces for `frames` input samples. */
 export function resampledLength(frames: number, inRate: number, outRate: number): number {
   return Math.round((frames * outRate) / inRate);

@@ -2,8 +2,10 @@
 // SIMD, eight 16-bit taps per instruction (i32x4.dot_i16x8_s) in 32-bit integer arithmetic, as
 // libswresample itself computes 16-bit audio. Integer samples times Q15 coefficients are exact in either
 // arithmetic, so the result is bit-identical to the scalar loop (tested); filter banks whose sums could
-// leave 32 bits, and runtimes without WebAssembly SIMD, keep the scalar loop. The module is a few hundred
-// hand-assembled bytes (no toolchain, no dependency); its text form is in the comment on `code()`.
+// leave 32 bits, and runtimes without WebAssembly SIMD, keep the scalar loop. The kernel is assembled with
+// wasm-asm.ts; its text form is in the comment on `code()`.
+
+import { compileKernel, get, i32, instantiate, OP, PAGE, set, SIMD, tee, type WasmMemory, type WasmModule } from './wasm-asm';
 
 /** A filter bank as pcm.ts builds it: phases × taps Q15 coefficients. */
 export interface SimdBank {
@@ -14,79 +16,11 @@ export interface SimdBank {
   coef: Float64Array;
 }
 
-/** The few pieces of the WebAssembly JavaScript API used here (tsconfig's lib carries no WebAssembly types). */
-interface WasmModule {
-  readonly wasmModule?: never;
-}
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-declare const WebAssembly: {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: object) => { exports: Record<string, unknown> };
-};
-
-const PAGE = 65536;
 const I32_MAX = 2 ** 31 - 1;
-
-// WebAssembly opcodes used below.
-const OP = {
-  block: 0x02,
-  loop: 0x03,
-  if: 0x04,
-  end: 0x0b,
-  brIf: 0x0d,
-  get: 0x20,
-  set: 0x21,
-  tee: 0x22,
-  f32Store: 0x38,
-  i32Const: 0x41,
-  i32Eqz: 0x45,
-  i32LtS: 0x48,
-  i32GeS: 0x4e,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32Mul: 0x6c,
-  i32Shl: 0x74,
-  i32ShrS: 0x75,
-  f32ConvertI32S: 0xb2,
-  simd: 0xfd,
-  void: 0x40,
-  i32: 0x7f,
-  v128: 0x7b,
-} as const;
-const SIMD = { load: [0x00], const: [0x0c], extractLane: [0x1b], add: [0xae, 0x01], dot: [0xba, 0x01] } as const;
 
 // Parameters and locals of `run` by index.
 const [IN, COEF, OUT, N_OUT, BLOCKS, STEP_WHOLE, STEP_FRAC, PHASES, PH] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
 const [J, IDX, XP, CP, K, S, ACC] = [9, 10, 11, 12, 13, 14, 15];
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>>= 7;
-    if (n === 0) return [...out, b];
-    out.push(b | 0x80);
-  }
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) return [...out, b];
-    out.push(b | 0x80);
-  }
-}
-
-const get = (i: number): number[] => [OP.get, i];
-const set = (i: number): number[] => [OP.set, i];
-const tee = (i: number): number[] => [OP.tee, i];
-const i32 = (v: number): number[] => [OP.i32Const, ...sleb(v)];
 
 /**
  * run(in, coef, out, nOut, blocks, stepWhole, stepFrac, phases, ph):
@@ -109,7 +43,7 @@ function code(): number[] {
     ...get(XP), OP.simd, ...SIMD.load, 0, 0,
     ...get(CP), OP.simd, ...SIMD.load, 0, 0,
     OP.simd, ...SIMD.dot,
-    OP.simd, ...SIMD.add,
+    OP.simd, ...SIMD.i32x4Add,
     ...set(ACC),
     ...get(XP), ...i32(16), OP.i32Add, ...set(XP),
     ...get(CP), ...i32(16), OP.i32Add, ...set(CP),
@@ -133,35 +67,11 @@ function code(): number[] {
     OP.end,
     OP.end,
   ];
-  const locals = [2, ...leb(6), OP.i32, 1, OP.v128];
-  const fn = [...locals, ...body];
-  return [...leb(fn.length), ...fn];
+  return body;
 }
-
-function section(id: number, content: number[]): number[] {
-  return [id, ...leb(content.length), ...content];
-}
-
-function moduleBytes(): Uint8Array {
-  const name = (s: string): number[] => [...leb(s.length), ...Buffer.from(s, 'ascii')];
-  const fn = code();
-  return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 9, ...new Array<number>(9).fill(OP.i32), 0]),
-    ...section(3, [1, 0]),
-    ...section(5, [1, 0x00, 1]),
-    ...section(7, [2, ...name('mem'), 0x02, 0, ...name('run'), 0x00, 0]),
-    ...section(10, [1, ...fn]),
-  ]);
-}
-
-type RunFn = (...args: number[]) => void;
 
 /** The compiled module, or null when this runtime has no WebAssembly SIMD. */
-const compiled: WasmModule | null = (() => {
-  const bytes = moduleBytes();
-  return typeof WebAssembly === 'object' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-})();
+const compiled: WasmModule | null = compileKernel('run', 9, 6, 1, code());
 
 export const simdAvailable = compiled !== null;
 
@@ -179,15 +89,15 @@ export function fitsInt32(bank: SimdBank): boolean {
 /** One instance per thread: its memory holds the bank's coefficients, the input range and the output. */
 class SimdResampler {
   private readonly memory: WasmMemory;
-  private readonly run: RunFn;
+  private readonly run: (...args: number[]) => void;
   /** Bank whose padded coefficients sit at address 0, and their size in bytes. */
   private loaded: SimdBank | null = null;
   private coefBytes = 0;
 
   constructor(module: WasmModule) {
-    const instance = new WebAssembly.Instance(module, {});
-    this.memory = instance.exports.mem as WasmMemory;
-    this.run = instance.exports.run as RunFn;
+    const { memory, fn } = instantiate(module, 'run');
+    this.memory = memory;
+    this.run = fn;
   }
 
   /** Outputs [from, to) of `x` (integer sample values) through `bank`; `mirror` reflects indices outside x. */
