@@ -117,7 +117,7 @@ async function main(): Promise<void> {
       const node = await openSession(file, threads);
       const tNode = await timeMedian(runs, () => node.run({ [s.input]: new ort.Tensor('float32', data, s.shape) }));
       const wasm = await web.InferenceSession.create(new Uint8Array(fs.readFileSync(file)), { executionProviders: ['wasm'] });
-      const tWasm = await timeMedian(runs, () => wasm.run({ [s.input]: new web!.Tensor('float32', data, s.shape) }));
+      const tWasm = await timeMedian(runs, () => wasm.run({ [s.input]: new web.Tensor('float32', data, s.shape) }));
       console.log(`  ${s.name.padEnd(22)} node ${ms(tNode)}   wasm ${ms(tWasm)}   wasm/node ${(tWasm / tNode).toFixed(2)}x`);
     }
   }

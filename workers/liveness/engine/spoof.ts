@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import type { InferenceSession } from 'onnxruntime-node';
 import { z } from 'zod';
-import { type Box, type ChannelOrder, type Layout, type RgbImage, sampleToTensor } from './image';
+import { type Box, type RgbImage, sampleToTensor } from './image';
 import { openSession, ort, tensorData } from './ort';
 import { rewritePRelu } from './prelu';
 
@@ -130,7 +130,7 @@ export class SpoofModel {
     const S = spec.inputSize;
     const silent = spec.crop === 'silent-face';
     sampleToTensor(img, this.window(img, face), {
-      width: S, height: S, layout: spec.layout as Layout, order: spec.channelOrder as ChannelOrder,
+      width: S, height: S, layout: spec.layout, order: spec.channelOrder,
       mean: spec.mean, std: spec.std, flip: opts.flip,
       // Silent-Face's training crops were cut as an ROI and stretched by plain cv2.resize (no anti-aliasing).
       antialias: !silent, clampToBox: silent,
