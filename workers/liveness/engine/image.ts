@@ -84,8 +84,8 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
   const X = axis(ow, src.x, src.w / ow, iw, 3, roi ? Math.max(0, src.x) : 0, roi ? Math.min(iw - 1, src.x + src.w - 1) : iw - 1);
   const Y = axis(oh, src.y, src.h / oh, ih, iw * 3, roi ? Math.max(0, src.y) : 0, roi ? Math.min(ih - 1, src.y + src.h - 1) : ih - 1);
   const inv = 1 / (taps * taps);
-  const m0 = mean[0] as number, m1 = mean[1] as number, m2 = mean[2] as number;
-  const k0 = 1 / (std[0] as number), k1 = 1 / (std[1] as number), k2 = 1 / (std[2] as number);
+  const m0 = mean[0], m1 = mean[1], m2 = mean[2];
+  const k0 = 1 / std[0], k1 = 1 / std[1], k2 = 1 / std[2];
   const nchw = spec.layout === 'nchw';
   if (taps === 1) {
     sampleOneTap(data, X, Y, ow, oh, { bgr, nchw, flip: spec.flip === true, m0, m1, m2, k0, k1, k2 }, dst);

@@ -2,7 +2,7 @@
 // fr_liveness, Silent-Face MiniFASNetV2 / V1SE) and of operator-added ones; each yields one fake logit.
 import fs from 'node:fs';
 import { z } from 'zod';
-import { type Box, type ChannelOrder, type Layout, type RgbImage, sampleToTensor } from './image';
+import { type Box, type RgbImage, sampleToTensor } from './image';
 import { openSession, ort, tensorData, type InferenceSession } from '../../runtime/onnx-session';
 import { rewritePRelu } from './prelu';
 
@@ -129,7 +129,7 @@ export class SpoofModel {
     const S = spec.inputSize;
     const silent = spec.crop === 'silent-face';
     sampleToTensor(img, this.window(img, face), {
-      width: S, height: S, layout: spec.layout as Layout, order: spec.channelOrder as ChannelOrder,
+      width: S, height: S, layout: spec.layout, order: spec.channelOrder,
       mean: spec.mean, std: spec.std, flip: opts.flip,
       // Silent-Face's training crops were cut as an ROI and stretched by plain cv2.resize (no anti-aliasing).
       antialias: !silent, clampToBox: silent,
