@@ -40,6 +40,13 @@ describe('PRelu rewrite of the spoof models', function () {
     });
   }
 
+  it('returns bytes it cannot parse unchanged, for onnxruntime to refuse', () => {
+    const truncated = bytesOf('silent-face-v2').subarray(0, 1000);
+    const { bytes, rewritten } = rewritePRelu(truncated);
+    expect(rewritten).to.equal(0);
+    expect(bytes).to.equal(truncated);
+  });
+
   it('returns a graph without PRelu unchanged (the detectors)', () => {
     const original = bytesOf('faceplugin-detect');
     const { bytes, rewritten } = rewritePRelu(original);

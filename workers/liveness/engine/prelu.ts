@@ -95,9 +95,18 @@ export interface PReluRewriteResult {
  * vectorised element-wise kernels. The result is bit-identical: for x > 0, x - r = 0 and y = x + (+-0) = x;
  * otherwise r = 0, x - r = x and y = 0 + x * slope, the same single rounded product PRelu computes. Mul
  * broadcasts the slope as PRelu does. (x - Relu(x) measured a little faster than Min(x, 0).)
- * A graph without PRelu comes back unchanged.
+ * A graph without PRelu, or bytes this reader cannot parse, come back unchanged (onnxruntime then says
+ * what is wrong with them).
  */
 export function rewritePRelu(model: Uint8Array): PReluRewriteResult {
+  try {
+    return rewrite(model);
+  } catch {
+    return { bytes: model, rewritten: 0 };
+  }
+}
+
+function rewrite(model: Uint8Array): PReluRewriteResult {
   const top = readFields(model);
   const graph = top.find((f) => f.field === MODEL_GRAPH && f.wire === 2);
   if (!graph) return { bytes: model, rewritten: 0 };
