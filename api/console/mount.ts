@@ -26,7 +26,7 @@ import { dashboardRoutes } from './routes/dashboard';
 import { devMailboxRoutes } from './routes/dev-mailbox';
 import { onboardingRoutes } from './routes/onboarding';
 import { signInRoutes } from './routes/sign-in';
-import { tryItRoutes } from './routes/try-it';
+import { sendTryItError, TRY_IT_API_PATHS, tryItRoutes } from './routes/try-it';
 import { securityRoutes } from './routes/security';
 import { errorPage } from './views/layout';
 
@@ -109,13 +109,18 @@ function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
       req.log?.error({ err }, 'console: unhandled error');
       e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
     }
+    // The try-it scripts read JSON, also when the session or the database fails before their route runs.
+    if (TRY_IT_API_PATHS.includes(req.path)) return sendTryItError(res, e);
     setErrorHeaders(res, e);
-    // The page needs a session for its links' forms; when Redis is the problem, render without one.
+    // The page needs a session for its links' forms; when Redis is the problem, render without one. When the
+    // session was never loaded (Redis or the database failed first), render without one too: a fresh anonymous
+    // session here would replace the visitor's cookie and sign them out over a passing outage.
+    const noSession = { csrf: null, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
     let ctx;
     try {
-      ctx = await pageContext(d, req, res);
+      ctx = req.consoleSession === undefined ? noSession : await pageContext(d, req, res);
     } catch {
-      ctx = { csrf: null, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
+      ctx = noSession;
     }
     const signedIn = req.consoleSession?.data.stage === 'authenticated';
     const next_ =

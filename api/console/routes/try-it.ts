@@ -2,7 +2,7 @@
 // call: signed in, CSRF-checked (X-CSRF-Token), throttled and capped per account per day, running the same
 // queues and workers as the public APIs. Try-it calls are free: no credit is reserved and no plan usage counts.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
-import express, { Router, type ErrorRequestHandler, type Request } from 'express';
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Server } from 'node:http';
 import { AppError, deserializeJobError, InternalError, InvalidRequestError, ServiceUnavailableError, TooManyRequestsError } from '../../../shared/errors';
 import { requireUrl, type Config } from '../../../shared/config';
@@ -100,6 +100,15 @@ function utcDay(d: Date): string {
   return d.toISOString().slice(0, 10);
 }
 
+/** The JSON routes the try-it pages' scripts call (paths under /console). */
+export const TRY_IT_API_PATHS: readonly string[] = ['/emotion/try/analyze', '/liveness/try/check'];
+
+/** A try-it JSON error: the API's shape, never an HTML page (also for errors raised before the route, see mount.ts). */
+export function sendTryItError(res: Response, e: AppError): void {
+  if (e instanceof TooManyRequestsError || e instanceof ServiceUnavailableError) res.setHeader('Retry-After', String(e.retryAfterSeconds));
+  res.status(e.httpStatus).json({ error: { code: e.code, message: e.message } });
+}
+
 export function tryItRoutes(d: ConsoleDeps): Router {
   const r = Router();
   const auth = requireStage('authenticated');
@@ -186,8 +195,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
       req.log?.error({ err }, 'console try-it: unhandled error');
       e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
     }
-    if (e instanceof TooManyRequestsError || e instanceof ServiceUnavailableError) res.setHeader('Retry-After', String(e.retryAfterSeconds));
-    res.status(e.httpStatus).json({ error: { code: e.code, message: e.message } });
+    sendTryItError(res, e);
   };
   api.use(jsonErrors);
   r.use(api);

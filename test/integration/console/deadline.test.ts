@@ -1,6 +1,6 @@
 // The console's request deadline against a stalled document store: a TCP proxy in front of the test FerretDB
 // stops forwarding (connections stay open, nothing is answered — what a hung database looks like). A console
-// page or the try-it JSON that needs the database answers 503 with Retry-After within the budget + 1 s, the
+// page, or the JSON route of the try-it page's script, answers 503 with Retry-After within the budget + 1 s, the
 // same rule as the API's (test/integration/liveness-api/deadline.test.ts).
 import { expect } from 'chai';
 import { testMongoUri } from '../../support/engines';
@@ -52,8 +52,23 @@ describe('Console request deadline with a stalled document store', function () {
     expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
   });
 
-  it('serves the console again once the store answers', async () => {
+  it("answers the try-it script's JSON route with 503 JSON (not the HTML page) within the budget + 1 s", async () => {
+    const tryPage = await user.client.open('/console/liveness/try');
+    const csrf = /data-csrf="([^"]+)"/.exec(tryPage.html)?.[1];
+    expect(tryPage.url, 'still signed in after the 503 page').to.match(/\/console\/liveness\/try$/);
+    expect(csrf, 'the try page carries its CSRF token').to.be.a('string');
+    const headers = { 'x-csrf-token': csrf!, 'content-type': 'image/jpeg' };
+    const { answer, elapsed } = await stalled(() => user.client.request('POST', '/console/liveness/try/check', undefined, headers));
+    expect(answer.status, answer.html.slice(0, 300)).to.equal(503);
+    expect(answer.headers.get('content-type')).to.match(/^application\/json/);
+    expect(JSON.parse(answer.html)).to.have.nested.property('error.code', 'service_unavailable');
+    expect(Number(answer.headers.get('retry-after'))).to.be.at.least(1);
+    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+  });
+
+  it('serves the console again once the store answers, still signed in (the 503s did not replace the session)', async () => {
     const page = await user.client.open('/console/dashboard');
     expect(page.status).to.equal(200);
+    expect(page.url).to.match(/\/console\/dashboard$/);
   });
 });
