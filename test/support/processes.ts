@@ -54,8 +54,8 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
       logs.push(...lines.filter(Boolean));
     };
   };
-  proc.stdout!.on('data', collector());
-  proc.stderr!.on('data', collector());
+  proc.stdout.on('data', collector());
+  proc.stderr.on('data', collector());
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return {
     kind,

@@ -227,7 +227,7 @@ export async function serverMs(api: ServiceProcess, requestId: string | null): P
   if (!requestId) throw new Error('the answer carried no X-Request-Id');
   let found: number | undefined;
   // The access log line is written when the response finishes, which can reach the pipe after the client has the answer.
-  await eventually(async () => {
+  const look = (): boolean => {
     for (const line of api.logs) {
       if (!line.includes(requestId)) continue;
       try {
@@ -238,6 +238,7 @@ export async function serverMs(api: ServiceProcess, requestId: string | null): P
       }
     }
     return found !== undefined;
-  }, 10_000, 50);
+  };
+  await eventually(() => Promise.resolve(look()), 10_000, 50);
   return found!;
 }
