@@ -92,3 +92,30 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
     },
   };
 }
+
+/**
+ * The API process's own measure of a request, from its access log ("request" line, arrival to finish): the
+ * time the test process took to send and read (and its own stalls on a busy machine) are not in it.
+ */
+export async function serverMs(api: ServiceProcess, requestId: string | null): Promise<number> {
+  if (!requestId) throw new Error('the answer carried no X-Request-Id');
+  const look = (): number | undefined => {
+    for (const line of api.logs) {
+      if (!line.includes(requestId)) continue;
+      try {
+        const entry = JSON.parse(line) as { msg?: string; requestId?: string; ms?: number };
+        if (entry.msg === 'request' && entry.requestId === requestId && typeof entry.ms === 'number') return entry.ms;
+      } catch {
+        // not a JSON log line
+      }
+    }
+    return undefined;
+  };
+  // The access log line is written when the response finishes, which can reach the pipe after the client has the answer.
+  const until = Date.now() + 10_000;
+  for (let ms = look(); ; ms = look()) {
+    if (ms !== undefined) return ms;
+    if (Date.now() > until) throw new Error(`no access log line for request ${requestId}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { settledCount } from '../../support/billing';
 import { portrait } from '../../support/images';
-import type { ServiceProcess } from '../../support/processes';
+import { serverMs, type ServiceProcess } from '../../support/processes';
 import { checkLiveness, opsEnv, sleep, until, type OpsEnv } from './ops-support';
 
 type Answer = { status: number; body: any; requestId: string | null };
@@ -176,6 +176,11 @@ describe('SIGTERM', function () {
       const ok = results.filter((r) => r.status === 200);
       expect(ok.length, 'the job held at SIGTERM was finished').to.be.greaterThan(0);
       expect(results.every((r) => r.status === 200 || r.status === 503)).to.equal(true);
+      for (const r of results.filter((x) => x.status === 503)) {
+        expect(r.body.error.code).to.equal('service_unavailable');
+        // Budget + 1 s is the rule, timed by the API itself; +1.5 s because on a busy 2-core machine the API process can wait that long for a CPU.
+        expect(await serverMs(shortApi, r.requestId)).to.be.at.most(3000 + 1000 + 1500);
+      }
       expect(await ops.livenessQueue.getWaitingCount(), 'timed-out jobs are taken back').to.equal(0);
       // Exactly the answered requests are charged.
       await settledCount(() => ops.models.UsageEvent.countDocuments({ service: 'liveness' }), eventsBefore + ok.length);

@@ -219,25 +219,4 @@ export async function postLiveness(
   }
 }
 
-/**
- * The API process's own measure of a request, from its access log ("request" line, arrival to finish): the
- * time the test process took to send and read (and its own stalls on a busy machine) are not in it.
- */
-export async function serverMs(api: ServiceProcess, requestId: string | null): Promise<number> {
-  if (!requestId) throw new Error('the answer carried no X-Request-Id');
-  let found: number | undefined;
-  // The access log line is written when the response finishes, which can reach the pipe after the client has the answer.
-  await eventually(async () => {
-    for (const line of api.logs) {
-      if (!line.includes(requestId)) continue;
-      try {
-        const entry = JSON.parse(line) as { msg?: string; requestId?: string; ms?: number };
-        if (entry.msg === 'request' && entry.requestId === requestId && typeof entry.ms === 'number') found = entry.ms;
-      } catch {
-        // not a JSON log line
-      }
-    }
-    return found !== undefined;
-  }, 10_000, 50);
-  return found!;
-}
+export { serverMs } from '../../support/processes';
