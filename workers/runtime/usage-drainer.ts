@@ -130,7 +130,10 @@ export class UsageDrainer {
       };
     });
     this.wake = null;
-    return entries.concat(await this.read('>', false, room));
+    const more = await this.read('>', false, room);
+    // Counted too: the rate is of every entry read, or batching would switch itself off every other window.
+    this.reads.push([Date.now(), more.length]);
+    return entries.concat(more);
   }
 
   private async read(from: '0' | '>', block = true, count = this.o.batchSize ?? 200): Promise<OutboxEntry[]> {
