@@ -240,8 +240,8 @@ export class EvenPairDft {
     const q = N >> 1;
     let oddA = c1a;
     let oddB = c1b;
-    a[0] = zr[0]! + zr[0]!;
-    b[0] = zi[0]! + zi[0]!;
+    a[0] = zr[0] + zr[0];
+    b[0] = zi[0] + zi[0];
     a[1] = 2 * c1a;
     b[1] = 2 * c1b;
     for (let k = 1; k < q; k++) {
