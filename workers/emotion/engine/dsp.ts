@@ -221,16 +221,16 @@ export class EvenPairDft {
     // C_2k+1 = C_2k−1 − Im G_k (with G = Σ g e^{−2πijk/N}).
     let c1a = 0.5 * (a[0]! - a[N]!);
     let c1b = 0.5 * (b[0]! - b[N]!);
+    zr[0] = 0.5 * (a[0]! + a[N]!);
+    zi[0] = 0.5 * (b[0]! + b[N]!);
     for (let j = 1; j < N; j++) {
-      c1a += a[j]! * cos[j]!;
-      c1b += b[j]! * cos[j]!;
-    }
-    for (let j = 0; j < N; j++) {
-      const s = sin[j]!;
       const ap = a[j]!;
       const am = a[N - j]!;
       const bp = b[j]!;
       const bm = b[N - j]!;
+      c1a += ap * cos[j]!;
+      c1b += bp * cos[j]!;
+      const s = sin[j]!;
       const r = rev[j]!;
       zr[r] = 0.5 * (ap + am) - s * (ap - am);
       zi[r] = 0.5 * (bp + bm) - s * (bp - bm);
@@ -240,8 +240,8 @@ export class EvenPairDft {
     const q = N >> 1;
     let oddA = c1a;
     let oddB = c1b;
-    a[0] = zr[0]! + zr[0]!;
-    b[0] = zi[0]! + zi[0]!;
+    a[0] = zr[0] + zr[0];
+    b[0] = zi[0] + zi[0];
     a[1] = 2 * c1a;
     b[1] = 2 * c1b;
     for (let k = 1; k < q; k++) {

@@ -97,6 +97,10 @@ function deinterleave(body: Buffer, l: PcmLayout): Int16Array[] {
   if (le && LITTLE_ENDIAN_HOST && (body.byteOffset + l.dataOffset) % 2 === 0) {
     // Aligned little-endian data: read it as Int16 directly (the common case, and much faster).
     const v = new Int16Array(body.buffer, body.byteOffset + l.dataOffset, n * k);
+    if (k === 1) {
+      chs[0]!.set(v);
+      return chs;
+    }
     for (let c = 0; c < k; c++) {
       const out = chs[c]!;
       for (let i = 0; i < n; i++) out[i] = v[i * k + c]!;
