@@ -9,9 +9,7 @@ import path from 'node:path';
 import { loadConfig } from '../shared/config';
 import { shippedFusion } from '../workers/liveness/engine/fusion';
 import { LivenessEngine } from '../workers/liveness/engine/index';
-import {
-  apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, eer, pct, readManifest, type Scored, scoreDataset,
-} from './liveness/evaluation';
+import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, eer, pct, readManifest, type Scored, scoreDataset } from './liveness/evaluation';
 
 const THRESHOLDS = [0.05, 0.1, 0.15, 0.3, 0.5, 0.7];
 
@@ -39,9 +37,15 @@ async function main(): Promise<void> {
   const models = engine.spoofSpecs.map((s) => s.name);
   const t0 = Date.now();
   const scored: Scored[] = [];
-  for (const dir of dirs) scored.push(...await scoreDataset(engine, dir, readManifest(dir), option(args, '--cache')));
-  console.log(`liveness evaluation of ${dirs.map((d) => path.resolve(d)).join(', ')}: ${scored.length} images scored in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  console.log(`spoof models: ${models.join(', ')}; shipped fusion: ${Object.entries(engine.fusion.weights).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}, bias ${engine.fusion.bias.toFixed(3)}`);
+  for (const dir of dirs) scored.push(...(await scoreDataset(engine, dir, readManifest(dir), option(args, '--cache'))));
+  console.log(
+    `liveness evaluation of ${dirs.map((d) => path.resolve(d)).join(', ')}: ${scored.length} images scored in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `spoof models: ${models.join(', ')}; shipped fusion: ${Object.entries(engine.fusion.weights)
+      .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+      .join(', ')}, bias ${engine.fusion.bias.toFixed(3)}`,
+  );
 
   // Scoring a repository with a fusion fitted on it would grade the fusion on its own training images:
   // those repositories get leave-one-source-out refits (weights and anchor) instead.
@@ -67,25 +71,30 @@ async function main(): Promise<void> {
     const fails = set.filter((s) => s.error);
     const groups = new Set(set.map((s) => s.row.group));
     console.log(`\n== kind=${kind}: ${set.length} images (${live.length} live, ${spoof.length} spoof) from ${groups.size} source repositories ==`);
-    console.log(`detection/decoding failures: ${fails.length} (live ${fails.filter((s) => !isSpoof(s)).length}, spoof ${fails.filter(isSpoof).length}); the API answers them 400 invalid_image, counted here as rejected`);
+    console.log(
+      `detection/decoding failures: ${fails.length} (live ${fails.filter((s) => !isSpoof(s)).length}, spoof ${fails.filter(isSpoof).length}); the API answers them 400 invalid_image, counted here as rejected`,
+    );
     for (const f of fails) console.log(`  ${f.row.dataset}/${f.row.file}: ${f.errorMessage}`);
     const a = auc(spoof, live);
     const [lo, hi] = bootstrapAuc(set.map((s) => ({ group: s.row.group, spoof: isSpoof(s), score: score(s) })));
     const e = eer(spoof, live);
     console.log(`AUC ${f3(a)} (95% bootstrap interval over source repositories ${f3(lo)}-${f3(hi)}), EER ${pct(e.eer)} (at ${e.threshold.toFixed(3)})`);
     console.log('threshold   APCER   BPCER');
-    for (const t of THRESHOLDS) console.log(`  ${t.toFixed(2)}${t === threshold ? '*' : ' '}   ${pct(apcer(spoof, t)).padStart(6)}  ${pct(bpcer(live, t)).padStart(6)}`);
+    for (const t of THRESHOLDS)
+      console.log(`  ${t.toFixed(2)}${t === threshold ? '*' : ' '}   ${pct(apcer(spoof, t)).padStart(6)}  ${pct(bpcer(live, t)).padStart(6)}`);
 
     console.log(`per spoof type: n, APCER@${threshold}, APCER@0.5, AUC against all live`);
     for (const type of [...new Set(set.filter(isSpoof).map((s) => s.row.type))].sort()) {
       const sp = set.filter((s) => isSpoof(s) && s.row.type === type).map(score);
-      console.log(`  ${type.padEnd(8)} n=${String(sp.length).padEnd(4)} ${pct(apcer(sp, threshold)).padStart(6)}  ${pct(apcer(sp, 0.5)).padStart(6)}  ${f3(auc(sp, live))}`);
+      console.log(
+        `  ${type.padEnd(8)} n=${String(sp.length).padEnd(4)} ${pct(apcer(sp, threshold)).padStart(6)}  ${pct(apcer(sp, 0.5)).padStart(6)}  ${f3(auc(sp, live))}`,
+      );
     }
 
     console.log('single spoof models, raw fake logit (no fitting involved), AUC:');
     const passNames = [...new Set(set.flatMap((s) => Object.keys(s.features?.passLogits ?? {})))];
     for (const name of [...models, ...passNames.filter((p) => p.includes(':'))]) {
-      const val = (s: Scored) => (s.error ? Infinity : (name.includes(':') ? s.features!.passLogits[name] : s.features!.spoofLogits[name]) ?? NaN);
+      const val = (s: Scored) => (s.error ? Infinity : ((name.includes(':') ? s.features!.passLogits[name] : s.features!.spoofLogits[name]) ?? NaN));
       console.log(`  ${name.padEnd(28)} ${f3(auc(set.filter(isSpoof).map(val), set.filter((s) => !isSpoof(s)).map(val)))}`);
     }
 
@@ -94,11 +103,15 @@ async function main(): Promise<void> {
     for (const ds of bySet) {
       const d = set.filter((s) => s.row.dataset === ds);
       const [dl, ds2] = [scores(d, false), scores(d, true)];
-      console.log(`  [${ds}] ${String(dl.length).padStart(4)} ${pct(bpcer(dl, threshold)).padStart(6)}  ${String(ds2.length).padStart(4)} ${pct(apcer(ds2, threshold)).padStart(6)}  ${f3(auc(ds2, dl))}`);
+      console.log(
+        `  [${ds}] ${String(dl.length).padStart(4)} ${pct(bpcer(dl, threshold)).padStart(6)}  ${String(ds2.length).padStart(4)} ${pct(apcer(ds2, threshold)).padStart(6)}  ${f3(auc(ds2, dl))}`,
+      );
       for (const g of [...new Set(d.map((s) => s.row.group))].sort()) {
         const gs = d.filter((s) => s.row.group === g);
         const [gl, gsp] = [scores(gs, false), scores(gs, true)];
-        console.log(`    ${g.padEnd(58)} ${String(gl.length).padStart(3)} ${pct(bpcer(gl, threshold)).padStart(6)}  ${String(gsp.length).padStart(3)} ${pct(apcer(gsp, threshold)).padStart(6)}  ${f3(auc(gsp, gl))}`);
+        console.log(
+          `    ${g.padEnd(58)} ${String(gl.length).padStart(3)} ${pct(bpcer(gl, threshold)).padStart(6)}  ${String(gsp.length).padStart(3)} ${pct(apcer(gsp, threshold)).padStart(6)}  ${f3(auc(gsp, gl))}`,
+        );
       }
     }
   }
@@ -108,9 +121,23 @@ async function main(): Promise<void> {
     const names = [...new Set(scored.flatMap((s) => Object.keys(s.features?.passLogits ?? {})))];
     const lines = [['file', 'dataset', 'label', 'kind', 'type', 'group', 'likelihood', 'likelihood_shipped', ...names, 'detector', 'error'].join(',')];
     for (const s of scored) {
-      lines.push([s.row.file, s.row.dataset, s.row.label, s.row.kind, s.row.type, s.row.group, s.error ? '' : score(s).toFixed(4),
-        s.likelihood?.toFixed(4) ?? '', ...names.map((n) => s.features?.passLogits[n]?.toFixed(4) ?? ''), s.features?.detector ?? '', s.error ?? '']
-        .map((v) => (/[",]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','));
+      lines.push(
+        [
+          s.row.file,
+          s.row.dataset,
+          s.row.label,
+          s.row.kind,
+          s.row.type,
+          s.row.group,
+          s.error ? '' : score(s).toFixed(4),
+          s.likelihood?.toFixed(4) ?? '',
+          ...names.map((n) => s.features?.passLogits[n]?.toFixed(4) ?? ''),
+          s.features?.detector ?? '',
+          s.error ?? '',
+        ]
+          .map((v) => (/[",]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v))
+          .join(','),
+      );
     }
     fs.writeFileSync(csvOut, `${lines.join('\n')}\n`);
     console.log(`\nper-image scores written to ${csvOut}`);
@@ -120,7 +147,9 @@ async function main(): Promise<void> {
   const live = scores(summarySet, false);
   const spoof = scores(summarySet, true);
   console.log(kinds.includes('full') && kinds.length > 1 ? '\nsummary (full frames, the input the API gets):' : '\nsummary:');
-  console.log(`AUC=${f3(auc(spoof, live))} EER=${f3(eer(spoof, live).eer)} APCER@${threshold}=${f3(apcer(spoof, threshold))} BPCER@${threshold}=${f3(bpcer(live, threshold))} n=${summarySet.length}`);
+  console.log(
+    `AUC=${f3(auc(spoof, live))} EER=${f3(eer(spoof, live).eer)} APCER@${threshold}=${f3(apcer(spoof, threshold))} BPCER@${threshold}=${f3(bpcer(live, threshold))} n=${summarySet.length}`,
+  );
 }
 
 main().catch((err) => {

@@ -10,7 +10,15 @@ import path from 'node:path';
 import { KNOWLEDGE_MAPPING, mappingBytes } from '../models/emotion/build-mapping';
 import { FEATURE_NAMES } from '../models/emotion/feature-names';
 import {
-  aucFigures, type AucFigure, type Clip, clipScores, crossValidatedScores, DEFAULT_FIT, emotionClass, fitMapping, intensityWeight,
+  aucFigures,
+  type AucFigure,
+  type Clip,
+  clipScores,
+  crossValidatedScores,
+  DEFAULT_FIT,
+  emotionClass,
+  fitMapping,
+  intensityWeight,
 } from '../models/emotion/fit';
 import { loadConfig } from '../shared/config';
 import { EmotionEngine, MIN_SPEECH_SECONDS } from '../workers/emotion/engine';
@@ -31,12 +39,21 @@ interface Row {
 /** manifest.csv with a header naming at least file, speaker, emotion (intensity optional); no quoted commas. */
 export function readEmotionManifest(text: string): Row[] {
   const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
-  const header = lines.shift()?.split(',').map((h) => h.trim().toLowerCase()) ?? [];
+  const header =
+    lines
+      .shift()
+      ?.split(',')
+      .map((h) => h.trim().toLowerCase()) ?? [];
   const col = (name: string): number => header.indexOf(name);
   for (const need of ['file', 'speaker', 'emotion']) if (col(need) < 0) throw new Error(`manifest.csv: no "${need}" column (header: ${header.join(',')})`);
   return lines.map((l) => {
     const v = l.split(',').map((x) => x.trim());
-    return { file: v[col('file')]!, speaker: v[col('speaker')]!, emotion: v[col('emotion')]!, intensity: col('intensity') >= 0 ? v[col('intensity')] : undefined };
+    return {
+      file: v[col('file')]!,
+      speaker: v[col('speaker')]!,
+      emotion: v[col('emotion')]!,
+      intensity: col('intensity') >= 0 ? v[col('intensity')] : undefined,
+    };
   });
 }
 
@@ -44,7 +61,9 @@ function table(title: string, figures: AucFigure[]): void {
   console.log(title);
   for (const f of figures) {
     const ci = Number.isFinite(f.low) ? `[${f.low.toFixed(3)}, ${f.high.toFixed(3)}]` : '[–]';
-    console.log(`  ${f.output.padEnd(5)} ${`${f.positive}>${f.negative}`.padEnd(16)} AUC ${Number.isFinite(f.auc) ? f.auc.toFixed(3) : '–'} ${ci}  (${f.n[0]} vs ${f.n[1]} clips)`);
+    console.log(
+      `  ${f.output.padEnd(5)} ${`${f.positive}>${f.negative}`.padEnd(16)} AUC ${Number.isFinite(f.auc) ? f.auc.toFixed(3) : '–'} ${ci}  (${f.n[0]} vs ${f.n[1]} clips)`,
+    );
   }
 }
 
@@ -65,7 +84,11 @@ async function main(): Promise<void> {
   const cfg = loadConfig();
   // One thread: the fit runs next to a live service on shared machines; the corpus is read once.
   const engine = await EmotionEngine.load({
-    modelsDir: cfg.MODELS_DIR, ffmpegPath: cfg.FFMPEG_PATH, ffprobePath: cfg.FFPROBE_PATH, intraOpThreads: 1, analysisThreads: 1,
+    modelsDir: cfg.MODELS_DIR,
+    ffmpegPath: cfg.FFMPEG_PATH,
+    ffprobePath: cfg.FFPROBE_PATH,
+    intraOpThreads: 1,
+    analysisThreads: 1,
   });
   const clips: Clip[] = [];
   let withoutSpeech = 0;
@@ -86,7 +109,9 @@ async function main(): Promise<void> {
   }
   const speakers = [...new Set(clips.map((c) => c.speaker))];
   const classes = Object.fromEntries([...new Set(clips.map((c) => c.emotion))].sort().map((e) => [e, clips.filter((c) => c.emotion === e).length]));
-  console.log(`${clips.length} clips with speech from ${speakers.length} speakers (${withoutSpeech} without speech, ${rows.length - clips.length - withoutSpeech} unreadable); classes ${JSON.stringify(classes)}`);
+  console.log(
+    `${clips.length} clips with speech from ${speakers.length} speakers (${withoutSpeech} without speech, ${rows.length - clips.length - withoutSpeech} unreadable); classes ${JSON.stringify(classes)}`,
+  );
   if (speakers.length < 2) throw new Error('speaker-grouped cross-validation needs at least two speakers');
 
   const shipped = new Map(clips.map((c) => [c, clipScores(KNOWLEDGE_MAPPING, c)]));

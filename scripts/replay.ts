@@ -10,7 +10,8 @@ import { sendFile, type ReplayRecord } from './replay/client';
 import { readLocalState } from './engines/local-state';
 import { varDir } from '../shared/paths';
 
-const USAGE = 'usage: npm run -s replay -- <files|folders|globs…> --token T [--url URL] [--concurrency N] [--out results.jsonl] [--csv results.csv] [--max-attempts N]';
+const USAGE =
+  'usage: npm run -s replay -- <files|folders|globs…> --token T [--url URL] [--concurrency N] [--out results.jsonl] [--csv results.csv] [--max-attempts N]';
 
 function defaultUrl(): string {
   const local = readLocalState(varDir);

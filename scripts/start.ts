@@ -52,7 +52,11 @@ function launch(m: Managed): void {
       m.restarts++;
     }
     const delay = restartDelayMs(m.restarts);
-    if (m.restarts > 1) log.error({ child: m.name, code, signal, ranMs, crashLoop: m.restarts, restartInMs: delay }, 'process exited again soon after start: crash loop, backing off');
+    if (m.restarts > 1)
+      log.error(
+        { child: m.name, code, signal, ranMs, crashLoop: m.restarts, restartInMs: delay },
+        'process exited again soon after start: crash loop, backing off',
+      );
     else log.error({ child: m.name, code, signal, ranMs, restartInMs: delay }, 'process exited; restarting');
     setTimeout(() => !stopping && launch(m), delay);
   });

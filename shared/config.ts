@@ -6,9 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
-  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']).transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
@@ -40,110 +38,120 @@ const trustProxy = z
   .trim()
   .default('loopback')
   .refine(
-    (v) => /^\d{1,2}$/.test(v) || v.split(',').map((e) => e.trim()).every(isProxyEntry),
+    (v) =>
+      /^\d{1,2}$/.test(v) ||
+      v
+        .split(',')
+        .map((e) => e.trim())
+        .every(isProxyEntry),
     'must be "loopback", a hop count (0-99), or a comma-separated list of addresses, CIDR blocks or loopback/linklocal/uniquelocal',
   )
   .transform((v): number | string[] => (/^\d{1,2}$/.test(v) ? Number(v) : v.split(',').map((e) => e.trim())));
 
-export const configSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+export const configSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
-  /** Address the front-ends listen on: loopback unless told otherwise (containers set 0.0.0.0). */
-  HOST: z.string().default('127.0.0.1'),
-  TRUST_PROXY: trustProxy,
-  /** Serve a front-end's /metrics on this port (on HOST) instead of the customer port; unset: the customer port. */
-  METRICS_PORT: port.optional(),
-  LIVENESS_PORT: port.default(8080),
-  EMOTION_PORT: port.default(8081),
-  /** Port of a worker's /metrics and /health endpoints; 0 picks a free one, -1 disables. */
-  WORKER_METRICS_PORT: z.coerce.number().int().min(-1).max(65535).default(0),
+    /** Address the front-ends listen on: loopback unless told otherwise (containers set 0.0.0.0). */
+    HOST: z.string().default('127.0.0.1'),
+    TRUST_PROXY: trustProxy,
+    /** Serve a front-end's /metrics on this port (on HOST) instead of the customer port; unset: the customer port. */
+    METRICS_PORT: port.optional(),
+    LIVENESS_PORT: port.default(8080),
+    EMOTION_PORT: port.default(8081),
+    /** Port of a worker's /metrics and /health endpoints; 0 picks a free one, -1 disables. */
+    WORKER_METRICS_PORT: z.coerce.number().int().min(-1).max(65535).default(0),
 
-  /** Unset: `npm start` runs a private redis-server. Production: Redis 7 with maxmemory-policy noeviction. */
-  REDIS_URL: z.string().url().optional(),
-  /** Unset: `npm start` runs a private FerretDB (SQLite) under var/. Production: MongoDB 7. */
-  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URI').optional(),
-  /** BullMQ and result-bus key prefix; the braces are a Redis Cluster hash tag. */
-  QUEUE_PREFIX: z.string().min(1).default('{lc}'),
-  VAR_DIR: z.string().default(varDir),
+    /** Unset: `npm start` runs a private redis-server. Production: Redis 7 with maxmemory-policy noeviction. */
+    REDIS_URL: z.string().url().optional(),
+    /** Unset: `npm start` runs a private FerretDB (SQLite) under var/. Production: MongoDB 7. */
+    MONGODB_URI: z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URI')
+      .optional(),
+    /** BullMQ and result-bus key prefix; the braces are a Redis Cluster hash tag. */
+    QUEUE_PREFIX: z.string().min(1).default('{lc}'),
+    VAR_DIR: z.string().default(varDir),
 
-  /** Default: one per CPU core, at least 2, so one crashed worker never leaves the queue without a worker. */
-  LIVENESS_WORKERS: z.coerce.number().int().min(0).max(64).default(Math.max(2, os.availableParallelism())),
-  EMOTION_WORKERS: z.coerce.number().int().min(0).max(64).default(1),
-  /** How long the liveness API waits for a worker's answer before 503 (the issue's default: 10 s). */
-  LIVENESS_BUDGET_MS: positiveInt.default(10_000),
-  /** The emotion spec's processing time-out is 5 s. */
-  EMOTION_BUDGET_MS: positiveInt.default(5_000),
-  /** On SIGTERM a front-end answers /readyz 503 for this long before it stops accepting (for load balancers without a preStop hook). */
-  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
-  /**
-   * Admission is by time (a job is shed only when backlog x measured service time / workers would not fit
-   * the request's remaining budget); this count is only a ceiling on top: 10 s budget / ~20 ms for the
-   * fastest liveness job = the most one worker could ever serve in time. Also the only bound before the
-   * first job's service time has been measured.
-   */
-  MAX_BACKLOG_PER_WORKER: positiveInt.default(500),
-  /** How many worker processes serve a queue, for backlog shedding; default: the workers connected to the queue. */
-  EXPECTED_LIVENESS_WORKERS: positiveInt.optional(),
-  EXPECTED_EMOTION_WORKERS: positiveInt.optional(),
+    /** Default: one per CPU core, at least 2, so one crashed worker never leaves the queue without a worker. */
+    LIVENESS_WORKERS: z.coerce.number().int().min(0).max(64).default(Math.max(2, os.availableParallelism())),
+    EMOTION_WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+    /** How long the liveness API waits for a worker's answer before 503 (the issue's default: 10 s). */
+    LIVENESS_BUDGET_MS: positiveInt.default(10_000),
+    /** The emotion spec's processing time-out is 5 s. */
+    EMOTION_BUDGET_MS: positiveInt.default(5_000),
+    /** On SIGTERM a front-end answers /readyz 503 for this long before it stops accepting (for load balancers without a preStop hook). */
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+    /**
+     * Admission is by time (a job is shed only when backlog x measured service time / workers would not fit
+     * the request's remaining budget); this count is only a ceiling on top: 10 s budget / ~20 ms for the
+     * fastest liveness job = the most one worker could ever serve in time. Also the only bound before the
+     * first job's service time has been measured.
+     */
+    MAX_BACKLOG_PER_WORKER: positiveInt.default(500),
+    /** How many worker processes serve a queue, for backlog shedding; default: the workers connected to the queue. */
+    EXPECTED_LIVENESS_WORKERS: positiveInt.optional(),
+    EXPECTED_EMOTION_WORKERS: positiveInt.optional(),
 
-  MODELS_DIR: z.string().default(defaultModelsDir),
-  ORT_INTRA_OP_THREADS: positiveInt.default(1),
-  FAKE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.15),
-  /** JSON array of extra spoof models: [{path, inputSize, scale, channelOrder, liveIndex, weight}] */
-  EXTRA_SPOOF_MODELS: z.string().optional(),
+    MODELS_DIR: z.string().default(defaultModelsDir),
+    ORT_INTRA_OP_THREADS: positiveInt.default(1),
+    FAKE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.15),
+    /** JSON array of extra spoof models: [{path, inputSize, scale, channelOrder, liveIndex, weight}] */
+    EXTRA_SPOOF_MODELS: z.string().optional(),
 
-  /** Threads an emotion worker splits one long file's analysis across; default: one per core. */
-  EMOTION_ANALYSIS_THREADS: positiveInt.max(16).optional(),
+    /** Threads an emotion worker splits one long file's analysis across; default: one per core. */
+    EMOTION_ANALYSIS_THREADS: positiveInt.max(16).optional(),
 
-  FFMPEG_PATH: z.string().default('ffmpeg'),
-  FFPROBE_PATH: z.string().default('ffprobe'),
+    FFMPEG_PATH: z.string().default('ffmpeg'),
+    FFPROBE_PATH: z.string().default('ffprobe'),
 
-  /** Fair-use throttle per API key: a token bucket (burst, refill per second). */
-  THROTTLE_BURST: positiveInt.default(60),
-  THROTTLE_RATE_PER_SEC: z.coerce.number().positive().default(20),
+    /** Fair-use throttle per API key: a token bucket (burst, refill per second). */
+    THROTTLE_BURST: positiveInt.default(60),
+    THROTTLE_RATE_PER_SEC: z.coerce.number().positive().default(20),
 
-  /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
-  AUTH_FAILURE_BURST: positiveInt.default(30),
-  AUTH_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
-  /** Failed authentications per presented credential prefix, all addresses together (a distributed guess at one key). */
-  AUTH_PREFIX_FAILURE_BURST: positiveInt.default(30),
-  AUTH_PREFIX_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
+    /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
+    AUTH_FAILURE_BURST: positiveInt.default(30),
+    AUTH_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
+    /** Failed authentications per presented credential prefix, all addresses together (a distributed guess at one key). */
+    AUTH_PREFIX_FAILURE_BURST: positiveInt.default(30),
+    AUTH_PREFIX_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),
 
-  /** Accounts that never confirmed their e-mail are deleted after this many days (a sweep; see docs/security.md). */
-  PENDING_ACCOUNT_DAYS: positiveInt.max(365).default(7),
+    /** Accounts that never confirmed their e-mail are deleted after this many days (a sweep; see docs/security.md). */
+    PENDING_ACCOUNT_DAYS: positiveInt.max(365).default(7),
 
-  /** Secret for console sessions, CSRF and registration tokens (32+ chars). Local default: generated into var/. */
-  APP_SECRET: z
-    .string()
-    .min(32)
-    .refine((v) => !PLACEHOLDER_SECRET.test(v), 'is a placeholder from an example: generate one with `openssl rand -base64 48`')
-    .optional(),
-  /**
-   * The APP_SECRET before the last rotation, kept for one sign-in per account: TOTP secrets sealed with it still
-   * open (and are sealed again with APP_SECRET when that account next signs in). Sessions and links are not kept.
-   */
-  APP_SECRET_PREVIOUS: z.string().min(32).optional(),
-  PUBLIC_BASE_URL: z.string().url().optional(),
-  SMTP_URL: z.string().optional(),
-  MAIL_FROM: z.string().default('Liveness Console <no-reply@localhost>'),
-  SECURE_COOKIES: bool.default(false),
-  /** Folder of the local mail sink's mailbox (`npm start` sets it when SMTP_URL is unset); enables /console/dev/mailbox outside production. */
-  MAILBOX_DIR: z.string().optional(),
+    /** Secret for console sessions, CSRF and registration tokens (32+ chars). Local default: generated into var/. */
+    APP_SECRET: z
+      .string()
+      .min(32)
+      .refine((v) => !PLACEHOLDER_SECRET.test(v), 'is a placeholder from an example: generate one with `openssl rand -base64 48`')
+      .optional(),
+    /**
+     * The APP_SECRET before the last rotation, kept for one sign-in per account: TOTP secrets sealed with it still
+     * open (and are sealed again with APP_SECRET when that account next signs in). Sessions and links are not kept.
+     */
+    APP_SECRET_PREVIOUS: z.string().min(32).optional(),
+    PUBLIC_BASE_URL: z.string().url().optional(),
+    SMTP_URL: z.string().optional(),
+    MAIL_FROM: z.string().default('Liveness Console <no-reply@localhost>'),
+    SECURE_COOKIES: bool.default(false),
+    /** Folder of the local mail sink's mailbox (`npm start` sets it when SMTP_URL is unset); enables /console/dev/mailbox outside production. */
+    MAILBOX_DIR: z.string().optional(),
 
-  /** A usage-outbox entry read by a consumer that has not acknowledged it for this long is claimed by another drainer. */
-  OUTBOX_CLAIM_IDLE_MS: positiveInt.default(10_000),
-  /** Test-only fault hook: a worker SIGKILLs itself the first time it reaches this step. Refused in production. */
-  FAULT_KILL_AT: z.enum(['after_engine', 'after_commit', 'after_publish', 'in_drainer']).optional(),
-  /** Where the console tells customers to write for help (recovery when both password and phone are lost). */
-  SUPPORT_EMAIL: z.string().email().default('support@localhost'),
-  /** How often the console's scheduler looks for accounts past 80 % / 100 % of their monthly limit. */
-  USAGE_ALERT_INTERVAL_MS: positiveInt.default(5 * 60_000),
-}).superRefine((cfg, ctx) => {
-  if (cfg.NODE_ENV === 'production' && cfg.FAULT_KILL_AT !== undefined) {
-    ctx.addIssue({ code: 'custom', path: ['FAULT_KILL_AT'], message: 'a test-only fault hook; never set in production' });
-  }
-});
+    /** A usage-outbox entry read by a consumer that has not acknowledged it for this long is claimed by another drainer. */
+    OUTBOX_CLAIM_IDLE_MS: positiveInt.default(10_000),
+    /** Test-only fault hook: a worker SIGKILLs itself the first time it reaches this step. Refused in production. */
+    FAULT_KILL_AT: z.enum(['after_engine', 'after_commit', 'after_publish', 'in_drainer']).optional(),
+    /** Where the console tells customers to write for help (recovery when both password and phone are lost). */
+    SUPPORT_EMAIL: z.string().email().default('support@localhost'),
+    /** How often the console's scheduler looks for accounts past 80 % / 100 % of their monthly limit. */
+    USAGE_ALERT_INTERVAL_MS: positiveInt.default(5 * 60_000),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.NODE_ENV === 'production' && cfg.FAULT_KILL_AT !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['FAULT_KILL_AT'], message: 'a test-only fault hook; never set in production' });
+    }
+  });
 
 export type Config = z.infer<typeof configSchema>;
 

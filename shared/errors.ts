@@ -57,13 +57,21 @@ export class ForbiddenError extends AppError {
 }
 
 export class TooManyRequestsError extends AppError {
-  constructor(code: string, message: string, readonly retryAfterSeconds: number) {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(code, message, 429);
   }
 }
 
 export class ServiceUnavailableError extends AppError {
-  constructor(message: string, readonly retryAfterSeconds = 5, code = 'service_unavailable') {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+    code = 'service_unavailable',
+  ) {
     super(code, message, 503);
   }
 }

@@ -14,17 +14,37 @@ export interface AttemptRule {
 
 export const RULES = {
   /** Per account (e-mail): five wrong passwords lock it for 15 minutes. */
-  signInAccount: { name: 'sign-in-account', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many failed sign-in attempts for this account. Try again in a few minutes.' },
+  signInAccount: {
+    name: 'sign-in-account',
+    maxFailures: 5,
+    windowMs: 15 * 60_000,
+    message: 'Too many failed sign-in attempts for this account. Try again in a few minutes.',
+  },
   /** Per client address: slows password spraying across many accounts. */
-  signInAddress: { name: 'sign-in-ip', maxFailures: 30, windowMs: 15 * 60_000, message: 'Too many failed sign-in attempts from your network. Try again later.' },
+  signInAddress: {
+    name: 'sign-in-ip',
+    maxFailures: 30,
+    windowMs: 15 * 60_000,
+    message: 'Too many failed sign-in attempts from your network. Try again later.',
+  },
   /** Per account: 10^6 codes and five guesses per quarter hour. */
   totp: { name: 'totp', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong codes. Two-factor sign-in is locked for a few minutes.' },
   /** Per client address: invalid or expired verification links opened. */
   verifyLink: { name: 'verify-link', maxFailures: 20, windowMs: 15 * 60_000, message: 'Too many invalid verification links. Try again later.' },
   /** Per e-mail address: new verification links asked for (each one is sent, so count every request). */
-  verifyResend: { name: 'verify-resend', maxFailures: 3, windowMs: 60 * 60_000, message: 'We already sent several links to this address. Check your inbox or try again in an hour.' },
+  verifyResend: {
+    name: 'verify-resend',
+    maxFailures: 3,
+    windowMs: 60 * 60_000,
+    message: 'We already sent several links to this address. Check your inbox or try again in an hour.',
+  },
   /** Per e-mail address: password reset links asked for (counted whether or not the address exists). */
-  resetByAddress: { name: 'reset-address', maxFailures: 3, windowMs: 60 * 60_000, message: 'We already sent several reset links to this address. Check your inbox or try again in an hour.' },
+  resetByAddress: {
+    name: 'reset-address',
+    maxFailures: 3,
+    windowMs: 60 * 60_000,
+    message: 'We already sent several reset links to this address. Check your inbox or try again in an hour.',
+  },
   /** Per client address: password reset requests (slows probing many addresses). */
   resetByIp: { name: 'reset-ip', maxFailures: 20, windowMs: 60 * 60_000, message: 'Too many password reset requests from your network. Try again later.' },
   /** Per account: wrong current passwords on the change-password form. */

@@ -131,7 +131,11 @@ function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
         : signedIn
           ? { href: '/console/dashboard', label: 'Back to the dashboard' }
           : { href: '/console/sign-in', label: 'Go to sign in' };
-    sendPage(res, errorPage(ctx, { status: e.httpStatus, code: e.code, title: TITLES[e.httpStatus] ?? 'Something went wrong', message: e.message, next: next_ }), e.httpStatus);
+    sendPage(
+      res,
+      errorPage(ctx, { status: e.httpStatus, code: e.code, title: TITLES[e.httpStatus] ?? 'Something went wrong', message: e.message, next: next_ }),
+      e.httpStatus,
+    );
   };
 }
 

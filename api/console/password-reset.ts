@@ -19,7 +19,11 @@ interface Payload {
 export type ResetCheck = { ok: true; customerId: string; nonce: string } | { ok: false; reason: 'invalid' | 'expired' | 'used' };
 
 export function passwordFingerprint(passwordHash: string | null | undefined): string {
-  return crypto.createHash('sha256').update(passwordHash ?? '').digest('base64url').slice(0, 16);
+  return crypto
+    .createHash('sha256')
+    .update(passwordHash ?? '')
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 export class PasswordResetTokens {

@@ -18,7 +18,10 @@ export function normalizeRecoveryCode(code: string): string {
 }
 
 export function hashRecoveryCode(code: string): string {
-  return crypto.createHash('sha256').update(`recovery:${normalizeRecoveryCode(code)}`).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(`recovery:${normalizeRecoveryCode(code)}`)
+    .digest('hex');
 }
 
 /** Looks like a recovery code rather than a 6-digit TOTP code. */

@@ -11,9 +11,7 @@ export interface MarketplaceSubscription {
   plan: PlanId;
 }
 
-export type RegistrationTokenCheck =
-  | { ok: true; subscription: MarketplaceSubscription }
-  | { ok: false; reason: 'invalid' | 'expired' };
+export type RegistrationTokenCheck = { ok: true; subscription: MarketplaceSubscription } | { ok: false; reason: 'invalid' | 'expired' };
 
 export interface RegistrationTokenSigner {
   sign(subscription: MarketplaceSubscription, ttlMs?: number): string;

@@ -78,7 +78,12 @@ export function dailyCsv(month: string, daily: Record<string, number>): string {
  * Billable liveness calls this month per key slot id, and the last call made with the slot's current
  * key (since it was created or regenerated; the id stays with the slot).
  */
-export async function usageByKey(models: Models, customerId: string, month: string, keys: Array<{ id: string; since: Date | null }>): Promise<Map<string, KeyUsage>> {
+export async function usageByKey(
+  models: Models,
+  customerId: string,
+  month: string,
+  keys: Array<{ id: string; since: Date | null }>,
+): Promise<Map<string, KeyUsage>> {
   const keyIds = keys.map((k) => k.id);
   const events = await models.UsageEvent.find({ service: 'liveness', customerId, month, billable: true }, { keyId: 1 }).lean();
   const out = new Map<string, KeyUsage>(keyIds.map((id) => [id, { keyId: id, calls: 0, lastUsedAt: null }]));
@@ -88,7 +93,9 @@ export async function usageByKey(models: Models, customerId: string, month: stri
   }
   await Promise.all(
     keys.map(async ({ id, since }) => {
-      const last = await models.UsageEvent.findOne({ service: 'liveness', keyId: id, ...(since ? { at: { $gte: since } } : {}) }, { at: 1 }).sort({ at: -1 }).lean();
+      const last = await models.UsageEvent.findOne({ service: 'liveness', keyId: id, ...(since ? { at: { $gte: since } } : {}) }, { at: 1 })
+        .sort({ at: -1 })
+        .lean();
       out.get(id)!.lastUsedAt = last?.at ?? null;
     }),
   );

@@ -1,7 +1,16 @@
 // Owns the emotion front-end's Express app: POST /feelings/v3/analysis with bearer auth, CORS and its error shape.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
-import { deserializeJobError, AppError, ForbiddenError, InvalidRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../../shared/errors';
+import {
+  deserializeJobError,
+  AppError,
+  ForbiddenError,
+  InvalidRequestError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthenticatedError,
+} from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
 import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
@@ -115,7 +124,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     },
     (req, _res, next) => {
       if (!acceptedContentType(req.get('content-type') ?? '')) {
-        throw new InvalidRequestError('Content-Type must be audio/* (the raw audio file bytes); video/webm and application/ogg are taken for WebM and Ogg audio');
+        throw new InvalidRequestError(
+          'Content-Type must be audio/* (the raw audio file bytes); video/webm and application/ogg are taken for WebM and Ogg audio',
+        );
       }
       next();
     },

@@ -142,7 +142,12 @@ export class AuthFailureGuard {
 export function authFailureGuard(redis: Redis, config: Config): AuthFailureGuard {
   const message = 'Too many failed authentications; try again later';
   return new AuthFailureGuard(
-    new Throttle(redis, config.QUEUE_PREFIX, { burst: config.AUTH_FAILURE_BURST, ratePerSecond: config.AUTH_FAILURE_RATE_PER_SEC, code: 'rate_limited', message }),
+    new Throttle(redis, config.QUEUE_PREFIX, {
+      burst: config.AUTH_FAILURE_BURST,
+      ratePerSecond: config.AUTH_FAILURE_RATE_PER_SEC,
+      code: 'rate_limited',
+      message,
+    }),
     new Throttle(redis, config.QUEUE_PREFIX, {
       burst: config.AUTH_PREFIX_FAILURE_BURST,
       ratePerSecond: config.AUTH_PREFIX_FAILURE_RATE_PER_SEC,

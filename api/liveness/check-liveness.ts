@@ -25,9 +25,7 @@ export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
 
 /** The request body (the OpenAPI document is generated from this schema). */
 export const livenessRequestSchema = z.object({
-  image: z
-    .string({ error: 'image must be a Base64 string' })
-    .min(1, 'image must not be empty'),
+  image: z.string({ error: 'image must be a Base64 string' }).min(1, 'image must not be empty'),
   image_format: z.enum(['jpeg', 'png'], { error: 'image_format must be "jpeg" or "png"' }),
 });
 
@@ -194,7 +192,10 @@ function answer(d: CheckDeps, req: Request, res: Response, value: LivenessJobVal
 }
 
 async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer, admission: Admission): Promise<LivenessJobValue> {
-  return valueOf(req, await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline, admission }));
+  return valueOf(
+    req,
+    await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline, admission }),
+  );
 }
 
 function valueOf(req: Request, outcome: JobOutcome<LivenessJobValue>): LivenessJobValue {

@@ -20,7 +20,7 @@ export const COMMON_HEADERS = {
     example: '3f1c2a9e-6a55-4c51-9d7e-0b8f7a1d2c3e',
   },
   'X-Client-Request-Id': {
-    description: 'The caller\'s own `X-Request-Id` echoed back, when it was 8–64 characters of `[A-Za-z0-9._-]`; logged beside ours, never used as a key.',
+    description: "The caller's own `X-Request-Id` echoed back, when it was 8–64 characters of `[A-Za-z0-9._-]`; logged beside ours, never used as a key.",
     schema: { type: 'string', minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' },
     example: 'order-4711-try-1',
   },

@@ -52,11 +52,13 @@ export function renderLocalPrometheusConfig(t: LocalTargets, template = fs.readF
       const hash = line.indexOf('#');
       const code = hash === -1 ? line : line.slice(0, hash);
       const comment = hash === -1 ? '' : line.slice(hash);
-      return code.replace(/\$\{([A-Z_]+)\}/g, (m, name: string) => {
-        const v = values[name];
-        if (v === undefined) throw new Error(`local-template.yml: unknown placeholder ${m}`);
-        return v;
-      }) + comment;
+      return (
+        code.replace(/\$\{([A-Z_]+)\}/g, (m, name: string) => {
+          const v = values[name];
+          if (v === undefined) throw new Error(`local-template.yml: unknown placeholder ${m}`);
+          return v;
+        }) + comment
+      );
     })
     .join('\n');
 }

@@ -19,14 +19,28 @@ export interface Clip {
 
 /** Corpus labels (CREMA-D's three-letter codes, RAVDESS-style words) → the classes the targets use. */
 const CLASS_ALIASES: Record<string, string> = {
-  ang: 'angry', anger: 'angry', angry: 'angry',
-  hap: 'happy', happy: 'happy', happiness: 'happy', joy: 'happy',
-  neu: 'neutral', neutral: 'neutral',
-  sad: 'sad', sadness: 'sad',
-  cal: 'calm', calm: 'calm', tenderness: 'calm',
-  fea: 'fear', fear: 'fear', fearful: 'fear',
-  dis: 'disgust', disgust: 'disgust',
-  sur: 'surprise', surprise: 'surprise', surprised: 'surprise',
+  ang: 'angry',
+  anger: 'angry',
+  angry: 'angry',
+  hap: 'happy',
+  happy: 'happy',
+  happiness: 'happy',
+  joy: 'happy',
+  neu: 'neutral',
+  neutral: 'neutral',
+  sad: 'sad',
+  sadness: 'sad',
+  cal: 'calm',
+  calm: 'calm',
+  tenderness: 'calm',
+  fea: 'fear',
+  fear: 'fear',
+  fearful: 'fear',
+  dis: 'disgust',
+  disgust: 'disgust',
+  sur: 'surprise',
+  surprise: 'surprise',
+  surprised: 'surprise',
 };
 
 export function emotionClass(label: string): string {
@@ -196,7 +210,11 @@ export function crossValidatedScores(clips: Clip[], k: number, o: FitOptions = D
   const out = new Map<Clip, { rough: number; soft: number }>();
   for (const fold of speakerFolds(clips, k)) {
     const held = new Set(fold);
-    const mapping = fitMapping(clips.filter((c) => !held.has(c.speaker)), 'cv', o);
+    const mapping = fitMapping(
+      clips.filter((c) => !held.has(c.speaker)),
+      'cv',
+      o,
+    );
     for (const c of clips.filter((c) => held.has(c.speaker))) out.set(c, clipScores(mapping, c));
   }
   return out;
@@ -239,7 +257,6 @@ export function aucFigures(clips: Clip[], scores: Map<Clip, { rough: number; sof
     };
   });
 }
-
 
 function finite(xs: number[]): number[] {
   return xs.filter((x) => Number.isFinite(x));

@@ -135,7 +135,14 @@ export async function load(ports: number[], key: string, body: string, connectio
   // autocannon with several urls splits connections across them; keep it even.
   const w = await autocannon(opts(2));
   const r = await autocannon(opts(seconds));
-  return { rps: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'], bad: r.non2xx + r.errors + r.timeouts, warmup: w['2xx'] + w.non2xx };
+  return {
+    rps: r['2xx'] / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    ok: r['2xx'],
+    bad: r.non2xx + r.errors + r.timeouts,
+    warmup: w['2xx'] + w.non2xx,
+  };
 }
 
 /** CPU-ms one analysis costs this process (user + system, all threads), after warm-up. */
@@ -215,7 +222,10 @@ function cpuSeconds(pid: number): number {
 }
 
 /** CPU time per process over `fn`, as CPU-milliseconds per request served. */
-export async function cpuPerRequest(procs: Array<[string, number | null]>, fn: () => Promise<LoadResult>): Promise<{ result: LoadResult; rows: Array<[string, number]> }> {
+export async function cpuPerRequest(
+  procs: Array<[string, number | null]>,
+  fn: () => Promise<LoadResult>,
+): Promise<{ result: LoadResult; rows: Array<[string, number]> }> {
   const all: Array<[string, number | null]> = [...procs, ['load generator (this process)', process.pid]];
   const before = all.map(([, pid]) => (pid ? cpuSeconds(pid) : NaN));
   const result = await fn();
@@ -313,18 +323,36 @@ async function stageCosts(stack: BenchStack, body: string, jpeg: Buffer): Promis
     ['auth: API key + account lookups (2 MongoDB finds, FerretDB)', await timeMedian(100, () => accounts.authenticate(stack.key))],
     ['JSON.parse of the body + base64 decode', await timeMedian(200, () => Buffer.from((JSON.parse(body) as { image: string }).image, 'base64'))],
     ['Redis round trip (PING)', await timeMedian(200, () => redis.ping())],
-    ['Redis SET of the image bytes + GETDEL', await timeMedian(200, async () => {
-      await redis.set('{bench}:probe:payload', jpeg, 'PX', 10_000);
-      await redis.getdelBuffer('{bench}:probe:payload');
-    })],
-    ['result bus: SET result + PUBLISH -> subscriber', await timeMedian(200, async () => {
-      const got = new Promise<void>((r) => (resolveMsg = r));
-      await redis.set('{bench}:probe:result', '{"ok":true}', 'PX', 10_000);
-      await redis.publish(channel, '{"jobId":"x"}');
-      await got;
-    })],
-    ['usage event insert (MongoDB, FerretDB)', await timeMedian(100, () =>
-      stack.models.UsageEvent.create({ _id: randomUUID(), service: 'liveness', month: '2099-01', hour: '2099-01-01T00', billable: false, latencyMs: 1, at: new Date() }))],
+    [
+      'Redis SET of the image bytes + GETDEL',
+      await timeMedian(200, async () => {
+        await redis.set('{bench}:probe:payload', jpeg, 'PX', 10_000);
+        await redis.getdelBuffer('{bench}:probe:payload');
+      }),
+    ],
+    [
+      'result bus: SET result + PUBLISH -> subscriber',
+      await timeMedian(200, async () => {
+        const got = new Promise<void>((r) => (resolveMsg = r));
+        await redis.set('{bench}:probe:result', '{"ok":true}', 'PX', 10_000);
+        await redis.publish(channel, '{"jobId":"x"}');
+        await got;
+      }),
+    ],
+    [
+      'usage event insert (MongoDB, FerretDB)',
+      await timeMedian(100, () =>
+        stack.models.UsageEvent.create({
+          _id: randomUUID(),
+          service: 'liveness',
+          month: '2099-01',
+          hour: '2099-01-01T00',
+          billable: false,
+          latencyMs: 1,
+          at: new Date(),
+        }),
+      ),
+    ],
   ];
   await sub.quit();
   await closeRedis(redis);
@@ -334,7 +362,9 @@ async function stageCosts(stack: BenchStack, body: string, jpeg: Buffer): Promis
 async function main(): Promise<void> {
   const seconds = arg('seconds', 8);
   const rounds = arg('rounds', 3);
-  console.log(`bench:api: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${rounds} rounds of ${seconds} s per setting, medians shown`);
+  console.log(
+    `bench:api: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${rounds} rounds of ${seconds} s per setting, medians shown`,
+  );
   const { jpeg, body } = await selfieBody();
   console.log(`image: 640x480 selfie JPEG, ${jpeg.length} bytes (${body.length} bytes of JSON)`);
 
@@ -379,22 +409,30 @@ async function main(): Promise<void> {
     console.log(`  two engines in two processes   ${f1(twoMeasured)} /s  (measured, 6 s)`);
     console.log('\nthrough the API (1 API process, 2 worker processes; autocannon on this machine too)');
     console.log('  concurrency     p50 ms   p99 ms    req/s   (per round: req/s)');
-    console.log(`  c=1          ${f1(m(c1, 'p50')).padStart(9)}${f1(m(c1, 'p99')).padStart(9)}${f1(m(c1, 'rps')).padStart(9)}   ${c1.map((x) => f1(x.rps)).join(', ')}`);
-    console.log(`  c=16         ${f1(m(c16, 'p50')).padStart(9)}${f1(m(c16, 'p99')).padStart(9)}${f1(m(c16, 'rps')).padStart(9)}   ${c16.map((x) => f1(x.rps)).join(', ')}`);
+    console.log(
+      `  c=1          ${f1(m(c1, 'p50')).padStart(9)}${f1(m(c1, 'p99')).padStart(9)}${f1(m(c1, 'rps')).padStart(9)}   ${c1.map((x) => f1(x.rps)).join(', ')}`,
+    );
+    console.log(
+      `  c=16         ${f1(m(c16, 'p50')).padStart(9)}${f1(m(c16, 'p99')).padStart(9)}${f1(m(c16, 'rps')).padStart(9)}   ${c16.map((x) => f1(x.rps)).join(', ')}`,
+    );
     console.log(`  non-2xx or errors: ${bad}`);
     const overhead = m(c1, 'p50') - engine;
     const ratioMeasured = m(c16, 'rps') / twoMeasured;
     const ratioEstimate = m(c16, 'rps') / twoEstimate;
     console.log('\ntargets');
     console.log(`  p50 at c=1 - engine ms         ${f1(overhead)} ms   (target <= 6 ms: ${overhead <= 6 ? 'met' : 'MISSED'})`);
-    console.log(`  c=16 req/s / two engines       ${(ratioMeasured * 100).toFixed(0)} % of measured, ${(ratioEstimate * 100).toFixed(0)} % of estimate   (target >= 80 %: ${ratioMeasured >= 0.8 ? 'met' : 'MISSED'})`);
+    console.log(
+      `  c=16 req/s / two engines       ${(ratioMeasured * 100).toFixed(0)} % of measured, ${(ratioEstimate * 100).toFixed(0)} % of estimate   (target >= 80 %: ${ratioMeasured >= 0.8 ? 'met' : 'MISSED'})`,
+    );
 
     // Where the time goes: the processes' own histograms over the whole run, then each piece alone.
     const apiText = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const workerTexts = await Promise.all(stack.workers.map(async (w) => (await fetch(`http://127.0.0.1:${w.port}/metrics`)).text()));
     const wmean = (name: string, labels: string[] = []) => median(workerTexts.map((t) => histMeanMs(t, name, labels)));
-    console.log('\nper stage, mean over the whole run from the processes\' /metrics (ms; c=16 dominates the mix)');
-    console.log(`  API http_request_duration (POST /v1/check/liveness, 200)  ${f1(histMeanMs(apiText, 'http_request_duration_seconds', ['status="200"', 'check/liveness']))}`);
+    console.log("\nper stage, mean over the whole run from the processes' /metrics (ms; c=16 dominates the mix)");
+    console.log(
+      `  API http_request_duration (POST /v1/check/liveness, 200)  ${f1(histMeanMs(apiText, 'http_request_duration_seconds', ['status="200"', 'check/liveness']))}`,
+    );
     console.log(`  worker lc_job_wait_seconds (queueing)                      ${f1(wmean('lc_job_wait_seconds'))}`);
     console.log(`  worker lc_job_processing_seconds (take -> publish)         ${f1(wmean('lc_job_processing_seconds', ['outcome="ok"']))}`);
     for (const stage of ['decode', 'detect', 'spoof']) {
@@ -412,13 +450,26 @@ async function main(): Promise<void> {
     const engineShare = engineCpu / total;
     const engineInWorkers = median(engineLoaded);
     const loadedShare = engineInWorkers / total;
-    console.log(`  engine share of the service's CPU, engine alone: ${(engineShare * 100).toFixed(0)} %  (in-process engine on an idle machine ${f1(engineCpu)} CPU-ms per analysis / service total)`);
-    console.log(`  engine share, same contention:   ${(loadedShare * 100).toFixed(0)} %  (the workers' own CPU while the engine ran, ${f1(engineInWorkers)} CPU-ms per request / service total; target >= 75 %: ${loadedShare >= 0.75 ? 'met' : 'MISSED'})`);
-    console.log(`  worker glue (worker CPU outside the engine): ${f1(median(cpu.map((rows) => rows.filter(([n]) => n.startsWith('liveness worker')).reduce((s, [, v]) => s + v, 0))) - engineInWorkers)} CPU-ms per request`);
+    console.log(
+      `  engine share of the service's CPU, engine alone: ${(engineShare * 100).toFixed(0)} %  (in-process engine on an idle machine ${f1(engineCpu)} CPU-ms per analysis / service total)`,
+    );
+    console.log(
+      `  engine share, same contention:   ${(loadedShare * 100).toFixed(0)} %  (the workers' own CPU while the engine ran, ${f1(engineInWorkers)} CPU-ms per request / service total; target >= 75 %: ${loadedShare >= 0.75 ? 'met' : 'MISSED'})`,
+    );
+    console.log(
+      `  worker glue (worker CPU outside the engine): ${f1(median(cpu.map((rows) => rows.filter(([n]) => n.startsWith('liveness worker')).reduce((s, [, v]) => s + v, 0))) - engineInWorkers)} CPU-ms per request`,
+    );
     console.log(`  added to the engine at c=1: ${f1(overhead)} ms (p50 - in-process engine median, measured minutes apart)`);
     const addedSame = median(c1Splits.map((x) => x.requestMs - x.engineMs));
-    console.log(`  added to the engine at c=1, same minutes: ${f1(addedSame)} ms (API mean request ${f1(median(c1Splits.map((x) => x.requestMs)))} ms - engine in the workers (its total stage) ${f1(median(c1Splits.map((x) => x.engineMs)))} ms; target <= 5 ms: ${addedSame <= 5 ? 'met' : 'MISSED'})`);
-    console.log(`  load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (other sessions share this machine)`);
+    console.log(
+      `  added to the engine at c=1, same minutes: ${f1(addedSame)} ms (API mean request ${f1(median(c1Splits.map((x) => x.requestMs)))} ms - engine in the workers (its total stage) ${f1(median(c1Splits.map((x) => x.engineMs)))} ms; target <= 5 ms: ${addedSame <= 5 ? 'met' : 'MISSED'})`,
+    );
+    console.log(
+      `  load average now: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} (other sessions share this machine)`,
+    );
     console.log('\neach piece alone, median ms (this machine, idle processes)');
     for (const [name, ms] of await stageCosts(stack, body, jpeg)) console.log(`  ${name.padEnd(60)} ${ms.toFixed(2)}`);
   } finally {

@@ -49,7 +49,12 @@ async function main(): Promise<void> {
   const customers = arg('customers', 30);
   const perCustomer = arg('calls', 10);
   const workers = loadConfig({ ...process.env }).LIVENESS_WORKERS;
-  console.log(`bench:burst: ${customers} customers × ${perCustomer} calls at once, shipped defaults, ${workers} liveness worker(s); ${os.cpus().length} CPUs, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench:burst: ${customers} customers × ${perCustomer} calls at once, shipped defaults, ${workers} liveness worker(s); ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   const { body } = await selfieBody();
   const stack = await benchStack('burst', { shipped: true });
   try {
@@ -69,7 +74,9 @@ async function main(): Promise<void> {
       ),
     );
     report(`liveness: ${checks.length} calls at once (${body.length} bytes of JSON each)`, checks);
-    const usage = await Promise.all(keys.flatMap((key) => Array.from({ length: perCustomer }, () => shoot(`${base}/v1/usage`, { headers: { 'x-api-key': key } }))));
+    const usage = await Promise.all(
+      keys.flatMap((key) => Array.from({ length: perCustomer }, () => shoot(`${base}/v1/usage`, { headers: { 'x-api-key': key } }))),
+    );
     report(`usage: ${usage.length} reads at once`, usage);
     let billed = 0;
     for (const key of keys) {
@@ -80,10 +87,18 @@ async function main(): Promise<void> {
     const logLines = [...stack.apis, ...stack.workers].flatMap((p) => p.logs);
     const dbErrors = logLines.filter((l) => DATABASE_ERROR.test(l));
     console.log(`database errors in the logs: ${dbErrors.length}`);
-    for (const line of [...new Set(dbErrors.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 300)))].slice(0, 5)) console.log(`  e.g. ${line}`);
+    for (const line of [...new Set(dbErrors.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 300)))].slice(0, 5))
+      console.log(`  e.g. ${line}`);
     const refusals = logLines.filter((l) => l.includes('admission refused'));
-    console.log(`admission refusals logged: ${refusals.length}${refusals[0] ? `; first: ${refusals[0].replace(/.*?"reason"/, '{"reason"').slice(0, 200)}` : ''}`);
-    console.log(`load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    console.log(
+      `admission refusals logged: ${refusals.length}${refusals[0] ? `; first: ${refusals[0].replace(/.*?"reason"/, '{"reason"').slice(0, 200)}` : ''}`,
+    );
+    console.log(
+      `load average now: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await stack.close();
   }

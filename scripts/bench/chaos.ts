@@ -11,7 +11,17 @@ import { spawnService, type ServiceProcess } from '../../test/support/processes'
 import { outboxDrained } from '../../test/support/billing';
 import { parseConfig } from '../../shared/config';
 import { HEALTHY_RUN_MS, restartDelayMs } from '../restart-policy';
-import { isolationIds, Ledger, postLiveness, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../../test/integration/reliability/harness';
+import {
+  isolationIds,
+  Ledger,
+  postLiveness,
+  PrivateEngines,
+  rssOf,
+  serviceEnv,
+  sleep,
+  startServices,
+  stopAll,
+} from '../../test/integration/reliability/harness';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -127,13 +137,24 @@ async function main(): Promise<void> {
   }
   const distinct = (await ledger.models.UsageEvent.distinct('_id', { service: 'liveness' })).length;
   console.log(`load at end: ${load()}`);
-  console.log(`answers: ${[...codes].sort(([a], [b]) => a - b).map(([c, n]) => `${n} × ${c}`).join(', ')}`);
-  console.log(`200s: ${ok}  503s: ${codes.get(503) ?? 0}  billed: ${billed}  usage events: ${events} (distinct ids ${distinct})  reservations left: ${pending}`);
-  console.log(`billed but unanswered: ${billed - ok}  answered but unbilled: ${ok - billed}  events lost: ${billed - events}  events doubled: ${events - distinct}`);
+  console.log(
+    `answers: ${[...codes]
+      .sort(([a], [b]) => a - b)
+      .map(([c, n]) => `${n} × ${c}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `200s: ${ok}  503s: ${codes.get(503) ?? 0}  billed: ${billed}  usage events: ${events} (distinct ids ${distinct})  reservations left: ${pending}`,
+  );
+  console.log(
+    `billed but unanswered: ${billed - ok}  answered but unbilled: ${ok - billed}  events lost: ${billed - events}  events doubled: ${events - distinct}`,
+  );
   const mb = (b: number) => (b / 2 ** 20).toFixed(0);
   console.log(`liveness workers' RSS at the end: ${endRss.map(mb).join(' + ')} MB; peak sum under load ${mb(peakWorkersRss)} MB (${WORKERS} workers)`);
   for (const k of kills) {
-    console.log(`kill ${k.worker} at +${((k.at - (until - SECONDS * 1000)) / 1000).toFixed(0)} s: replacement ready after ${k.readyAfterS?.toFixed(1) ?? '—'} s, first 200 after the kill ${k.first200AfterS?.toFixed(1) ?? '—'} s`);
+    console.log(
+      `kill ${k.worker} at +${((k.at - (until - SECONDS * 1000)) / 1000).toFixed(0)} s: replacement ready after ${k.readyAfterS?.toFixed(1) ?? '—'} s, first 200 after the kill ${k.first200AfterS?.toFixed(1) ?? '—'} s`,
+    );
   }
   redis.disconnect();
   await stopAll([api, ...slots.map((s) => s.proc ?? undefined)]);

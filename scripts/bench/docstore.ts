@@ -56,14 +56,33 @@ async function seed(models: Models, customers: number): Promise<string[]> {
 async function measure(label: string, engine: Engine, pools: number[], concurrency: number): Promise<void> {
   for (const pool of pools) {
     const conn = await mongoose
-      .createConnection(engine.url, { dbName: `docstore_${pool}`, maxPoolSize: pool, waitQueueTimeoutMS: 10_000, socketTimeoutMS: 30_000, retryWrites: false, autoIndex: false })
+      .createConnection(engine.url, {
+        dbName: `docstore_${pool}`,
+        maxPoolSize: pool,
+        waitQueueTimeoutMS: 10_000,
+        socketTimeoutMS: 30_000,
+        retryWrites: false,
+        autoIndex: false,
+      })
       .asPromise();
     const models = createModels(conn);
     await ensureIndexes(models);
     const digests = await seed(models, 30);
-    const read = (i: number) => models.ApiKey.findOne({ hash: digests[i % digests.length] }).lean().exec();
+    const read = (i: number) =>
+      models.ApiKey.findOne({ hash: digests[i % digests.length] })
+        .lean()
+        .exec();
     const write = () =>
-      models.UsageEvent.create({ _id: randomUUID(), service: 'liveness', customerId: 'c', month: '2099-01', hour: '2099-01-01T00', billable: true, latencyMs: 1, at: new Date() });
+      models.UsageEvent.create({
+        _id: randomUUID(),
+        service: 'liveness',
+        customerId: 'c',
+        month: '2099-01',
+        hour: '2099-01-01T00',
+        billable: true,
+        latencyMs: 1,
+        at: new Date(),
+      });
     const rows: Array<[string, Row]> = [
       ['reads', await burst(concurrency, read)],
       ['writes', await burst(concurrency, write)],
@@ -95,7 +114,12 @@ async function pgAnswers(url: string): Promise<boolean> {
 async function main(): Promise<void> {
   const concurrency = arg('concurrency', 300);
   const pools = [10, 20, 50, 100];
-  console.log(`bench:docstore: ${concurrency} concurrent operations per burst; ${os.cpus().length} CPUs, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench:docstore: ${concurrency} concurrent operations per burst; ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   const setups: Array<[string, { postgresqlUrl?: string; sqliteQuery?: string }]> = [
     ['FerretDB/SQLite (shipped)', {}],
     ['FerretDB/SQLite synchronous=NORMAL', { sqliteQuery: '?_pragma=synchronous(NORMAL)' }],
@@ -113,7 +137,12 @@ async function main(): Promise<void> {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
-  console.log(`load average now: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average now: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 main().then(

@@ -36,9 +36,13 @@ async function images(modelsDir: string): Promise<Array<{ name: string; bytes: B
 
 async function big(face: Sharp): Promise<Buffer> {
   const noise = await sharp({ create: { width: 4032, height: 3024, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } } })
-    .png({ compressionLevel: 0 }).toBuffer();
+    .png({ compressionLevel: 0 })
+    .toBuffer();
   const base = await face.clone().resize(4032, 3024, { fit: 'cover' }).png({ compressionLevel: 0 }).toBuffer();
-  return sharp(base).composite([{ input: noise, blend: 'soft-light' }]).jpeg({ quality: 92 }).toBuffer();
+  return sharp(base)
+    .composite([{ input: noise, blend: 'soft-light' }])
+    .jpeg({ quality: 92 })
+    .toBuffer();
 }
 
 async function main(): Promise<void> {
@@ -46,8 +50,15 @@ async function main(): Promise<void> {
   const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 50;
   const cfg = loadConfig();
   const threads = cfg.ORT_INTRA_OP_THREADS;
-  console.log(`load average: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')} (figures on a loaded machine are upper bounds)`);
-  console.log(`liveness bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), onnxruntime intra-op threads ${threads}, sharp concurrency ${sharp.concurrency()}, ${runs} runs after 5 warm-ups`);
+  console.log(
+    `load average: ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(', ')} (figures on a loaded machine are upper bounds)`,
+  );
+  console.log(
+    `liveness bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), onnxruntime intra-op threads ${threads}, sharp concurrency ${sharp.concurrency()}, ${runs} runs after 5 warm-ups`,
+  );
   const engine = await LivenessEngine.load({ modelsDir: cfg.MODELS_DIR, intraOpThreads: threads, fakeThreshold: cfg.FAKE_THRESHOLD });
 
   console.log(`\nin-process engine, per-stage medians (ms); spoof = ${engine.spoofSpecs.map((s) => s.name).join(' + ')} on one decoded image`);
@@ -73,7 +84,9 @@ async function main(): Promise<void> {
       decodeCpu.push(cpuMs(c0));
     }
     const m = (k: string) => ms(median(stages[k]!));
-    console.log(`${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('detect')} ${m('spoof')} ${m('total')} ${ms(median(cpu))}    ${ms(median(decodeCpu))}`);
+    console.log(
+      `${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('detect')} ${m('spoof')} ${m('total')} ${ms(median(cpu))}    ${ms(median(decodeCpu))}`,
+    );
   }
 
   // Each spoof pass alone (window, resample into the tensor, session.run), on the selfie's decoded image.
@@ -105,7 +118,7 @@ async function main(): Promise<void> {
   if (web) {
     web.env.wasm.numThreads = 1;
     web.env.logLevel = 'error';
-    console.log('\nsame models, session.run medians (ms): onnxruntime-node cpu vs onnxruntime-web wasm (faceplugin\'s runtime)');
+    console.log("\nsame models, session.run medians (ms): onnxruntime-node cpu vs onnxruntime-web wasm (faceplugin's runtime)");
     const specs = [
       { name: 'faceplugin-liveness', input: 'input', shape: [1, 3, 128, 128] },
       { name: 'faceplugin-detect', input: 'input', shape: [1, 3, 240, 320] },
@@ -121,7 +134,9 @@ async function main(): Promise<void> {
       console.log(`  ${s.name.padEnd(22)} node ${ms(tNode)}   wasm ${ms(tWasm)}   wasm/node ${(tWasm / tNode).toFixed(2)}x`);
     }
   }
-  console.log('\nnot measured: Human\'s @tensorflow/tfjs pipeline (tfjs is not installed here; the dev-set README measured Human liveness at 53 ms on its pure-JS CPU backend)');
+  console.log(
+    "\nnot measured: Human's @tensorflow/tfjs pipeline (tfjs is not installed here; the dev-set README measured Human liveness at 53 ms on its pure-JS CPU backend)",
+  );
 }
 
 main().catch((err) => {

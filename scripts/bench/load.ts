@@ -9,9 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { portrait } from '../../test/support/images';
 import type { ServiceProcess } from '../../test/support/processes';
-import {
-  isolationIds, Ledger, percentile, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll,
-} from '../../test/integration/reliability/harness';
+import { isolationIds, Ledger, percentile, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../../test/integration/reliability/harness';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -125,7 +123,27 @@ function makeAudio(dir: string): { clip: Buffer; big: Buffer } {
   execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', loop, '-t', '15', '-c:a', 'pcm_s16le', clip]);
   // 10 MB at 320 kbps ≈ 250 s: the issue's "10 MB files back to back".
   const big = path.join(dir, 'big.mp3');
-  execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-stream_loop', '-1', '-i', loop, '-t', '249', '-ar', '44100', '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '320k', big]);
+  execFileSync('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-y',
+    '-stream_loop',
+    '-1',
+    '-i',
+    loop,
+    '-t',
+    '249',
+    '-ar',
+    '44100',
+    '-ac',
+    '2',
+    '-c:a',
+    'libmp3lame',
+    '-b:a',
+    '320k',
+    big,
+  ]);
   return { clip: fs.readFileSync(clip), big: fs.readFileSync(big) };
 }
 
@@ -141,7 +159,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stopEverything().then(() => process.exit(130)));
   try {
-    console.log(`load bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; soak ${SOAK_SECONDS} s at ${LOAD_FACTOR * 100}% of capacity, overload ${OVERLOAD_SECONDS} s; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+    console.log(
+      `load bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; soak ${SOAK_SECONDS} s at ${LOAD_FACTOR * 100}% of capacity, overload ${OVERLOAD_SECONDS} s; load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
     const env = serviceEnv(engines, dbName, prefix, {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
@@ -159,15 +182,31 @@ async function main(): Promise<void> {
 
     const liveness: Target = {
       api: 'liveness',
-      send: () => timed('liveness', `http://127.0.0.1:${liveApi!.port}/v1/check/liveness`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': account.key }, body: face,
-      }, LIVENESS_BUDGET_MS),
+      send: () =>
+        timed(
+          'liveness',
+          `http://127.0.0.1:${liveApi!.port}/v1/check/liveness`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': account.key },
+            body: face,
+          },
+          LIVENESS_BUDGET_MS,
+        ),
     };
     const emotionOf = (body: Buffer): Target => ({
       api: 'emotion',
-      send: () => timed('emotion', `http://127.0.0.1:${emoApi!.port}/feelings/v3/analysis`, {
-        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'audio/wav' }, body,
-      }, EMOTION_BUDGET_MS),
+      send: () =>
+        timed(
+          'emotion',
+          `http://127.0.0.1:${emoApi!.port}/feelings/v3/analysis`,
+          {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'audio/wav' },
+            body,
+          },
+          EMOTION_BUDGET_MS,
+        ),
     });
     const emotion = emotionOf(audio.clip);
 
@@ -186,13 +225,35 @@ async function main(): Promise<void> {
     // process per queue (concurrency 1) a single back-to-back client keeps each worker busy without queueing;
     // two clients measured ~20% more, but open-loop arrivals at 80% of that built a backlog (see docs/reliability.md).
     phase = 'capacity';
-    const warm = await closedLoop([{ t: liveness, concurrency: 1 }, { t: emotion, concurrency: 1 }], 10);
-    const cap = await closedLoop([{ t: liveness, concurrency: 1 }, { t: emotion, concurrency: 1 }], CAPACITY_SECONDS);
+    const warm = await closedLoop(
+      [
+        { t: liveness, concurrency: 1 },
+        { t: emotion, concurrency: 1 },
+      ],
+      10,
+    );
+    const cap = await closedLoop(
+      [
+        { t: liveness, concurrency: 1 },
+        { t: emotion, concurrency: 1 },
+      ],
+      CAPACITY_SECONDS,
+    );
     const capL = cap.filter((s) => s.api === 'liveness' && s.status === 200).length / CAPACITY_SECONDS;
     const capE = cap.filter((s) => s.api === 'emotion' && s.status === 200).length / CAPACITY_SECONDS;
     console.log(`\ncapacity (closed loop, 1 client per API, ${CAPACITY_SECONDS} s, both APIs at once, after 10 s warm-up):`);
-    console.log(`  liveness: ${summary(cap.filter((s) => s.api === 'liveness'), CAPACITY_SECONDS)}`);
-    console.log(`  emotion (15 s WAV): ${summary(cap.filter((s) => s.api === 'emotion'), CAPACITY_SECONDS)}`);
+    console.log(
+      `  liveness: ${summary(
+        cap.filter((s) => s.api === 'liveness'),
+        CAPACITY_SECONDS,
+      )}`,
+    );
+    console.log(
+      `  emotion (15 s WAV): ${summary(
+        cap.filter((s) => s.api === 'emotion'),
+        CAPACITY_SECONDS,
+      )}`,
+    );
 
     // Sustained: 80% of the measured capacity, open loop.
     phase = 'soak';
@@ -202,17 +263,39 @@ async function main(): Promise<void> {
     const soakStart = (Date.now() - t0) / 1000;
     let warmMarked = false;
     const warmAt = soakStart + Math.min(60, SOAK_SECONDS / 5);
-    const soak = await openLoop([{ t: liveness, rps: rateL }, { t: emotion, rps: rateE }], SOAK_SECONDS, () => {
-      if (!warmMarked && (Date.now() - t0) / 1000 >= warmAt) {
-        warmMarked = true;
-        phase = 'soak-warm';
-      }
-    });
+    const soak = await openLoop(
+      [
+        { t: liveness, rps: rateL },
+        { t: emotion, rps: rateE },
+      ],
+      SOAK_SECONDS,
+      () => {
+        if (!warmMarked && (Date.now() - t0) / 1000 >= warmAt) {
+          warmMarked = true;
+          phase = 'soak-warm';
+        }
+      },
+    );
     sampleRss();
     const end = Object.fromEntries(procs.map((p) => [p.kind, rssOf(p.proc.pid!)]));
-    console.log(`  (machine load average at the end of the soak: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`);
-    console.log(`  liveness: ${summary(soak.filter((s) => s.api === 'liveness'), SOAK_SECONDS)}`);
-    console.log(`  emotion:  ${summary(soak.filter((s) => s.api === 'emotion'), SOAK_SECONDS)}`);
+    console.log(
+      `  (machine load average at the end of the soak: ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')})`,
+    );
+    console.log(
+      `  liveness: ${summary(
+        soak.filter((s) => s.api === 'liveness'),
+        SOAK_SECONDS,
+      )}`,
+    );
+    console.log(
+      `  emotion:  ${summary(
+        soak.filter((s) => s.api === 'emotion'),
+        SOAK_SECONDS,
+      )}`,
+    );
 
     // 10 MB audio back to back (one client): the emotion worker's memory target.
     phase = '10mb';
@@ -220,25 +303,37 @@ async function main(): Promise<void> {
     const bigSamples: Sample[] = [];
     for (let i = 0; i < 8; i++) bigSamples.push(await big.send());
     const emoWorker = procs.find((p) => p.kind === 'emotion-worker')!;
-    console.log(`\n${(audio.big.length / 1e6).toFixed(1)} MB mp3 (249 s, 320 kbps) x 8 back to back: ${summary(bigSamples, bigSamples.reduce((a, s) => a + s.ms, 0) / 1000)}`);
+    console.log(
+      `\n${(audio.big.length / 1e6).toFixed(1)} MB mp3 (249 s, 320 kbps) x 8 back to back: ${summary(bigSamples, bigSamples.reduce((a, s) => a + s.ms, 0) / 1000)}`,
+    );
     console.log(`  emotion worker RSS after: ${mb(rssOf(emoWorker.proc.pid!))}, peak (VmHWM) since start: ${mb(peakRss(emoWorker.proc.pid!))}`);
 
     // Overload: 3x capacity for OVERLOAD_SECONDS.
     phase = 'overload';
     await sleep(3000);
     const usedBefore = (await ledger.credits(account.customerId)).used;
-    const over = await openLoop([{ t: liveness, rps: 3 * capL }, { t: emotion, rps: 3 * capE }], OVERLOAD_SECONDS);
+    const over = await openLoop(
+      [
+        { t: liveness, rps: 3 * capL },
+        { t: emotion, rps: 3 * capE },
+      ],
+      OVERLOAD_SECONDS,
+    );
     console.log(`\noverload at 3x (liveness ${(3 * capL).toFixed(1)} req/s, emotion ${(3 * capE).toFixed(1)} req/s) for ${OVERLOAD_SECONDS} s:`);
     for (const api of ['liveness', 'emotion'] as const) {
       const s = over.filter((x) => x.api === api);
       const shed = s.filter((x) => x.status === 503 || x.status === 429);
       const budget = api === 'liveness' ? LIVENESS_BUDGET_MS : EMOTION_BUDGET_MS;
       console.log(`  ${api}: ${summary(s, OVERLOAD_SECONDS)}`);
-      console.log(`    shed ${shed.length} (with Retry-After: ${shed.filter((x) => x.retryAfter).length}), other errors ${s.length - shed.length - s.filter((x) => x.status === 200).length}, slowest answer ${Math.max(0, ...s.map((x) => x.ms)).toFixed(0)} ms (budget ${budget} ms), past budget+1 s: ${s.filter((x) => x.ms > budget + 1000).length}`);
+      console.log(
+        `    shed ${shed.length} (with Retry-After: ${shed.filter((x) => x.retryAfter).length}), other errors ${s.length - shed.length - s.filter((x) => x.status === 200).length}, slowest answer ${Math.max(0, ...s.map((x) => x.ms)).toFixed(0)} ms (budget ${budget} ms), past budget+1 s: ${s.filter((x) => x.ms > budget + 1000).length}`,
+      );
     }
     const overOk = over.filter((x) => x.api === 'liveness' && x.status === 200).length;
     const usedAfter = (await ledger.credits(account.customerId)).used;
-    console.log(`  credits consumed during overload: ${usedAfter - usedBefore} for ${overOk} liveness 200s (shed requests charged: ${usedAfter - usedBefore - overOk})`);
+    console.log(
+      `  credits consumed during overload: ${usedAfter - usedBefore} for ${overOk} liveness 200s (shed requests charged: ${usedAfter - usedBefore - overOk})`,
+    );
 
     // Recovery: right after the overload, one request at a time.
     phase = 'recovery';
@@ -253,7 +348,9 @@ async function main(): Promise<void> {
     const credits = await ledger.credits(account.customerId);
     const events = await ledger.usageEvents(account.customerId);
     const served = all.filter((s) => s.api === 'liveness' && s.status === 200).length;
-    console.log(`\nledger: ${served} liveness 200s, credits used ${credits.used}, calls ${credits.calls}, usage events ${events}, pending reservations ${credits.pending.length}`);
+    console.log(
+      `\nledger: ${served} liveness 200s, credits used ${credits.used}, calls ${credits.calls}, usage events ${events}, pending reservations ${credits.pending.length}`,
+    );
 
     console.log('\nRSS per process (MB): idle / after warm-up / end of soak / growth warm→end / max during soak / after 10 MB + overload');
     for (const p of procs) {
@@ -261,11 +358,18 @@ async function main(): Promise<void> {
       const warmSample = ofKind.find((r) => r.phase === 'soak-warm')?.bytes ?? null;
       const soakMax = Math.max(0, ...ofKind.filter((r) => r.phase.startsWith('soak')).map((r) => r.bytes ?? 0));
       const growth = warmSample && end[p.kind] ? (((end[p.kind]! - warmSample) / warmSample) * 100).toFixed(1) + '%' : '-';
-      console.log(`  ${p.kind.padEnd(16)} ${mb(idle[p.kind])} / ${mb(warmSample)} / ${mb(end[p.kind])} / ${growth.padStart(6)} / ${mb(soakMax)} / ${mb(rssOf(p.proc.pid!))} (peak ${mb(peakRss(p.proc.pid!))})`);
+      console.log(
+        `  ${p.kind.padEnd(16)} ${mb(idle[p.kind])} / ${mb(warmSample)} / ${mb(end[p.kind])} / ${growth.padStart(6)} / ${mb(soakMax)} / ${mb(rssOf(p.proc.pid!))} (peak ${mb(peakRss(p.proc.pid!))})`,
+      );
     }
     console.log('\nRSS samples every 10 s (MB):');
     for (const p of procs) {
-      console.log(`  ${p.kind.padEnd(16)} ${rss.filter((r) => r.kind === p.kind).map((r) => (r.bytes ? Math.round(r.bytes / 1048576) : '-')).join(' ')}`);
+      console.log(
+        `  ${p.kind.padEnd(16)} ${rss
+          .filter((r) => r.kind === p.kind)
+          .map((r) => (r.bytes ? Math.round(r.bytes / 1048576) : '-'))
+          .join(' ')}`,
+      );
     }
     await ledger.close();
   } finally {

@@ -91,8 +91,22 @@ export async function startRedis(opts: { dir: string; port?: number }): Promise<
   if (!bin) throw new Error('redis-server not found: run "bash scripts/setup.sh" or set REDIS_URL');
   const proc = spawnEngine(
     bin,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', opts.dir,
-      '--maxmemory-policy', 'noeviction', '--protected-mode', 'yes'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      opts.dir,
+      '--maxmemory-policy',
+      'noeviction',
+      '--protected-mode',
+      'yes',
+    ],
     path.join(opts.dir, 'redis.log'),
   );
   await waitForPort(port, proc, 'redis-server');
@@ -111,8 +125,7 @@ export async function startFerretDb(opts: { dataDir: string; port?: number; post
     : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/${opts.sqliteQuery ?? ''}`];
   const proc = spawnEngine(
     ferretDbBinary(),
-    [...backend, `--listen-addr=127.0.0.1:${port}`,
-      `--state-dir=${opts.dataDir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=warn'],
+    [...backend, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${opts.dataDir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=warn'],
     path.join(opts.dataDir, 'ferretdb.log'),
   );
   await waitForPort(port, proc, 'ferretdb');

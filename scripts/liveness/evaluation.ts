@@ -24,16 +24,25 @@ export interface ManifestRow {
 /** Minimal RFC 4180 parser (quoted fields, doubled quotes); manifests are small. */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
-  let row: string[] = [], cur = '', quoted = false;
+  let row: string[] = [],
+    cur = '',
+    quoted = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cur += '"'; i++; } else if (c === '"') quoted = false; else cur += c;
+      if (c === '"' && text[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cur += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cur); cur = ''; }
-    else if (c === '\n' || c === '\r') {
+    else if (c === ',') {
+      row.push(cur);
+      cur = '';
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cur); cur = '';
+      row.push(cur);
+      cur = '';
       if (row.some((v) => v !== '')) rows.push(row);
       row = [];
     } else cur += c;
@@ -75,8 +84,14 @@ export interface Scored {
  * engine's model hashes, so re-running a report does not re-run the models; a changed model misses the cache.
  */
 export async function scoreDataset(engine: LivenessEngine, dir: string, rows: ManifestRow[], cache?: string): Promise<Scored[]> {
-  const key = crypto.createHash('sha256').update(JSON.stringify([engine.modelInfo, engine.spoofSpecs])).digest('hex').slice(0, 16);
-  const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache) ? (JSON.parse(fs.readFileSync(cache, 'utf8')) as Record<string, Omit<Scored, 'row' | 'likelihood'>>) : {};
+  const key = crypto
+    .createHash('sha256')
+    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs]))
+    .digest('hex')
+    .slice(0, 16);
+  const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache)
+    ? (JSON.parse(fs.readFileSync(cache, 'utf8')) as Record<string, Omit<Scored, 'row' | 'likelihood'>>)
+    : {};
   const out: Scored[] = [];
   for (const row of rows) {
     const id = `${key}|${row.dataset}|${row.file}`;
@@ -103,7 +118,8 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
 }
 
 export const trainingRows = (scored: Scored[]): TrainingRow[] =>
-  scored.filter((s) => s.row.kind === 'full' && s.features)
+  scored
+    .filter((s) => s.row.kind === 'full' && s.features)
     .map((s) => ({ logits: s.features!.spoofLogits, isSpoof: s.row.label === 'spoof', group: s.row.group }));
 
 /**
@@ -134,7 +150,8 @@ export const bpcer = (live: number[], t: number) => (live.length ? live.filter((
 export function eer(spoof: number[], live: number[]): { eer: number; threshold: number } {
   let best = { gap: Infinity, eer: NaN, threshold: NaN };
   for (const t of [...new Set([...spoof, ...live])].sort((a, b) => a - b)) {
-    const a = apcer(spoof, t), b = bpcer(live, t);
+    const a = apcer(spoof, t),
+      b = bpcer(live, t);
     if (Math.abs(a - b) < best.gap) best = { gap: Math.abs(a - b), eer: (a + b) / 2, threshold: t };
   }
   return { eer: best.eer, threshold: best.threshold };
@@ -148,10 +165,11 @@ export function bootstrapAuc(items: Array<{ group: string; spoof: boolean; score
   const groups = [...new Set(items.map((i) => i.group))];
   const byGroup = new Map(groups.map((g) => [g, items.filter((i) => i.group === g)]));
   let state = seed;
-  const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rand = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const aucs: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const pos: number[] = [], neg: number[] = [];
+    const pos: number[] = [],
+      neg: number[] = [];
     for (let k = 0; k < groups.length; k++) {
       for (const i of byGroup.get(groups[Math.floor(rand() * groups.length)]!)!) (i.spoof ? pos : neg).push(i.score);
     }

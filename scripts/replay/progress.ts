@@ -24,8 +24,10 @@ export class Progress {
     const width = 24;
     const filled = this.total ? Math.round((finished / this.total) * width) : width;
     const pct = this.total ? Math.floor((finished / this.total) * 100) : 100;
-    return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${finished}/${this.total} ${pct}% ` +
-      `${rate.toFixed(1)} files/s ETA ${eta}s  ok ${this.done} failed ${this.failed}`;
+    return (
+      `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${finished}/${this.total} ${pct}% ` +
+      `${rate.toFixed(1)} files/s ETA ${eta}s  ok ${this.done} failed ${this.failed}`
+    );
   }
 
   private render(): void {

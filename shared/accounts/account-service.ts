@@ -156,7 +156,10 @@ export class AccountService {
     if (cached.kind === 'revoked') return null;
     if (cached.kind === 'hit' && !this.changeDue(cached.value.account)) return this.admit(cached.value);
     const generation = cached.kind === 'miss' ? cached.generation : null;
-    const auth = await deadline.race('authentication', this.lookups.run(digest, () => this.lookUp(digest, generation, deadline)));
+    const auth = await deadline.race(
+      'authentication',
+      this.lookups.run(digest, () => this.lookUp(digest, generation, deadline)),
+    );
     return auth && this.admit(auth);
   }
 
@@ -211,11 +214,9 @@ export class AccountService {
     const update = change.cancel
       ? { $set: { status: 'cancelled', scheduledChange: null } }
       : { $set: { plan: change.plan, hardCap: change.plan === 'free' ? true : account.hardCap, scheduledChange: null } };
-    const applied = await this.models.Account.findOneAndUpdate(
-      { _id: customerId, 'scheduledChange.effectiveMonth': change.effectiveMonth },
-      update,
-      { new: true },
-    ).lean();
+    const applied = await this.models.Account.findOneAndUpdate({ _id: customerId, 'scheduledChange.effectiveMonth': change.effectiveMonth }, update, {
+      new: true,
+    }).lean();
     if (applied) await this.accountChanged(customerId);
     return applied ?? (await this.get(customerId));
   }
@@ -236,19 +237,13 @@ export class AccountService {
     if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(plan)}`);
     const now = this.clock();
     if (PLANS[plan].rank >= PLANS[account.plan].rank) {
-      await this.models.Account.updateOne(
-        { _id: customerId },
-        { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } },
-      );
+      await this.models.Account.updateOne({ _id: customerId }, { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } });
       await this.accountChanged(customerId);
       await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan });
       return { effective: 'now' };
     }
     const effectiveMonth = monthAfter(monthOf(now));
-    await this.models.Account.updateOne(
-      { _id: customerId },
-      { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now } } },
-    );
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now } } });
     await this.accountChanged(customerId);
     await this.audit(customerId, 'plan.downgrade_scheduled', { from: account.plan, to: plan, effectiveMonth });
     return { effective: effectiveMonth };
@@ -268,10 +263,7 @@ export class AccountService {
 
   /** Withdraws a scheduled downgrade or cancellation; 404 when there is none. */
   async cancelScheduledChange(customerId: string): Promise<void> {
-    const res = await this.models.Account.updateOne(
-      { _id: customerId, scheduledChange: { $ne: null } },
-      { $set: { scheduledChange: null } },
-    );
+    const res = await this.models.Account.updateOne({ _id: customerId, scheduledChange: { $ne: null } }, { $set: { scheduledChange: null } });
     if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
     await this.accountChanged(customerId);
     await this.audit(customerId, 'plan.scheduled_change_withdrawn', null);

@@ -157,10 +157,7 @@ export class CreditLedger {
 
   private async rebuild(customerId: string, month: string): Promise<void> {
     const undrained = await pendingOutboxEntries(this.redis, this.prefix);
-    const events = await this.models.UsageEvent.find(
-      { service: 'liveness', customerId, month, billable: true },
-      { at: 1, overage: 1 },
-    ).lean();
+    const events = await this.models.UsageEvent.find({ service: 'liveness', customerId, month, billable: true }, { at: 1, overage: 1 }).lean();
     const byId = new Map<string, { at: Date; overage: boolean }>();
     for (const e of events) byId.set(String(e._id), { at: e.at, overage: e.overage ?? false });
     for (const entry of undrained) {
@@ -194,8 +191,14 @@ export class CreditLedger {
     const month = monthOf(new Date(at));
     const run = () =>
       this.redis.eval(
-        RESERVE, 1, this.key(customerId, month), String(plan.monthlyLimit), plan.hardCap ? '1' : '0', requestId,
-        String(at), String(STALE_RESERVATION_MS),
+        RESERVE,
+        1,
+        this.key(customerId, month),
+        String(plan.monthlyLimit),
+        plan.hardCap ? '1' : '0',
+        requestId,
+        String(at),
+        String(STALE_RESERVATION_MS),
       );
     let ok = await run();
     if (ok === -1) {
@@ -224,9 +227,19 @@ export class CreditLedger {
     });
     const keys = [this.key(r.customerId, r.month), r.resultKey, outboxKey(this.prefix), ...(r.idempotency ? [r.idempotency.key] : [])];
     const [committed, stored] = (await this.redis.eval(
-      SETTLE, keys.length, ...keys,
-      r.requestId, String(r.limit), r.hardCap ? '1' : '0', reservedAt.toISOString().slice(8, 10), r.resultJson,
-      String(r.workerMs), String(r.resultTtlMs), event, r.abandonedOutcomeJson, String(r.idempotency?.ttlMs ?? 0),
+      SETTLE,
+      keys.length,
+      ...keys,
+      r.requestId,
+      String(r.limit),
+      r.hardCap ? '1' : '0',
+      reservedAt.toISOString().slice(8, 10),
+      r.resultJson,
+      String(r.workerMs),
+      String(r.resultTtlMs),
+      event,
+      r.abandonedOutcomeJson,
+      String(r.idempotency?.ttlMs ?? 0),
     )) as [number, string];
     return { committed: committed === 1, stored };
   }

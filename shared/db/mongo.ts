@@ -38,7 +38,10 @@ export async function pingMongo(conn: Connection, timeoutMs = 1500): Promise<boo
   if (!db) return false;
   let timer: NodeJS.Timeout | undefined;
   try {
-    const ping = db.admin().command({ ping: 1 }).then(() => true);
+    const ping = db
+      .admin()
+      .command({ ping: 1 })
+      .then(() => true);
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });

@@ -23,9 +23,7 @@ export const jobEnvelopeSchema = z.object({
 export type JobEnvelope<I = unknown> = Omit<z.infer<typeof jobEnvelopeSchema>, 'input'> & { input: I };
 
 /** What a worker stores and publishes when a job ends. */
-export type JobOutcome<R = unknown> =
-  | { ok: true; value: R; workerMs: number }
-  | { ok: false; error: SerializedJobError; workerMs: number };
+export type JobOutcome<R = unknown> = { ok: true; value: R; workerMs: number } | { ok: false; error: SerializedJobError; workerMs: number };
 
 export const serializedJobErrorSchema: z.ZodType<SerializedJobError> = z.object({
   code: z.string().min(1),

@@ -67,13 +67,19 @@ export interface Admission {
 }
 
 export class CapacityError extends ServiceUnavailableError {
-  constructor(readonly admission: Admission, retryAfterSeconds: number) {
+  constructor(
+    readonly admission: Admission,
+    retryAfterSeconds: number,
+  ) {
     super('The service is at capacity; try again shortly', retryAfterSeconds);
   }
 }
 
 export class JobTimeoutError extends ServiceUnavailableError {
-  constructor(readonly jobId: string, readonly wasStarted: boolean) {
+  constructor(
+    readonly jobId: string,
+    readonly wasStarted: boolean,
+  ) {
     super('No result within the time budget; try again shortly', 2);
   }
 }
@@ -91,7 +97,14 @@ export class JobClient {
       prefix: opts.prefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 1000 } },
     });
-    this.bus = new ResultBus(opts.subscriber, this.keys.replies(this.processId), opts.redis, this.keys, opts.log, opts.outcomeSchema ?? JOB_OUTCOME_SCHEMAS[opts.queueName as QueueName]);
+    this.bus = new ResultBus(
+      opts.subscriber,
+      this.keys.replies(this.processId),
+      opts.redis,
+      this.keys,
+      opts.log,
+      opts.outcomeSchema ?? JOB_OUTCOME_SCHEMAS[opts.queueName as QueueName],
+    );
   }
 
   async start(): Promise<void> {
@@ -142,7 +155,7 @@ export class JobClient {
     const waiting = queued + this.admittedNotEnqueued;
     const remainingMs = deadline.remainingMs();
     const serviceMs = this.serviceMs;
-    const expectedWaitMs = serviceMs === null ? null : ((waiting / Math.max(1, workers)) + 1) * serviceMs;
+    const expectedWaitMs = serviceMs === null ? null : (waiting / Math.max(1, workers) + 1) * serviceMs;
     const admission: Admission = { waiting, workers, serviceMs, expectedWaitMs, remainingMs };
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
     const usableMs = remainingMs * ADMISSION_HEADROOM;

@@ -26,9 +26,7 @@ export function sessionOptions(opts: SessionOpenOptions = {}): ort.InferenceSess
 
 export async function openSession(pathOrBytes: string | Uint8Array, opts: SessionOpenOptions = {}): Promise<ort.InferenceSession> {
   const options = sessionOptions(opts);
-  return typeof pathOrBytes === 'string'
-    ? ort.InferenceSession.create(pathOrBytes, options)
-    : ort.InferenceSession.create(pathOrBytes, options);
+  return typeof pathOrBytes === 'string' ? ort.InferenceSession.create(pathOrBytes, options) : ort.InferenceSession.create(pathOrBytes, options);
 }
 
 /** A float32 output by name; throws when the model did not produce it. */

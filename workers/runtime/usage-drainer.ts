@@ -150,7 +150,14 @@ export class UsageDrainer {
     let cursor = '0-0';
     do {
       const reply = (await this.o.redis.call(
-        'XAUTOCLAIM', this.key, OUTBOX_GROUP, this.consumer, this.o.claimIdleMs, cursor, 'COUNT', this.o.batchSize ?? 200,
+        'XAUTOCLAIM',
+        this.key,
+        OUTBOX_GROUP,
+        this.consumer,
+        this.o.claimIdleMs,
+        cursor,
+        'COUNT',
+        this.o.batchSize ?? 200,
       )) as [string, Array<[string, string[] | null]>, string[]?];
       cursor = reply[0];
       const claimed = parseOutboxEntries(reply[1]);
@@ -197,6 +204,10 @@ export class UsageDrainer {
     this.o.fault?.('in_drainer');
     const done = entries.filter((_, i) => !failed.has(i)).map((e) => e.streamId);
     if (done.length === 0) return;
-    await this.o.redis.multi().xack(this.key, OUTBOX_GROUP, ...done).xdel(this.key, ...done).exec();
+    await this.o.redis
+      .multi()
+      .xack(this.key, OUTBOX_GROUP, ...done)
+      .xdel(this.key, ...done)
+      .exec();
   }
 }

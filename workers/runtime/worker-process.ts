@@ -43,10 +43,7 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-export async function startWorker<I, R>(
-  def: WorkerDefinition<I, R>,
-  o: { config: Config; log: Logger; dbName?: string },
-): Promise<RunningWorker> {
+export async function startWorker<I, R>(def: WorkerDefinition<I, R>, o: { config: Config; log: Logger; dbName?: string }): Promise<RunningWorker> {
   const { config, log } = o;
   const connection = createRedis(requireUrl(config, 'REDIS_URL'), 'worker', `${def.queueName}-worker`);
   const commands = createRedis(requireUrl(config, 'REDIS_URL'), 'producer', `${def.queueName}-worker-commands`);

@@ -58,7 +58,7 @@ export function welcomeMail(o: { firstName: string; dashboardUrl: string; docsHi
       '',
       'Your account is ready and two-factor sign-in is on. From the dashboard you can:',
       '- see your key prefixes and regenerate a key,',
-      '- watch this month\'s usage and remaining credits,',
+      "- watch this month's usage and remaining credits,",
       '- change your plan and switch the hard cap.',
       '',
       o.dashboardUrl,
@@ -68,7 +68,7 @@ export function welcomeMail(o: { firstName: string; dashboardUrl: string; docsHi
     html: htmlBody(
       [
         `Hello ${esc(o.firstName)},`,
-        'Your account is ready and two-factor sign-in is on. From the dashboard you can see your key prefixes and regenerate a key, watch this month\'s usage and remaining credits, change your plan and switch the hard cap.',
+        "Your account is ready and two-factor sign-in is on. From the dashboard you can see your key prefixes and regenerate a key, watch this month's usage and remaining credits, change your plan and switch the hard cap.",
         esc(o.docsHint),
       ],
       { href: o.dashboardUrl, label: 'Open the dashboard' },
@@ -125,10 +125,22 @@ export function usageAlertMail(o: {
   return {
     template: `usage-alert-${o.threshold}`,
     subject: `${PRODUCT}: ${o.threshold} % of this month's calls used`,
-    text: [`Hello ${o.firstName},`, '', head, next, '', o.dashboardUrl, '', 'You receive this because usage alerts are on; switch them off under Security in the console.'].join('\n'),
-    html: htmlBody([`Hello ${esc(o.firstName)},`, esc(head), esc(next), 'You receive this because usage alerts are on; switch them off under Security in the console.'], {
-      href: o.dashboardUrl,
-      label: 'Open the dashboard',
-    }),
+    text: [
+      `Hello ${o.firstName},`,
+      '',
+      head,
+      next,
+      '',
+      o.dashboardUrl,
+      '',
+      'You receive this because usage alerts are on; switch them off under Security in the console.',
+    ].join('\n'),
+    html: htmlBody(
+      [`Hello ${esc(o.firstName)},`, esc(head), esc(next), 'You receive this because usage alerts are on; switch them off under Security in the console.'],
+      {
+        href: o.dashboardUrl,
+        label: 'Open the dashboard',
+      },
+    ),
   };
 }

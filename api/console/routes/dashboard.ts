@@ -54,13 +54,29 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
 
   async function keyViews(a: Account, month: string): Promise<KeyView[]> {
     const keys = await d.accounts.keyPrefixes(a._id);
-    const byKey = await usageByKey(d.models, a._id, month, keys.map((k) => ({ id: k.id, since: k.rotatedAt })));
-    return keys.map((k) => ({ id: k.id, slot: k.slot, prefix: k.prefix, createdAt: k.rotatedAt, lastUsedAt: byKey.get(k.id)?.lastUsedAt ?? null, callsThisMonth: byKey.get(k.id)?.calls ?? 0 }));
+    const byKey = await usageByKey(
+      d.models,
+      a._id,
+      month,
+      keys.map((k) => ({ id: k.id, since: k.rotatedAt })),
+    );
+    return keys.map((k) => ({
+      id: k.id,
+      slot: k.slot,
+      prefix: k.prefix,
+      createdAt: k.rotatedAt,
+      lastUsedAt: byKey.get(k.id)?.lastUsedAt ?? null,
+      callsThisMonth: byKey.get(k.id)?.calls ?? 0,
+    }));
   }
 
   async function tokenViews(a: Account, month: string): Promise<TokenView[]> {
     const tokens = await d.emotionTokens.list(a._id);
-    const byToken = await usageByToken(d.models, month, tokens.map((t) => t._id));
+    const byToken = await usageByToken(
+      d.models,
+      month,
+      tokens.map((t) => t._id),
+    );
     return tokens.map((t) => {
       const u = byToken.get(t._id);
       return {
@@ -135,7 +151,12 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     if (!reveal || reveal.slot !== slot) {
       return sendPage(
         res,
-        alreadyShownPage(ctx, { nav: 'keys', what: 'This key', back: { href: '/console/keys', label: 'Back to API keys' }, again: 'Lost it? Regenerate the key again from the API keys page.' }),
+        alreadyShownPage(ctx, {
+          nav: 'keys',
+          what: 'This key',
+          back: { href: '/console/keys', label: 'Back to API keys' },
+          again: 'Lost it? Regenerate the key again from the API keys page.',
+        }),
       );
     }
     sendPage(res, keyRevealedPage(ctx, { slot, key: reveal.key }));
@@ -167,7 +188,10 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     const plan = targetPlan(formField(req, 'plan'), a.plan);
     const { effective } = await d.accounts.changePlan(a._id, plan);
     if (effective === 'now') {
-      return redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.` });
+      return redirectWithFlash(d, req, res, '/console/plan', {
+        kind: 'success',
+        text: `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.`,
+      });
     }
     // The scheduled-change box on the plan page says what and when; no second notice.
     res.redirect(303, '/console/plan#scheduled-change');
@@ -244,7 +268,12 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     if (!reveal) {
       return sendPage(
         res,
-        alreadyShownPage(ctx, { nav: 'emotion', what: 'This token', back: { href: '/console/emotion', label: 'Back to Emotion API' }, again: 'Lost it? Revoke it and create a new one.' }),
+        alreadyShownPage(ctx, {
+          nav: 'emotion',
+          what: 'This token',
+          back: { href: '/console/emotion', label: 'Back to Emotion API' },
+          again: 'Lost it? Revoke it and create a new one.',
+        }),
       );
     }
     sendPage(res, tokenRevealedPage(ctx, { name: reveal.name, token: reveal.token }));
@@ -282,4 +311,3 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
 
   return r;
 }
-

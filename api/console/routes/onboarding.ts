@@ -85,7 +85,10 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
       await sendVerification(req, account);
     } catch (err) {
       req.log.warn({ code: (err as { code?: string }).code }, 'verification mail not sent at registration');
-      session.data.flash = { kind: 'error', text: 'Your account is registered, but we could not send the confirmation e-mail just now. Use "Send a new link" in a minute.' };
+      session.data.flash = {
+        kind: 'error',
+        text: 'Your account is registered, but we could not send the confirmation e-mail just now. Use "Send a new link" in a minute.',
+      };
     }
     await d.sessions.save(session);
     res.redirect(303, '/console/register/sent');
@@ -198,4 +201,3 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
 
   return r;
 }
-

@@ -23,7 +23,12 @@ export function securityRoutes(d: ConsoleDeps): Router {
     const ctx = await appContext(d, req, res, a);
     sendPage(
       res,
-      securityPage(ctx, { recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0, usageAlerts: !!a.usageAlerts, passwordChangedAt: a.passwordChangedAt ?? null, error }),
+      securityPage(ctx, {
+        recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0,
+        usageAlerts: !!a.usageAlerts,
+        passwordChangedAt: a.passwordChangedAt ?? null,
+        error,
+      }),
       status,
     );
   }
@@ -82,7 +87,12 @@ export function securityRoutes(d: ConsoleDeps): Router {
     if (!reveal) {
       return sendPage(
         res,
-        alreadyShownPage(ctx, { nav: 'security', what: 'This set of recovery codes', back: { href: '/console/security', label: 'Back to Security' }, again: 'Lost them? Make new ones; that voids the old set.' }),
+        alreadyShownPage(ctx, {
+          nav: 'security',
+          what: 'This set of recovery codes',
+          back: { href: '/console/security', label: 'Back to Security' },
+          again: 'Lost them? Make new ones; that voids the old set.',
+        }),
       );
     }
     sendPage(res, recoveryCodesAppPage(ctx, { codes: reveal.codes }));

@@ -44,7 +44,9 @@ export async function checkSecondFactor(
   if (!ok) {
     const failures = await d.attempts.fail(RULES.totp, account._id);
     const left = RULES.totp.maxFailures - failures;
-    const what = recovery ? 'That recovery code is not valid or was already used.' : 'That code is not valid. Check the time on your phone and try the current code.';
+    const what = recovery
+      ? 'That recovery code is not valid or was already used.'
+      : 'That code is not valid. Check the time on your phone and try the current code.';
     return { ok: false, error: left > 0 ? `${what} (${left} ${left === 1 ? 'try' : 'tries'} left)` : RULES.totp.message, status: left > 0 ? 400 : 429 };
   }
   await d.attempts.reset(RULES.totp, account._id);
@@ -181,7 +183,11 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code'), recoveryCode });
     if (!outcome.ok) {
       if (outcome.retryAfter) res.setHeader('Retry-After', String(outcome.retryAfter));
-      return sendPage(res, totpChallengePage(await pageContext(d, req, res), { email: account.email, error: outcome.error, recoveryOpen: !!recoveryCode }), outcome.status);
+      return sendPage(
+        res,
+        totpChallengePage(await pageContext(d, req, res), { email: account.email, error: outcome.error, recoveryOpen: !!recoveryCode }),
+        outcome.status,
+      );
     }
     await authenticate(req, res, account);
     if (!account.welcomeSentAt) await sendWelcome(req, account);
@@ -228,7 +234,12 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const account = await d.accounts.getByEmail(email);
     if (account && account.status !== 'pending' && account.passwordHash) {
       const link = `${baseUrl(d, req)}/console/reset-password?token=${encodeURIComponent(d.resets.issue(account._id, account.passwordHash))}`;
-      const mail = passwordResetMail({ firstName: account.firstName || 'there', link, validMinutes: PASSWORD_RESET_TTL_MS / 60_000, support: d.config.SUPPORT_EMAIL });
+      const mail = passwordResetMail({
+        firstName: account.firstName || 'there',
+        link,
+        validMinutes: PASSWORD_RESET_TTL_MS / 60_000,
+        support: d.config.SUPPORT_EMAIL,
+      });
       // Not awaited: the answer (and its timing) is the same whether or not the address has an account.
       void d.mailer.send(account.email, mail).catch(() => req.log.warn('password reset mail not sent'));
       void d.accounts.audit(account._id, 'console.password_reset_requested', { ip }).catch(() => undefined);
@@ -277,8 +288,13 @@ export function signInRoutes(d: ConsoleDeps): Router {
     await d.accounts.setPassword(account._id, passwordHash, 'reset');
     await d.sessions.endAllSessionsOf(account._id);
     await d.attempts.reset(RULES.signInAccount, account.email);
-    await d.mailer.send(account.email, passwordChangedMail({ firstName: account.firstName || 'there', support: d.config.SUPPORT_EMAIL })).catch(() => undefined);
-    await redirectWithFlash(d, req, res, '/console/sign-in', { kind: 'success', text: 'Your password is changed and every session was signed out. Sign in with the new password.' });
+    await d.mailer
+      .send(account.email, passwordChangedMail({ firstName: account.firstName || 'there', support: d.config.SUPPORT_EMAIL }))
+      .catch(() => undefined);
+    await redirectWithFlash(d, req, res, '/console/sign-in', {
+      kind: 'success',
+      text: 'Your password is changed and every session was signed out. Sign in with the new password.',
+    });
   });
 
   return r;

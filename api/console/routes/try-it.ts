@@ -129,7 +129,11 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     if (used > TRY_IT_DAILY_CAP) {
       const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
       const retryAfter = Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
-      throw new TooManyRequestsError('try_it_daily_limit', `The ${TRY_IT_DAILY_CAP} free tries of today are used; use the API with your key, or try again tomorrow (00:00 UTC)`, retryAfter);
+      throw new TooManyRequestsError(
+        'try_it_daily_limit',
+        `The ${TRY_IT_DAILY_CAP} free tries of today are used; use the API with your key, or try again tomorrow (00:00 UTC)`,
+        retryAfter,
+      );
     }
     return { used, cap: TRY_IT_DAILY_CAP };
   }
@@ -168,7 +172,13 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     const allowance = await spendTry('emotion', customerId);
     // No tokenId: the worker's usage event is written unbilled and without a token, like every emotion call.
     const input: EmotionInput = { contentType: req.get('content-type') ?? '' };
-    const value = await runTryItJob<EmotionInput, EmotionResult>(await jobs.get('emotion', serverOf(req)), req.requestId, input, body, d.config.EMOTION_BUDGET_MS);
+    const value = await runTryItJob<EmotionInput, EmotionResult>(
+      await jobs.get('emotion', serverOf(req)),
+      req.requestId,
+      input,
+      body,
+      d.config.EMOTION_BUDGET_MS,
+    );
     const { stages: _stages, ...result } = value;
     res.json({ ...result, try_it: allowance });
   });
@@ -181,7 +191,13 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     const allowance = await spendTry('liveness', customerId);
     // No billing context: the worker runs the same engine and commits no credit (try-it is free).
     const input: LivenessInput = { imageFormat };
-    const value = await runTryItJob<LivenessInput, LivenessJobValue>(await jobs.get('liveness', serverOf(req)), req.requestId, input, body, d.config.LIVENESS_BUDGET_MS);
+    const value = await runTryItJob<LivenessInput, LivenessJobValue>(
+      await jobs.get('liveness', serverOf(req)),
+      req.requestId,
+      input,
+      body,
+      d.config.LIVENESS_BUDGET_MS,
+    );
     const { stages: _stages, ...result } = value.result;
     res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });
   });

@@ -61,7 +61,16 @@ function quickstart(ctx: AppContext, o: { apiBase: string; keyPrefix: string | n
 
 export function overviewPage(
   ctx: AppContext,
-  o: { usage: UsageView; plan: PlanState; keys: KeyView[]; firstName: string; firstVisit: boolean; recoveryCodesLeft: number; apiBase: string; usageAlerts: boolean },
+  o: {
+    usage: UsageView;
+    plan: PlanState;
+    keys: KeyView[];
+    firstName: string;
+    firstVisit: boolean;
+    recoveryCodesLeft: number;
+    apiBase: string;
+    usageAlerts: boolean;
+  },
 ): string {
   const u = o.usage;
   const p = PLANS[o.plan.plan];
@@ -163,7 +172,10 @@ export function regenerateConfirmPage(ctx: AppContext, o: { slot: 'primary' | 's
 }
 
 /** A "shown once" page opened again: the secret is gone, say so and lead on (never repeat the action). */
-export function alreadyShownPage(ctx: AppContext, o: { nav: 'keys' | 'emotion' | 'security'; what: string; back: { href: string; label: string }; again: string }): string {
+export function alreadyShownPage(
+  ctx: AppContext,
+  o: { nav: 'keys' | 'emotion' | 'security'; what: string; back: { href: string; label: string }; again: string },
+): string {
   return appPage(ctx, {
     title: 'Already shown',
     nav: o.nav,
@@ -218,8 +230,12 @@ export function planPage(ctx: AppContext, o: { plan: PlanState; usage: UsageView
     title: 'Plan & billing',
     nav: 'plan',
     body: html`<div class="page-head"><div><h1>Plan & billing</h1><p>Prices are the public marketplace prices in USD. Upgrades apply immediately; downgrades and cancellation at the end of the month. Every change asks you to confirm first.</p></div></div>
-${scheduled ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p>${scheduled} Until then nothing changes.</p>
-  <form method="post" action="/console/plan/scheduled/withdraw" class="inline">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form></div>` : ''}
+${
+  scheduled
+    ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p>${scheduled} Until then nothing changes.</p>
+  <form method="post" action="/console/plan/scheduled/withdraw" class="inline">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form></div>`
+    : ''
+}
 <div class="grid">
   <section class="card span-12" aria-labelledby="hard-cap-h">
     <div class="switch-row">
@@ -250,11 +266,13 @@ ${scheduled ? html`<div class="alert alert-info" role="status" id="scheduled-cha
       })}
       </tbody>
     </table>
-    ${!o.plan.scheduled?.cancel && o.plan.status === 'active'
-      ? html`<details class="small"><summary>Cancel the subscription</summary>
+    ${
+      !o.plan.scheduled?.cancel && o.plan.status === 'active'
+        ? html`<details class="small"><summary>Cancel the subscription</summary>
       <p>Your keys keep working until the end of this month; the subscription then ends. You can withdraw the cancellation until then.</p>
       <form method="post" action="/console/plan/cancel">${csrfField(ctx.csrf)}<button class="btn btn-danger btn-sm" type="submit">Cancel at month end</button></form></details>`
-      : ''}
+        : ''
+    }
   </section>
 </div>`,
   });
@@ -346,16 +364,20 @@ export function emotionPage(ctx: AppContext, o: { tokens: TokenView[]; month: st
   </section>
   <section class="card span-8" aria-labelledby="tokens-h">
     <h2 id="tokens-h">Tokens</h2>
-    ${o.tokens.length === 0
-      ? html`<p class="muted">No tokens yet. Create one to call the emotion API.</p>`
-      : html`<table class="stack" id="tokens-table"><thead><tr><th scope="col">Name</th><th scope="col">Token</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Calls / minutes</th><th scope="col">Status</th><th scope="col" class="num">Action</th></tr></thead><tbody>
+    ${
+      o.tokens.length === 0
+        ? html`<p class="muted">No tokens yet. Create one to call the emotion API.</p>`
+        : html`<table class="stack" id="tokens-table"><thead><tr><th scope="col">Name</th><th scope="col">Token</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Calls / minutes</th><th scope="col">Status</th><th scope="col" class="num">Action</th></tr></thead><tbody>
       ${o.tokens.map(
-        (t) => html`<tr data-token-id="${t.id}"><th scope="row">${t.name}</th><td data-label="Token"><code>${t.prefix}…</code></td><td class="small" data-label="Created">${utc(t.createdAt)}</td>
+        (
+          t,
+        ) => html`<tr data-token-id="${t.id}"><th scope="row">${t.name}</th><td data-label="Token"><code>${t.prefix}…</code></td><td class="small" data-label="Created">${utc(t.createdAt)}</td>
         <td class="small" data-label="Last used">${t.lastUsedAt ? utc(t.lastUsedAt) : 'never'}</td>
         <td class="num" data-label="Calls / minutes">${int(t.calls)} / ${minutes(t.audioSeconds)}</td>
         <td data-label="Status">${t.revokedAt ? html`<span class="badge">Revoked</span>` : html`<span class="badge badge-success">Active</span>`}</td>
         <td class="num action">${t.revokedAt ? '' : html`<a class="btn btn-secondary btn-sm" href="/console/emotion/tokens/${t.id}/revoke">Revoke…</a>`}</td></tr>`,
-      )}</tbody></table>`}
+      )}</tbody></table>`
+    }
   </section>
   <section class="card span-4" aria-labelledby="new-token-h">
     <h2 id="new-token-h">Create a token</h2>
@@ -402,7 +424,10 @@ export function tokenRevealedPage(ctx: AppContext, o: { name: string; token: str
   });
 }
 
-export function securityPage(ctx: AppContext, o: { recoveryCodesLeft: number; usageAlerts: boolean; passwordChangedAt: Date | null; error?: { form: 'password' | 'codes'; text: string } }): string {
+export function securityPage(
+  ctx: AppContext,
+  o: { recoveryCodesLeft: number; usageAlerts: boolean; passwordChangedAt: Date | null; error?: { form: 'password' | 'codes'; text: string } },
+): string {
   const err = (form: 'password' | 'codes') => (o.error?.form === form ? html`<div class="alert alert-error" role="alert"><p>${o.error.text}</p></div>` : '');
   return appPage(ctx, {
     title: 'Security',
@@ -463,7 +488,11 @@ export function recoveryCodesBody(o: { codes: string[]; next: string }): SafeHtm
 }
 
 export function recoveryCodesAppPage(ctx: AppContext, o: { codes: string[] }): string {
-  return appPage(ctx, { title: 'Recovery codes', nav: 'security', body: html`<section class="card narrow" aria-labelledby="codes-h">${recoveryCodesBody({ codes: o.codes, next: '/console/security' })}</section>` });
+  return appPage(ctx, {
+    title: 'Recovery codes',
+    nav: 'security',
+    body: html`<section class="card narrow" aria-labelledby="codes-h">${recoveryCodesBody({ codes: o.codes, next: '/console/security' })}</section>`,
+  });
 }
 
 export interface AuditView {
@@ -510,13 +539,15 @@ export function activityPage(ctx: AppContext, o: { entries: AuditView[] }): stri
     nav: 'activity',
     body: html`<div class="page-head"><div><h1>Activity</h1><p>Sign-ins, key regenerations, security and plan changes on this account, newest first (last 100).</p></div></div>
 <section class="card" aria-label="Activity">
-  ${o.entries.length === 0
-    ? html`<p class="muted">Nothing yet.</p>`
-    : html`<ul class="timeline" id="audit-list">${o.entries.map((e) => {
-        const describe = ACTIONS[e.action];
-        const ip = e.detail && typeof e.detail.ip === 'string' ? ` · from ${e.detail.ip}` : '';
-        return html`<li data-action="${e.action}"><span>${describe ? describe(e.detail ?? {}) : e.action}<span class="muted small">${ip}</span></span><time datetime="${e.at.toISOString()}">${utc(e.at)}</time></li>`;
-      })}</ul>`}
+  ${
+    o.entries.length === 0
+      ? html`<p class="muted">Nothing yet.</p>`
+      : html`<ul class="timeline" id="audit-list">${o.entries.map((e) => {
+          const describe = ACTIONS[e.action];
+          const ip = e.detail && typeof e.detail.ip === 'string' ? ` · from ${e.detail.ip}` : '';
+          return html`<li data-action="${e.action}"><span>${describe ? describe(e.detail ?? {}) : e.action}<span class="muted small">${ip}</span></span><time datetime="${e.at.toISOString()}">${utc(e.at)}</time></li>`;
+        })}</ul>`
+  }
 </section>`,
   });
 }

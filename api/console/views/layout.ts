@@ -45,9 +45,7 @@ function head(title: string): SafeHtml {
 const brand = html`<a class="brand" href="/console/dashboard"><span class="brand-mark" aria-hidden="true">LA</span>Liveness API</a>`;
 
 function devbar(ctx: PageContext): SafeHtml | string {
-  return ctx.devMailbox
-    ? html`<div class="devbar">Local mode: outgoing e-mail is kept in the <a href="/console/dev/mailbox">local mailbox</a>.</div>`
-    : '';
+  return ctx.devMailbox ? html`<div class="devbar">Local mode: outgoing e-mail is kept in the <a href="/console/dev/mailbox">local mailbox</a>.</div>` : '';
 }
 
 export function flashBox(flash: PageContext['flash']): SafeHtml | string {
@@ -83,7 +81,8 @@ export function authPage(ctx: PageContext, o: { title: string; body: SafeHtml; w
           html`<li class="${i + 1 < o.step! ? 'done' : i + 1 === o.step ? 'done current' : ''}"${i + 1 === o.step ? html` aria-current="step"` : ''}><span class="step-n">${i + 1}</span> <span class="step-label">${label}</span></li>`,
       )}</ol>`
     : '';
-  return `<!doctype html>\n${html`<html lang="en">
+  return `<!doctype html>\n${
+    html`<html lang="en">
 ${head(o.title)}
 <body>
 ${devbar(ctx)}
@@ -97,12 +96,14 @@ ${devbar(ctx)}
   <p class="auth-foot">Need help? Write to ${supportLink(ctx)}. &nbsp;·&nbsp; <a href="/console/sign-in">Sign in</a></p>
 </div>
 </body>
-</html>`.value}`;
+</html>`.value
+  }`;
 }
 
 /** The dashboard frame: top bar with navigation and sign-out, then the page. */
 export function appPage(ctx: AppContext, o: { title: string; nav: NavId; body: SafeHtml }): string {
-  return `<!doctype html>\n${html`<html lang="en">
+  return `<!doctype html>\n${
+    html`<html lang="en">
 ${head(o.title)}
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -126,11 +127,15 @@ ${devbar(ctx)}
 </main>
 <footer class="site">Signed in as ${ctx.email} · All times UTC · <a href="/console/activity">Activity</a> · Help: ${supportLink(ctx)}</footer>
 </body>
-</html>`.value}`;
+</html>`.value
+  }`;
 }
 
 /** A full page for an error: what happened and where to go next (no dead ends). */
-export function errorPage(ctx: PageContext, o: { status: number; code: string; title: string; message: string; next?: { href: string; label: string } }): string {
+export function errorPage(
+  ctx: PageContext,
+  o: { status: number; code: string; title: string; message: string; next?: { href: string; label: string } },
+): string {
   const next = o.next ?? { href: '/console/dashboard', label: 'Go to the console' };
   return authPage(ctx, {
     title: o.title,

@@ -97,7 +97,10 @@ export function checkInboxPage(ctx: PageContext, email: string): string {
 
 export function verifyProblemPage(ctx: PageContext, o: { reason: 'invalid' | 'expired' | 'used' | 'active' | 'request'; email?: string }): string {
   const copy = {
-    request: { h: 'Get a new confirmation link', p: 'Enter the work e-mail you registered with. If a registration is waiting for confirmation, we send a new link.' },
+    request: {
+      h: 'Get a new confirmation link',
+      p: 'Enter the work e-mail you registered with. If a registration is waiting for confirmation, we send a new link.',
+    },
     expired: { h: 'This link has expired', p: 'Confirmation links work for 24 hours. We can send you a new one.' },
     used: { h: 'This link was already used', p: 'Each confirmation link works once. If you did not finish setting your password, ask for a new link.' },
     invalid: { h: 'This link is not valid', p: 'It may have been copied incompletely. Enter your work e-mail to get a new one.' },

@@ -62,7 +62,11 @@ export const account: Command = async (ctx, words, flags) => {
     }
     const after = (await ctx.accounts.current(customerId))!;
     const view = ctx.accounts.planView(after);
-    output(ctx, { customerId, ...view, status: after.status, scheduledChange: after.scheduledChange ?? null, planChange }, `customer ${customerId}: ${view.plan}, limit ${view.monthlyLimit}, hard cap ${view.hardCap ? 'on' : 'off'}, ${after.status}`);
+    output(
+      ctx,
+      { customerId, ...view, status: after.status, scheduledChange: after.scheduledChange ?? null, planChange },
+      `customer ${customerId}: ${view.plan}, limit ${view.monthlyLimit}, hard cap ${view.hardCap ? 'on' : 'off'}, ${after.status}`,
+    );
     return;
   }
   if (verb === 'show') {
@@ -71,7 +75,11 @@ export const account: Command = async (ctx, words, flags) => {
     if (!acc) throw new UsageError(`no customer ${customerId}`);
     const keys = await ctx.accounts.keyPrefixes(customerId);
     const view = ctx.accounts.planView(acc);
-    output(ctx, { customerId, email: acc.email, company: acc.company, status: acc.status, ...view, keys }, `${acc.email} (${acc.status}) ${view.plan} limit ${view.monthlyLimit} hard cap ${view.hardCap ? 'on' : 'off'}; keys ${keys.map((k) => `${k.slot}=${k.prefix}…`).join(' ')}`);
+    output(
+      ctx,
+      { customerId, email: acc.email, company: acc.company, status: acc.status, ...view, keys },
+      `${acc.email} (${acc.status}) ${view.plan} limit ${view.monthlyLimit} hard cap ${view.hardCap ? 'on' : 'off'}; keys ${keys.map((k) => `${k.slot}=${k.prefix}…`).join(' ')}`,
+    );
     return;
   }
   if (verb === 'reset-2fa') {
@@ -79,7 +87,11 @@ export const account: Command = async (ctx, words, flags) => {
     if (!(await ctx.accounts.get(customerId))) throw new UsageError(`no customer ${customerId}`);
     await ctx.accounts.resetTwoFactor(customerId);
     const ended = await endAllSessionsOfAccount(ctx.redis, ctx.config.QUEUE_PREFIX, customerId);
-    output(ctx, { customerId, twoFactor: 'reset', sessionsEnded: ended }, `customer ${customerId}: two-factor reset (${ended} console session(s) ended); the next sign-in sets it up again`);
+    output(
+      ctx,
+      { customerId, twoFactor: 'reset', sessionsEnded: ended },
+      `customer ${customerId}: two-factor reset (${ended} console session(s) ended); the next sign-in sets it up again`,
+    );
     return;
   }
   throw new UsageError('account create | set | show | reset-2fa');

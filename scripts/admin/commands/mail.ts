@@ -12,6 +12,9 @@ export const mail: Command = async (ctx, words, flags) => {
   const messages = listMessages(dir)
     .filter((m) => !to || m.to.some((t) => t.toLowerCase() === to))
     .map((m) => ({ id: m.id, receivedAt: m.receivedAt, from: m.from, to: m.to, subject: m.subject, text: m.text, links: linksIn(m) }));
-  const human = messages.length === 0 ? `No messages in ${dir}` : messages.map((m) => `${m.receivedAt}  ${m.to.join(', ')}  ${m.subject}\n  ${m.links.join('\n  ')}`).join('\n');
+  const human =
+    messages.length === 0
+      ? `No messages in ${dir}`
+      : messages.map((m) => `${m.receivedAt}  ${m.to.join(', ')}  ${m.subject}\n  ${m.links.join('\n  ')}`).join('\n');
   output(ctx, { mailbox: dir, messages }, human);
 };

@@ -30,9 +30,7 @@ export const metering: Command = async (ctx, words, flags) => {
   const [verb] = words;
   if (verb === 'rollup') {
     const since = optional(flags, 'since');
-    const hours = since
-      ? hoursSince(parseHour(since, 'since'), new Date())
-      : [optional(flags, 'hour') ?? hourOf(new Date(Date.now() - HOUR_MS))];
+    const hours = since ? hoursSince(parseHour(since, 'since'), new Date()) : [optional(flags, 'hour') ?? hourOf(new Date(Date.now() - HOUR_MS))];
     const perHour: { hour: string; customers: number }[] = [];
     for (const hour of hours) {
       parseHour(hour, 'hour');

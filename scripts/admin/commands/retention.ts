@@ -40,5 +40,9 @@ export const retention: Command = async (ctx, words, flags) => {
         meteringRecords: (await ctx.models.MeteringRecord.deleteMany(filters.meteringRecords)).deletedCount,
         audit: (await ctx.models.Audit.deleteMany(filters.audit)).deletedCount,
       };
-  output(ctx, { keptFrom: cutoffMonth, dryRun, ...counts }, `${dryRun ? 'would delete' : 'deleted'} before ${cutoffMonth}: ${counts.usageEvents} usage events, ${counts.meteringRecords} metering records, ${counts.audit} audit entries`);
+  output(
+    ctx,
+    { keptFrom: cutoffMonth, dryRun, ...counts },
+    `${dryRun ? 'would delete' : 'deleted'} before ${cutoffMonth}: ${counts.usageEvents} usage events, ${counts.meteringRecords} metering records, ${counts.audit} audit entries`,
+  );
 };

@@ -17,5 +17,9 @@ export const usage: Command = async (ctx, words, flags) => {
     plan: plan.plan,
     hard_cap_enabled: plan.hardCap,
   };
-  output(ctx, data, `${u.month}: ${u.used} calls, ${u.remaining} remaining of ${u.monthlyLimit}, ${u.overage} overage (${plan.plan}, hard cap ${plan.hardCap ? 'on' : 'off'})`);
+  output(
+    ctx,
+    data,
+    `${u.month}: ${u.used} calls, ${u.remaining} remaining of ${u.monthlyLimit}, ${u.overage} overage (${plan.plan}, hard cap ${plan.hardCap ? 'on' : 'off'})`,
+  );
 };

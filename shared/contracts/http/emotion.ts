@@ -43,7 +43,7 @@ export const emotionAnalysisSchema = z
         bit_rate: z.number().int().min(0).meta({ description: "The audio stream's bits per second." }),
         format_name: z.enum(audioFormatNames).meta({
           description:
-            "The format detected from the bytes, as ffprobe names it: m4a is `mov,mp4,m4a,3gp,3g2,mj2`, wma is `asf`; `ogg` and `matroska,webm` carry Opus or Vorbis, beyond the spec.",
+            'The format detected from the bytes, as ffprobe names it: m4a is `mov,mp4,m4a,3gp,3g2,mj2`, wma is `asf`; `ogg` and `matroska,webm` carry Opus or Vorbis, beyond the spec.',
         }),
       })
       .meta({ id: 'AudioMeta' }),

@@ -29,10 +29,13 @@ export function runChild(command: string, args: string[], opts: RunOptions): Pro
     let failed: Error | undefined;
     const ms = opts.deadline.remainingMs();
     const timer = Number.isFinite(ms)
-      ? setTimeout(() => {
-          timedOut = true;
-          child.kill('SIGKILL');
-        }, Math.max(0, ms))
+      ? setTimeout(
+          () => {
+            timedOut = true;
+            child.kill('SIGKILL');
+          },
+          Math.max(0, ms),
+        )
       : undefined;
     const onAbort = (): void => {
       failed = new Error(`${opts.stage} aborted`);

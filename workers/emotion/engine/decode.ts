@@ -37,9 +37,7 @@ export async function decode(opts: DecodeOptions): Promise<Float32Array> {
   // Segment boundaries on whole samples, so each segment's length is exact; the last one runs to the end.
   const segSamples = Math.ceil((opts.approxDuration * ANALYSIS_RATE) / n);
   const parts = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      decodeRange(opts, (i * segSamples) / ANALYSIS_RATE, i < n - 1 ? segSamples / ANALYSIS_RATE : undefined),
-    ),
+    Array.from({ length: n }, (_, i) => decodeRange(opts, (i * segSamples) / ANALYSIS_RATE, i < n - 1 ? segSamples / ANALYSIS_RATE : undefined)),
   );
   // Seeking in VBR MP3 or ADTS is approximate: pad or trim inner segments to their planned length, so the
   // timeline (and the intervals built on it) stays exact; a few samples at a seam do not change a window.
@@ -112,7 +110,7 @@ export class PcmSink {
     this.reserve(pairs);
     const buf = this.buf;
     let len = this.len;
-    for (let k = 0; k < pairs; k++, i += 2) buf[len++] = ((chunk[i]! | (chunk[i + 1]! << 8)) << 16 >> 16) / 32768;
+    for (let k = 0; k < pairs; k++, i += 2) buf[len++] = (((chunk[i]! | (chunk[i + 1]! << 8)) << 16) >> 16) / 32768;
     this.len = len;
     if (i < chunk.length) this.carry = chunk[i]!;
   }

@@ -115,56 +115,57 @@ export class Fft {
     }
     const tw = this.tw4;
     if (this.simd && re === this.simd.re && im === this.simd.im) this.simd.run();
-    else for (const { h, at } of this.quads) {
-      const block = 4 * h;
-      for (let start = 0; start < n; start += block) {
-        for (let k = 0; k < h; k++) {
-          const i0 = start + k;
-          const i1 = i0 + h;
-          const i2 = i1 + h;
-          const i3 = i2 + h;
-          const o = at + 6 * k;
-          // t1 = W^2k x1, t2 = W^k x2, t3 = W^3k x3 (W = e^(-2πi/4h)).
-          const c1 = tw[o]!;
-          const s1 = tw[o + 1]!;
-          const c2 = tw[o + 2]!;
-          const s2 = tw[o + 3]!;
-          const c3 = tw[o + 4]!;
-          const s3 = tw[o + 5]!;
-          const x1r = re[i1]!;
-          const x1i = im[i1]!;
-          const x2r = re[i2]!;
-          const x2i = im[i2]!;
-          const x3r = re[i3]!;
-          const x3i = im[i3]!;
-          const t1r = x1r * c1 - x1i * s1;
-          const t1i = x1r * s1 + x1i * c1;
-          const t2r = x2r * c2 - x2i * s2;
-          const t2i = x2r * s2 + x2i * c2;
-          const t3r = x3r * c3 - x3i * s3;
-          const t3i = x3r * s3 + x3i * c3;
-          const x0r = re[i0]!;
-          const x0i = im[i0]!;
-          const ar = x0r + t1r;
-          const ai = x0i + t1i;
-          const br = x0r - t1r;
-          const bi = x0i - t1i;
-          const cr = t2r + t3r;
-          const ci = t2i + t3i;
-          const dr = t2r - t3r;
-          const di = t2i - t3i;
-          re[i0] = ar + cr;
-          im[i0] = ai + ci;
-          re[i2] = ar - cr;
-          im[i2] = ai - ci;
-          // (dr + i di) * (-i) = di - i dr
-          re[i1] = br + di;
-          im[i1] = bi - dr;
-          re[i3] = br - di;
-          im[i3] = bi + dr;
+    else
+      for (const { h, at } of this.quads) {
+        const block = 4 * h;
+        for (let start = 0; start < n; start += block) {
+          for (let k = 0; k < h; k++) {
+            const i0 = start + k;
+            const i1 = i0 + h;
+            const i2 = i1 + h;
+            const i3 = i2 + h;
+            const o = at + 6 * k;
+            // t1 = W^2k x1, t2 = W^k x2, t3 = W^3k x3 (W = e^(-2πi/4h)).
+            const c1 = tw[o]!;
+            const s1 = tw[o + 1]!;
+            const c2 = tw[o + 2]!;
+            const s2 = tw[o + 3]!;
+            const c3 = tw[o + 4]!;
+            const s3 = tw[o + 5]!;
+            const x1r = re[i1]!;
+            const x1i = im[i1]!;
+            const x2r = re[i2]!;
+            const x2i = im[i2]!;
+            const x3r = re[i3]!;
+            const x3i = im[i3]!;
+            const t1r = x1r * c1 - x1i * s1;
+            const t1i = x1r * s1 + x1i * c1;
+            const t2r = x2r * c2 - x2i * s2;
+            const t2i = x2r * s2 + x2i * c2;
+            const t3r = x3r * c3 - x3i * s3;
+            const t3i = x3r * s3 + x3i * c3;
+            const x0r = re[i0]!;
+            const x0i = im[i0]!;
+            const ar = x0r + t1r;
+            const ai = x0i + t1i;
+            const br = x0r - t1r;
+            const bi = x0i - t1i;
+            const cr = t2r + t3r;
+            const ci = t2i + t3i;
+            const dr = t2r - t3r;
+            const di = t2i - t3i;
+            re[i0] = ar + cr;
+            im[i0] = ai + ci;
+            re[i2] = ar - cr;
+            im[i2] = ai - ci;
+            // (dr + i di) * (-i) = di - i dr
+            re[i1] = br + di;
+            im[i1] = bi - dr;
+            re[i3] = br - di;
+            im[i3] = bi + dr;
+          }
         }
       }
-    }
     const t2 = this.tw2;
     if (t2) {
       const half = n >> 1;

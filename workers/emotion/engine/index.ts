@@ -95,10 +95,7 @@ export class EmotionEngine {
 
   static async load(opts: EmotionEngineOptions): Promise<EmotionEngine> {
     const sileroFile = verifiedModelPath(opts.modelsDir, 'silero-vad');
-    const [vad, mapping] = await Promise.all([
-      SileroVad.load(sileroFile, opts.intraOpThreads),
-      EmotionMapping.load(opts.modelsDir, opts.intraOpThreads),
-    ]);
+    const [vad, mapping] = await Promise.all([SileroVad.load(sileroFile, opts.intraOpThreads), EmotionMapping.load(opts.modelsDir, opts.intraOpThreads)]);
     const full = {
       modelsDir: opts.modelsDir,
       ffmpegPath: opts.ffmpegPath,

@@ -69,8 +69,7 @@ export async function decodePcm(
   const parts = split && total > 4 * outRate ? Math.min(16, Math.ceil(total / (4 * outRate))) : 1;
   const ranges: Array<[number, number]> = [];
   for (let i = 0; i < parts; i++) ranges.push([Math.floor((i * total) / parts), Math.floor(((i + 1) * total) / parts)]);
-  const pieces =
-    parts > 1 && split ? await split(channels, ranges) : ranges.map(([a, b]) => resampleChannels(channels, layout.sampleRate, outRate, a, b));
+  const pieces = parts > 1 && split ? await split(channels, ranges) : ranges.map(([a, b]) => resampleChannels(channels, layout.sampleRate, outRate, a, b));
   pieces.forEach((p, i) => out.set(p, ranges[i]![0]));
   return toUnit(out);
 }

@@ -35,7 +35,9 @@ export function runTask(task: PoolTask): { result: PoolResult; transfer: ArrayBu
 }
 
 function trackBuffers(t: FrameTrack): ArrayBuffer[] {
-  return [t.starts, t.levelDb, t.periodicity, t.f0, t.cpp, t.alphaRatio, t.hammarberg, t.bands, t.f1Centroid, t.f2Centroid, t.analysed].map((a) => a.buffer as ArrayBuffer);
+  return [t.starts, t.levelDb, t.periodicity, t.f0, t.cpp, t.alphaRatio, t.hammarberg, t.bands, t.f1Centroid, t.f2Centroid, t.analysed].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
 }
 
 if (parentPort) {

@@ -79,7 +79,10 @@ export class AnalysisPool {
     const task: PoolTask = { kind: 'frames', samples: x, rate, ranges: [[0, x.length]], hop: 80 };
     const runs = Array.from({ length: this.parallelism }, () => task);
     const tracks = (await this.runAll<FrameTrack[]>(runs, () => undefined)).flat();
-    await this.runAll(tracks.map((t) => ({ kind: 'windows' as const, samples: x, tracks: [t], speech: [new Uint8Array(t.f0.length).fill(1)] })), () => undefined);
+    await this.runAll(
+      tracks.map((t) => ({ kind: 'windows' as const, samples: x, tracks: [t], speech: [new Uint8Array(t.f0.length).fill(1)] })),
+      () => undefined,
+    );
   }
 
   async close(): Promise<void> {

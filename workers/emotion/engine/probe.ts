@@ -80,13 +80,7 @@ interface FfprobeOutput {
   format?: { format_name?: string; bit_rate?: string; duration?: string };
 }
 
-export async function probe(
-  ffprobePath: string,
-  file: string,
-  sniffed: Sniffed,
-  limits: ProbeLimits,
-  deadline: Deadline,
-): Promise<ProbedAudio> {
+export async function probe(ffprobePath: string, file: string, sniffed: Sniffed, limits: ProbeLimits, deadline: Deadline): Promise<ProbedAudio> {
   const demuxer = DEMUXER[sniffed.format];
   // A canonical PCM WAV header already says all ffprobe would (ffprobe costs ~0.1 s just to start); the
   // samples are then read in process (pcm.ts), or by ffmpeg for a rate the in-process resampler does not
@@ -186,10 +180,7 @@ function validate(sniffed: Sniffed, s: FfprobeStream, p: ProbedAudio, limits: Pr
 
   const [minRate, maxRate] = fmt === 'wav' || fmt === 'aiff' ? [8000, 80000] : [8000, 48000];
   if (!(rate >= minRate && rate <= maxRate)) {
-    throw new InvalidInputError(
-      'sample_rate_out_of_range',
-      `Sample rate ${rate} Hz is outside ${minRate / 1000}–${maxRate / 1000} kHz for ${fmt}`,
-    );
+    throw new InvalidInputError('sample_rate_out_of_range', `Sample rate ${rate} Hz is outside ${minRate / 1000}–${maxRate / 1000} kHz for ${fmt}`);
   }
   if (!(channels >= 1 && channels <= 2)) {
     throw new InvalidInputError('channels_out_of_range', `${channels} channels; 1 or 2 are accepted`);

@@ -104,14 +104,7 @@ function followRun(x: Float32Array, t: FrameTrack, first: number, last: number, 
 }
 
 /** Pulse marks (fractional sample positions) from the anchor towards one end of the run. */
-function walk(
-  x: Float32Array,
-  anchor: number,
-  dir: 1 | -1,
-  lo: number,
-  hi: number,
-  periodAt: (s: number) => number,
-): number[] {
+function walk(x: Float32Array, anchor: number, dir: 1 | -1, lo: number, hi: number, periodAt: (s: number) => number): number[] {
   const marks: number[] = [];
   let t = anchor;
   for (;;) {

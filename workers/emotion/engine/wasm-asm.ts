@@ -98,7 +98,14 @@ export function compileKernel(name: string, params: number, i32Locals: number, v
   const str = (s: string): number[] => [...leb(s.length), ...Buffer.from(s, 'ascii')];
   const fn = [2, ...leb(i32Locals), OP.i32, ...leb(v128Locals), OP.v128, ...body];
   const bytes = Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     ...section(1, [1, 0x60, ...leb(params), ...new Array<number>(params).fill(OP.i32), 0]),
     ...section(3, [1, 0]),
     ...section(5, [1, 0x00, 1]),

@@ -27,11 +27,7 @@ function sniff(bytes: Buffer): ImageFormat | undefined {
 
 const invalid = (message: string) => new InvalidInputError('invalid_image', message);
 
-export async function decodeImage(
-  bytes: Buffer,
-  format: ImageFormat,
-  opts: DecodeOptions = DEFAULT_DECODE_OPTIONS,
-): Promise<RgbImage> {
+export async function decodeImage(bytes: Buffer, format: ImageFormat, opts: DecodeOptions = DEFAULT_DECODE_OPTIONS): Promise<RgbImage> {
   const actual = sniff(bytes);
   if (!actual) throw invalid('The image is neither a JPEG nor a PNG file.');
   if (actual !== format) {

@@ -44,7 +44,10 @@ function hardNms(cands: Face[], iouThreshold: number): Face[] {
 /** BlazeFace anchors: 16x16 cells x 2, then 8x8 cells x 6; centres in input pixels. */
 function blazeAnchors(size: number): Float32Array {
   const a: number[] = [];
-  for (const [cells, perCell] of [[16, 2], [8, 6]] as const) {
+  for (const [cells, perCell] of [
+    [16, 2],
+    [8, 6],
+  ] as const) {
     for (let y = 0; y < cells; y++) {
       for (let x = 0; x < cells; x++) {
         for (let k = 0; k < perCell; k++) a.push(((x + 0.5) * size) / cells, ((y + 0.5) * size) / cells);
@@ -114,8 +117,12 @@ export class FrDetect {
 
   async detect(img: RgbImage): Promise<Face[]> {
     // BGR, as faceplugin's OpenCV-based training pipeline fed it; its boxes drive the spoof crop best.
-    sampleToTensor(img, { x: 0, y: 0, w: img.width, h: img.height },
-      { width: 320, height: 240, layout: 'nchw', order: 'bgr', mean: 127, std: 128 }, this.input);
+    sampleToTensor(
+      img,
+      { x: 0, y: 0, w: img.width, h: img.height },
+      { width: 320, height: 240, layout: 'nchw', order: 'bgr', mean: 127, std: 128 },
+      this.input,
+    );
     const out = await this.session.run({ input: new ort.Tensor('float32', this.input, [1, 3, 240, 320]) });
     const scores = tensorData(out, 'scores');
     const boxes = tensorData(out, 'boxes');
@@ -124,8 +131,10 @@ export class FrDetect {
     for (let i = 0; i < n; i++) {
       const score = scores[i * 2 + 1]!;
       if (score < this.minScore) continue;
-      const x0 = boxes[i * 4]! * img.width, y0 = boxes[i * 4 + 1]! * img.height;
-      const x1 = boxes[i * 4 + 2]! * img.width, y1 = boxes[i * 4 + 3]! * img.height;
+      const x0 = boxes[i * 4]! * img.width,
+        y0 = boxes[i * 4 + 1]! * img.height;
+      const x1 = boxes[i * 4 + 2]! * img.width,
+        y1 = boxes[i * 4 + 3]! * img.height;
       if (x1 <= x0 || y1 <= y0) continue;
       cands.push({ box: { x: x0, y: y0, w: x1 - x0, h: y1 - y0 }, score, detector: 'fr-detect' });
     }

@@ -40,7 +40,11 @@ export function fitLogisticL2(x: number[][], y: number[], l2: number): { w: numb
   const active = Array.from({ length: k }, () => true);
   for (;;) {
     const idx = active.flatMap((a, i) => (a ? [i] : []));
-    const { w, b } = newton(x.map((r) => idx.map((i) => r[i]!)), y, l2);
+    const { w, b } = newton(
+      x.map((r) => idx.map((i) => r[i]!)),
+      y,
+      l2,
+    );
     const full = Array.from({ length: k }, () => 0);
     idx.forEach((i, j) => (full[i] = w[j]!));
     const worst = idx.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), idx[0] ?? -1);
@@ -56,7 +60,10 @@ function newton(x: number[][], y: number[], l2: number): { w: number[]; b: numbe
   for (let it = 0; it < 100; it++) {
     const g = new Array<number>(d).fill(0);
     const H = Array.from({ length: d }, () => new Array<number>(d).fill(0));
-    for (let j = 0; j < k; j++) { g[j] = l2 * theta[j]!; H[j]![j] = l2; }
+    for (let j = 0; j < k; j++) {
+      g[j] = l2 * theta[j]!;
+      H[j]![j] = l2;
+    }
     H[k]![k] = 1e-9;
     for (let i = 0; i < x.length; i++) {
       const row = [...x[i]!, 1];
@@ -73,7 +80,10 @@ function newton(x: number[][], y: number[], l2: number): { w: number[]; b: numbe
     }
     const step = solve(H, g);
     let moved = 0;
-    for (let j = 0; j < d; j++) { theta[j] = theta[j]! - step[j]!; moved += Math.abs(step[j]!); }
+    for (let j = 0; j < d; j++) {
+      theta[j] = theta[j]! - step[j]!;
+      moved += Math.abs(step[j]!);
+    }
     if (moved < 1e-10) break;
   }
   return { w: theta.slice(0, k), b: theta[k]! };
@@ -92,7 +102,8 @@ function solve(A: number[][], b: number[]): number[] {
     for (let r = 0; r < n; r++) {
       if (r === c) continue;
       const f = M[r]![c]! / piv;
-      const Mr = M[r]!, Mc = M[c]!;
+      const Mr = M[r]!,
+        Mc = M[c]!;
       for (let l = c; l <= n; l++) Mr[l] = Mr[l]! - f * Mc[l]!;
     }
   }
@@ -135,12 +146,19 @@ export function fitFusion(rows: TrainingRow[], models: string[], opts: { l2: num
     const inner = fitWeights(train, models, opts.l2);
     for (const r of rows) if (r.group === g) oos.push({ z: fusedLogit(inner, r.logits), isSpoof: r.isSpoof });
   }
-  const zStar = equalErrorPoint(oos.filter((o) => o.isSpoof).map((o) => o.z), oos.filter((o) => !o.isSpoof).map((o) => o.z));
+  const zStar = equalErrorPoint(
+    oos.filter((o) => o.isSpoof).map((o) => o.z),
+    oos.filter((o) => !o.isSpoof).map((o) => o.z),
+  );
   // Shift so that the out-of-source equal-error logit maps to the threshold.
   return { weights: base.weights, bias: base.bias + logit(opts.threshold) - zStar };
 }
 
 function fitWeights(rows: TrainingRow[], models: string[], l2: number): FusionParams {
-  const { w, b } = fitLogisticL2(rows.map((r) => models.map((m) => r.logits[m] ?? 0)), rows.map((r) => (r.isSpoof ? 1 : 0)), l2);
+  const { w, b } = fitLogisticL2(
+    rows.map((r) => models.map((m) => r.logits[m] ?? 0)),
+    rows.map((r) => (r.isSpoof ? 1 : 0)),
+    l2,
+  );
   return { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
 }

@@ -17,7 +17,8 @@ const be32 = (b: Uint8Array, p: number) => be16(b, p) * 65536 + be16(b, p + 2);
 /** Width and height from a PNG's IHDR, which the format requires to be the first chunk. */
 export function readPngHeader(b: Uint8Array): ImageHeader | undefined {
   if (b.length < 24 || String.fromCharCode(...b.subarray(12, 16)) !== 'IHDR') return undefined;
-  const width = be32(b, 16), height = be32(b, 20);
+  const width = be32(b, 16),
+    height = be32(b, 20);
   return width > 0 && height > 0 ? { width, height } : undefined;
 }
 
@@ -62,7 +63,8 @@ export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
     }
     if (marker === 0xda || marker === 0xd9) return undefined; // scan data or end before any frame header
     const len = be16(b, p + 2);
-    const start = p + 4, end = p + 2 + len;
+    const start = p + 4,
+      end = p + 2 + len;
     if (len < 2 || end > b.length) return undefined;
     if (marker === 0xe1 && end - start >= 6 && String.fromCharCode(...b.subarray(start, start + 6)) === 'Exif\0\0') {
       if (exifSeen) return undefined; // two EXIF blocks: which one libvips reads is its business
@@ -73,7 +75,8 @@ export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
     // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC): precision, height, width.
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       if (len < 7) return undefined;
-      const height = be16(b, start + 1), width = be16(b, start + 3);
+      const height = be16(b, start + 1),
+        width = be16(b, start + 3);
       return width > 0 && height > 0 ? { width, height, orientation } : undefined;
     }
     p = end;

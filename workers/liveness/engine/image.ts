@@ -64,7 +64,9 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
   // Sampling tables, one entry per (output coordinate, tap): source pixel offsets and weights, computed
   // once per axis so the inner loop is table lookups and multiply-adds (3x faster than per-pixel math).
   const axis = (n: number, start: number, step: number, size: number, stride: number, lo: number, hi: number) => {
-    const i0 = new Int32Array(n * taps), i1 = new Int32Array(n * taps), w = new Float32Array(n * taps);
+    const i0 = new Int32Array(n * taps),
+      i1 = new Int32Array(n * taps),
+      w = new Float32Array(n * taps);
     const ok = new Uint8Array(n * taps);
     for (let o = 0; o < n; o++) {
       for (let t = 0; t < taps; t++) {
@@ -84,8 +86,12 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
   const X = axis(ow, src.x, src.w / ow, iw, 3, roi ? Math.max(0, src.x) : 0, roi ? Math.min(iw - 1, src.x + src.w - 1) : iw - 1);
   const Y = axis(oh, src.y, src.h / oh, ih, iw * 3, roi ? Math.max(0, src.y) : 0, roi ? Math.min(ih - 1, src.y + src.h - 1) : ih - 1);
   const inv = 1 / (taps * taps);
-  const m0 = mean[0], m1 = mean[1], m2 = mean[2];
-  const k0 = 1 / std[0], k1 = 1 / std[1], k2 = 1 / std[2];
+  const m0 = mean[0],
+    m1 = mean[1],
+    m2 = mean[2];
+  const k0 = 1 / std[0],
+    k1 = 1 / std[1],
+    k2 = 1 / std[2];
   const nchw = spec.layout === 'nchw';
   if (taps === 1) {
     sampleOneTap(data, X, Y, ow, oh, { bgr, nchw, flip: spec.flip === true, m0, m1, m2, k0, k1, k2 }, dst);
@@ -93,29 +99,49 @@ export function sampleToTensor(img: RgbImage, src: Box, spec: TensorSpec, out?: 
   }
   for (let oy = 0; oy < oh; oy++) {
     for (let ox = 0; ox < ow; ox++) {
-      let r = 0, g = 0, b = 0;
+      let r = 0,
+        g = 0,
+        b = 0;
       for (let ty = 0; ty < taps; ty++) {
         const ky = oy * taps + ty;
         if (!Y.ok[ky]) continue;
-        const ra = Y.i0[ky]!, rb = Y.i1[ky]!, wy = Y.w[ky]!;
+        const ra = Y.i0[ky]!,
+          rb = Y.i1[ky]!,
+          wy = Y.w[ky]!;
         for (let tx = 0; tx < taps; tx++) {
           const kx = ox * taps + tx;
           if (!X.ok[kx]) continue;
-          const ca = X.i0[kx]!, cb = X.i1[kx]!, wx = X.w[kx]!;
-          const a = ra + ca, bb = ra + cb, c = rb + ca, d = rb + cb;
-          const w00 = (1 - wx) * (1 - wy), w01 = wx * (1 - wy), w10 = (1 - wx) * wy, w11 = wx * wy;
+          const ca = X.i0[kx]!,
+            cb = X.i1[kx]!,
+            wx = X.w[kx]!;
+          const a = ra + ca,
+            bb = ra + cb,
+            c = rb + ca,
+            d = rb + cb;
+          const w00 = (1 - wx) * (1 - wy),
+            w01 = wx * (1 - wy),
+            w10 = (1 - wx) * wy,
+            w11 = wx * wy;
           r += data[a]! * w00 + data[bb]! * w01 + data[c]! * w10 + data[d]! * w11;
           g += data[a + 1]! * w00 + data[bb + 1]! * w01 + data[c + 1]! * w10 + data[d + 1]! * w11;
           b += data[a + 2]! * w00 + data[bb + 2]! * w01 + data[c + 2]! * w10 + data[d + 2]! * w11;
         }
       }
-      r *= inv; g *= inv; b *= inv;
-      const v0 = ((bgr ? b : r) - m0) * k0, v1 = (g - m1) * k1, v2 = ((bgr ? r : b) - m2) * k2;
+      r *= inv;
+      g *= inv;
+      b *= inv;
+      const v0 = ((bgr ? b : r) - m0) * k0,
+        v1 = (g - m1) * k1,
+        v2 = ((bgr ? r : b) - m2) * k2;
       const p = oy * ow + (spec.flip ? ow - 1 - ox : ox);
       if (nchw) {
-        dst[p] = v0; dst[plane + p] = v1; dst[2 * plane + p] = v2;
+        dst[p] = v0;
+        dst[plane + p] = v1;
+        dst[2 * plane + p] = v2;
       } else {
-        dst[p * 3] = v0; dst[p * 3 + 1] = v1; dst[p * 3 + 2] = v2;
+        dst[p * 3] = v0;
+        dst[p * 3 + 1] = v1;
+        dst[p * 3 + 2] = v2;
       }
     }
   }
@@ -149,27 +175,48 @@ interface Normalise {
 function sampleOneTap(data: Uint8Array, X: AxisTable, Y: AxisTable, ow: number, oh: number, n: Normalise, dst: Float32Array): void {
   const plane = ow * oh;
   const { bgr, nchw, flip, m0, m1, m2, k0, k1, k2 } = n;
-  const xi0 = X.i0, xi1 = X.i1, xw = X.w, xok = X.ok;
+  const xi0 = X.i0,
+    xi1 = X.i1,
+    xw = X.w,
+    xok = X.ok;
   for (let oy = 0; oy < oh; oy++) {
     const rowOk = Y.ok[oy] === 1;
-    const ra = Y.i0[oy]!, rb = Y.i1[oy]!, wy = Y.w[oy]!;
+    const ra = Y.i0[oy]!,
+      rb = Y.i1[oy]!,
+      wy = Y.w[oy]!;
     const row = oy * ow;
     for (let ox = 0; ox < ow; ox++) {
-      let r = 0, g = 0, b = 0;
+      let r = 0,
+        g = 0,
+        b = 0;
       if (rowOk && xok[ox] === 1) {
-        const ca = xi0[ox]!, cb = xi1[ox]!, wx = xw[ox]!;
-        const a = ra + ca, bb = ra + cb, c = rb + ca, d = rb + cb;
-        const w00 = (1 - wx) * (1 - wy), w01 = wx * (1 - wy), w10 = (1 - wx) * wy, w11 = wx * wy;
+        const ca = xi0[ox]!,
+          cb = xi1[ox]!,
+          wx = xw[ox]!;
+        const a = ra + ca,
+          bb = ra + cb,
+          c = rb + ca,
+          d = rb + cb;
+        const w00 = (1 - wx) * (1 - wy),
+          w01 = wx * (1 - wy),
+          w10 = (1 - wx) * wy,
+          w11 = wx * wy;
         r = data[a]! * w00 + data[bb]! * w01 + data[c]! * w10 + data[d]! * w11;
         g = data[a + 1]! * w00 + data[bb + 1]! * w01 + data[c + 1]! * w10 + data[d + 1]! * w11;
         b = data[a + 2]! * w00 + data[bb + 2]! * w01 + data[c + 2]! * w10 + data[d + 2]! * w11;
       }
-      const v0 = ((bgr ? b : r) - m0) * k0, v1 = (g - m1) * k1, v2 = ((bgr ? r : b) - m2) * k2;
+      const v0 = ((bgr ? b : r) - m0) * k0,
+        v1 = (g - m1) * k1,
+        v2 = ((bgr ? r : b) - m2) * k2;
       const p = row + (flip ? ow - 1 - ox : ox);
       if (nchw) {
-        dst[p] = v0; dst[plane + p] = v1; dst[2 * plane + p] = v2;
+        dst[p] = v0;
+        dst[plane + p] = v1;
+        dst[2 * plane + p] = v2;
       } else {
-        dst[p * 3] = v0; dst[p * 3 + 1] = v1; dst[p * 3 + 2] = v2;
+        dst[p * 3] = v0;
+        dst[p * 3 + 1] = v1;
+        dst[p * 3 + 2] = v2;
       }
     }
   }
@@ -177,8 +224,10 @@ function sampleOneTap(data: Uint8Array, X: AxisTable, Y: AxisTable, ow: number, 
 
 /** Rec. 601 luma of the pixels inside `box` (clamped to the image); 0..255. */
 export function meanLuma(img: RgbImage, box: Box): number {
-  const x0 = Math.max(0, Math.floor(box.x)), y0 = Math.max(0, Math.floor(box.y));
-  const x1 = Math.min(img.width, Math.ceil(box.x + box.w)), y1 = Math.min(img.height, Math.ceil(box.y + box.h));
+  const x0 = Math.max(0, Math.floor(box.x)),
+    y0 = Math.max(0, Math.floor(box.y));
+  const x1 = Math.min(img.width, Math.ceil(box.x + box.w)),
+    y1 = Math.min(img.height, Math.ceil(box.y + box.h));
   if (x1 <= x0 || y1 <= y0) return 0;
   let sum = 0;
   for (let y = y0; y < y1; y++) {

@@ -61,7 +61,10 @@ export class LivenessEngine {
   /** Verifies every model file's hash (throws ModelIntegrityError: the worker must not start) and opens sessions. */
   static async load(opts: LivenessEngineOptions): Promise<LivenessEngine> {
     const info: Array<{ name: string; file: string; sha256: string }> = [];
-    const open = async (name: string, opener: (file: string, threads: number) => Promise<InferenceSession> = (file, intraOpThreads) => openSession(file, { intraOpThreads })) => {
+    const open = async (
+      name: string,
+      opener: (file: string, threads: number) => Promise<InferenceSession> = (file, intraOpThreads) => openSession(file, { intraOpThreads }),
+    ) => {
       const file = verifiedModelPath(opts.modelsDir, name);
       info.push({ name, file: modelEntry(name).file, sha256: modelEntry(name).sha256 });
       return opener(file, opts.intraOpThreads);
@@ -93,8 +96,14 @@ export class LivenessEngine {
     if (spoofModels.length === 0) throw new Error('EXTRA_SPOOF_MODELS leaves no spoof model with a positive weight');
 
     return new LivenessEngine(
-      frDetect, front, back, spoofModels,
-      coefficients(opts.fusion ?? shippedFusion, spoofModels.map((m) => m.spec)),
+      frDetect,
+      front,
+      back,
+      spoofModels,
+      coefficients(
+        opts.fusion ?? shippedFusion,
+        spoofModels.map((m) => m.spec),
+      ),
       opts.fakeThreshold,
       { ...DEFAULT_DECODE_OPTIONS, ...opts.decode },
       { ...DEFAULT_QUALITY, ...opts.quality },

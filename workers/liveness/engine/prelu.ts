@@ -16,7 +16,9 @@ interface Field {
 }
 
 function readVarint(b: Uint8Array, p: number): [number, number] {
-  let v = 0, mul = 1, c: number;
+  let v = 0,
+    mul = 1,
+    c: number;
   do {
     if (p >= b.length) throw new Error('truncated protobuf varint');
     c = b[p++]!;
@@ -31,9 +33,12 @@ function readFields(b: Uint8Array, start = 0, end = b.length): Field[] {
   let p = start;
   while (p < end) {
     const from = p;
-    let key: number, v = 0, s: number;
+    let key: number,
+      v = 0,
+      s: number;
     [key, p] = readVarint(b, p);
-    const field = Math.floor(key / 8), wire = key & 7;
+    const field = Math.floor(key / 8),
+      wire = key & 7;
     if (wire === 0) {
       s = p;
       [v, p] = readVarint(b, p);
@@ -73,7 +78,10 @@ const stringField = (field: number, s: string) => bytesField(field, enc.encode(s
 // onnx.proto field numbers used here.
 const MODEL_GRAPH = 7;
 const GRAPH_NODE = 1;
-const NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP_TYPE = 4;
+const NODE_INPUT = 1,
+  NODE_OUTPUT = 2,
+  NODE_NAME = 3,
+  NODE_OP_TYPE = 4;
 
 function node(op: string, name: string, inputs: string[], outputs: string[]): Uint8Array {
   return Buffer.concat([

@@ -2,14 +2,7 @@
 import type { Face } from './detect';
 import { type Box, type RgbImage, lumaPatch, meanLuma } from './image';
 
-export type QualityReason =
-  | 'face_too_small'
-  | 'face_cut_off'
-  | 'too_dark'
-  | 'too_bright'
-  | 'blurry'
-  | 'multiple_faces'
-  | 'low_confidence';
+export type QualityReason = 'face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'multiple_faces' | 'low_confidence';
 
 export interface QualityThresholds {
   /** Face height in original pixels below which the spoof model sees too little detail. */
@@ -64,12 +57,16 @@ export interface QualityReport {
 export function sharpness(img: RgbImage, box: Box): number {
   const N = 96;
   const p = lumaPatch(img, box, N);
-  let sum = 0, sum2 = 0, n = 0;
+  let sum = 0,
+    sum2 = 0,
+    n = 0;
   for (let y = 1; y < N - 1; y++) {
     for (let x = 1; x < N - 1; x++) {
       const i = y * N + x;
       const l = p[i - 1]! + p[i + 1]! + p[i - N]! + p[i + N]! - 4 * p[i]!;
-      sum += l; sum2 += l * l; n++;
+      sum += l;
+      sum2 += l * l;
+      n++;
     }
   }
   const mean = sum / n;
@@ -77,7 +74,8 @@ export function sharpness(img: RgbImage, box: Box): number {
 }
 
 function touchesBorder(box: Box, w: number, h: number, margin: number): boolean {
-  const mx = margin * w, my = margin * h;
+  const mx = margin * w,
+    my = margin * h;
   return box.x <= mx || box.y <= my || box.x + box.w >= w - mx || box.y + box.h >= h - my;
 }
 

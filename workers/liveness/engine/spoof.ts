@@ -38,13 +38,30 @@ export function contextCrop(face: Box, imgW: number, imgH: number, factor: numbe
  */
 export function silentFaceCrop(face: Box, imgW: number, imgH: number, scale: number): Box {
   const s = Math.min((imgH - 1) / face.h, (imgW - 1) / face.w, scale);
-  const nw = face.w * s, nh = face.h * s;
-  const cx = face.x + face.w / 2, cy = face.y + face.h / 2;
-  let x0 = cx - nw / 2, y0 = cy - nh / 2, x1 = cx + nw / 2, y1 = cy + nh / 2;
-  if (x0 < 0) { x1 -= x0; x0 = 0; }
-  if (y0 < 0) { y1 -= y0; y0 = 0; }
-  if (x1 > imgW - 1) { x0 -= x1 - imgW + 1; x1 = imgW - 1; }
-  if (y1 > imgH - 1) { y0 -= y1 - imgH + 1; y1 = imgH - 1; }
+  const nw = face.w * s,
+    nh = face.h * s;
+  const cx = face.x + face.w / 2,
+    cy = face.y + face.h / 2;
+  let x0 = cx - nw / 2,
+    y0 = cy - nh / 2,
+    x1 = cx + nw / 2,
+    y1 = cy + nh / 2;
+  if (x0 < 0) {
+    x1 -= x0;
+    x0 = 0;
+  }
+  if (y0 < 0) {
+    y1 -= y0;
+    y0 = 0;
+  }
+  if (x1 > imgW - 1) {
+    x0 -= x1 - imgW + 1;
+    x1 = imgW - 1;
+  }
+  if (y1 > imgH - 1) {
+    y0 -= y1 - imgH + 1;
+    y1 = imgH - 1;
+  }
   // Python's int(): truncation toward zero.
   const [l, t, r, b] = [Math.trunc(x0), Math.trunc(y0), Math.trunc(x1), Math.trunc(y1)];
   return { x: l, y: t, w: r - l + 1, h: b - t + 1 };
@@ -69,7 +86,10 @@ export const spoofModelSpecSchema = z.object({
   /** Path of the ONNX file (operator models); the built-in models are resolved through the manifest. */
   path: z.string().min(1).optional(),
   /** Optional sha256 of `path`; when given, the worker refuses to start on a mismatch. */
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   inputSize: z.number().int().positive(),
   /** Context crop factor around the face. */
   scale: z.number().positive().default(2.7),
@@ -95,9 +115,45 @@ export type SpoofModelSpec = z.infer<typeof spoofModelSpecSchema>;
 export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
   // No mirrored passes: averaging a mirrored crop in gave +0.004 AUC for fr_liveness alone and nothing once
   // fused (leave-one-source-out on both sets), for one more 5 ms pass; likewise for the two MiniFASNets.
-  { name: 'faceplugin-liveness', inputSize: 128, scale: 2.7, crop: 'square', mirror: false, channelOrder: 'bgr', layout: 'nchw', mean: 0, std: 1, liveIndex: 0, weight: 1 },
-  { name: 'silent-face-v2', inputSize: 80, scale: 2.7, crop: 'silent-face', mirror: false, channelOrder: 'bgr', layout: 'nchw', mean: 0, std: 1, liveIndex: 1, weight: 1 },
-  { name: 'silent-face-v1se', inputSize: 80, scale: 4.0, crop: 'silent-face', mirror: false, channelOrder: 'bgr', layout: 'nchw', mean: 0, std: 1, liveIndex: 1, weight: 1 },
+  {
+    name: 'faceplugin-liveness',
+    inputSize: 128,
+    scale: 2.7,
+    crop: 'square',
+    mirror: false,
+    channelOrder: 'bgr',
+    layout: 'nchw',
+    mean: 0,
+    std: 1,
+    liveIndex: 0,
+    weight: 1,
+  },
+  {
+    name: 'silent-face-v2',
+    inputSize: 80,
+    scale: 2.7,
+    crop: 'silent-face',
+    mirror: false,
+    channelOrder: 'bgr',
+    layout: 'nchw',
+    mean: 0,
+    std: 1,
+    liveIndex: 1,
+    weight: 1,
+  },
+  {
+    name: 'silent-face-v1se',
+    inputSize: 80,
+    scale: 4.0,
+    crop: 'silent-face',
+    mirror: false,
+    channelOrder: 'bgr',
+    layout: 'nchw',
+    mean: 0,
+    std: 1,
+    liveIndex: 1,
+    weight: 1,
+  },
 ];
 export const FR_LIVENESS_SPEC = BUILTIN_SPOOF_SPECS[0]!;
 
@@ -118,9 +174,7 @@ export class SpoofModel {
   /** The window of the image this model reads for a face (working-image pixels). */
   window(img: RgbImage, face: Box): Box {
     const { spec } = this;
-    return spec.crop === 'silent-face'
-      ? silentFaceCrop(face, img.width, img.height, spec.scale)
-      : contextCrop(face, img.width, img.height, spec.scale);
+    return spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
   }
 
   /** Fake logit of one pass over the face's window: logit(1 - P(live)). */
@@ -128,12 +182,23 @@ export class SpoofModel {
     const { spec } = this;
     const S = spec.inputSize;
     const silent = spec.crop === 'silent-face';
-    sampleToTensor(img, this.window(img, face), {
-      width: S, height: S, layout: spec.layout, order: spec.channelOrder,
-      mean: spec.mean, std: spec.std, flip: opts.flip,
-      // Silent-Face's training crops were cut as an ROI and stretched by plain cv2.resize (no anti-aliasing).
-      antialias: !silent, clampToBox: silent,
-    }, this.buf);
+    sampleToTensor(
+      img,
+      this.window(img, face),
+      {
+        width: S,
+        height: S,
+        layout: spec.layout,
+        order: spec.channelOrder,
+        mean: spec.mean,
+        std: spec.std,
+        flip: opts.flip,
+        // Silent-Face's training crops were cut as an ROI and stretched by plain cv2.resize (no anti-aliasing).
+        antialias: !silent,
+        clampToBox: silent,
+      },
+      this.buf,
+    );
     const shape = spec.layout === 'nchw' ? [1, 3, S, S] : [1, S, S, 3];
     const out = await this.session.run({ [this.inputName]: new ort.Tensor('float32', this.buf, shape) });
     const raw = tensorData(out, this.outputName);
