@@ -17,7 +17,7 @@ export function testConfig(prefix: string, overrides: Record<string, string> = {
     APP_SECRET: 'test-secret-test-secret-test-secret-0123',
     // Tests send many deliberate failures from 127.0.0.1; the brute-force tests set their own limits.
     AUTH_FAILURE_BURST: '100000',
-        // (and share credential prefixes among them)
+    // (and share credential prefixes among them)
     AUTH_PREFIX_FAILURE_BURST: '100000',
     ...overrides,
   });

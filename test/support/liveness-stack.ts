@@ -21,10 +21,7 @@ export interface LivenessStack {
   stop(): Promise<void>;
 }
 
-export async function startLivenessStack(
-  label: string,
-  o: { env?: Record<string, string>; clock?: Clock; withWorker?: boolean } = {},
-): Promise<LivenessStack> {
+export async function startLivenessStack(label: string, o: { env?: Record<string, string>; clock?: Clock; withWorker?: boolean } = {}): Promise<LivenessStack> {
   const { prefix, dbName } = isolation(label);
   const config = testConfig(prefix, o.env);
   const api = await startLivenessApi({ config, log: quietLog, dbName, clock: o.clock });
@@ -37,7 +34,12 @@ export async function startLivenessStack(
     prefix,
     dbName,
     async createAccount(plan, opts = {}) {
-      const created = await api.deps.accounts.create({ email: `user${++n}-${label}@example.com`, plan, hardCap: opts.hardCap, monthlyLimit: opts.monthlyLimit });
+      const created = await api.deps.accounts.create({
+        email: `user${++n}-${label}@example.com`,
+        plan,
+        hardCap: opts.hardCap,
+        monthlyLimit: opts.monthlyLimit,
+      });
       return { customerId: created.account._id, primaryKey: created.primaryKey!, secondaryKey: created.secondaryKey! };
     },
     check(key, image, format = 'jpeg', headers = {}) {

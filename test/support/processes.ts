@@ -40,8 +40,16 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
   const port = await freePort();
   const proc = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(projectRoot, entry)], {
     cwd: projectRoot,
-        // Spawned services get the failure allowance lifted: tests send many deliberate wrong keys from 127.0.0.1.
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', AUTH_FAILURE_BURST: '100000', AUTH_PREFIX_FAILURE_BURST: '100000', ...env, [portVar]: String(port) },
+    // Spawned services get the failure allowance lifted: tests send many deliberate wrong keys from 127.0.0.1.
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      AUTH_FAILURE_BURST: '100000',
+      AUTH_PREFIX_FAILURE_BURST: '100000',
+      ...env,
+      [portVar]: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

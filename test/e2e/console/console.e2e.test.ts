@@ -24,7 +24,15 @@ import { startConsole, type ConsoleHarness } from '../../integration/console/har
 import { listMessages } from '../../../shared/mail/mailbox';
 
 const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1280, height: 860 };
 const run = promisify(execFile);
@@ -72,7 +80,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
       const widths = await page.evaluate<{ doc: number; view: number }>('({ doc: document.documentElement.scrollWidth, view: window.innerWidth })');
       expect(widths.doc, `${name} at ${viewport.width} px scrolls sideways`).to.be.at.most(widths.view);
       if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-      const found = await page.evaluate<Array<{ id: string; impact: string; nodes: string[] }>>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })))');
+      const found = await page.evaluate<Array<{ id: string; impact: string; nodes: string[] }>>(
+        'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })))',
+      );
       const violations = found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
       expect(violations, `${name} at ${viewport.width} px`).to.deep.equal([]);
     }
@@ -106,7 +116,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     const sub = h.subscribe('starter');
     const res = await page.goto(sub.url);
     expect(res?.status()).to.equal(200);
-    expect(res?.headers()['content-security-policy']).to.match(/default-src 'self'/).and.not.match(/unsafe-inline/);
+    expect(res?.headers()['content-security-policy'])
+      .to.match(/default-src 'self'/)
+      .and.not.match(/unsafe-inline/);
     expect(await page.textContent('#marketplace-account-id')).to.equal(sub.marketplaceAccountId);
     expect(await page.textContent('#subscription-id')).to.equal(sub.subscriptionId);
     expect(await page.textContent('.steps [aria-current=step]')).to.contain('Your details');
@@ -156,7 +168,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.fill('#confirm', 'weakpass');
     await page.click('button[type=submit]');
     expect(page.url()).to.match(/\/console\/activate$/);
-    expect(await page.textContent('#password-error')).to.contain('upper-case letter').and.contain('symbol');
+    expect(await page.textContent('#password-error'))
+      .to.contain('upper-case letter')
+      .and.contain('symbol');
     await checkPage('password-feedback');
     await page.fill('#password', password);
     for (const rule of ['length', 'upper', 'lower', 'digit', 'symbol']) expect(await ruleMet(rule), rule).to.equal(true);
@@ -168,7 +182,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     primaryKey = (await page.textContent('#primary-key'))!.trim();
     secondaryKey = (await page.textContent('#secondary-key'))!.trim();
     expect(primaryKey).to.match(/^lc_[A-Za-z0-9_-]{40,}$/);
-    expect(secondaryKey).to.match(/^lc_[A-Za-z0-9_-]{40,}$/).and.not.equal(primaryKey);
+    expect(secondaryKey)
+      .to.match(/^lc_[A-Za-z0-9_-]{40,}$/)
+      .and.not.equal(primaryKey);
     expect(await page.isVisible('button[data-copy="primary-key"]')).to.equal(true);
     expect(await page.isDisabled('#saved-continue')).to.equal(true);
     await checkPage('keys-shown-once');
@@ -222,7 +238,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.textContent('#recovery-left')).to.equal('10');
     expect(await mainText()).to.not.contain(primaryKey);
     // The quickstart builds the body in a file (any photo size) and names the key by its prefix.
-    expect(await page.textContent('#qs-curl')).to.contain(`X-API-Key: ${primaryKey.slice(0, 9)}…`).and.contain('--data-binary @body.json');
+    expect(await page.textContent('#qs-curl'))
+      .to.contain(`X-API-Key: ${primaryKey.slice(0, 9)}…`)
+      .and.contain('--data-binary @body.json');
     await checkPage('dashboard');
     const welcome = await h.waitForMail(email, /Welcome/);
     expect(welcome.text).to.contain('/console/dashboard');
@@ -273,7 +291,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
 
     await page.click('tr[data-plan=starter] >> text=Downgrade…');
     const down = await mainText();
-    expect(down).to.match(/When: 1 [A-Z][a-z]+ \d{4}, 00:00 UTC/).and.not.match(/1 \d{4}-\d{2}/);
+    expect(down)
+      .to.match(/When: 1 [A-Z][a-z]+ \d{4}, 00:00 UTC/)
+      .and.not.match(/1 \d{4}-\d{2}/);
     await checkPage('plan-downgrade-confirm');
     await page.click('text=Keep Standard');
     expect(page.url()).to.match(/\/console\/plan$/);
@@ -334,10 +354,14 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.textContent('[data-key-last-used=primary]')).to.match(/UTC$/);
   });
 
-  it('exports the daily usage as CSV with exactly the chart\'s numbers', async () => {
+  it("exports the daily usage as CSV with exactly the chart's numbers", async () => {
     await page.click('nav >> text=Overview');
-    const chart = await page.$$eval('svg.chart-wide rect[data-day]', (bars) => bars.map((b) => `${b.getAttribute('data-day')},${b.getAttribute('data-calls')}`));
-    const table = await page.$$eval('#daily-table tbody tr', (rows) => rows.map((r) => `${r.querySelector('th')!.textContent},${r.querySelector('td')!.textContent}`));
+    const chart = await page.$$eval('svg.chart-wide rect[data-day]', (bars) =>
+      bars.map((b) => `${b.getAttribute('data-day')},${b.getAttribute('data-calls')}`),
+    );
+    const table = await page.$$eval('#daily-table tbody tr', (rows) =>
+      rows.map((r) => `${r.querySelector('th')!.textContent},${r.querySelector('td')!.textContent}`),
+    );
     const href = (await page.getAttribute('#csv-link', 'href'))!;
     const csv = await page.request.get(`${h.base}${href}`);
     expect(csv.headers()['content-type']).to.contain('text/csv');
@@ -348,13 +372,16 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(lines.slice(1).reduce((a, l) => a + Number(l.split(',')[1]), 0)).to.equal(8);
   });
 
-  it('runs the quickstart\'s commands verbatim (key filled in) with a photo over 100 KB', async () => {
+  it("runs the quickstart's commands verbatim (key filled in) with a photo over 100 KB", async () => {
     await page.click('nav >> text=Overview');
     const build = (await page.textContent('#qs-body'))!.trim();
     const call = (await page.textContent('#qs-curl'))!.trim().replace(`${primaryKey.slice(0, 9)}…`, primaryKey);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-quickstart-'));
     try {
-      const photo = await sharp(await portrait()).resize(1600, 1200).jpeg({ quality: 95 }).toBuffer();
+      const photo = await sharp(await portrait())
+        .resize(1600, 1200)
+        .jpeg({ quality: 95 })
+        .toBuffer();
       expect(photo.length).to.be.greaterThan(100 * 1024);
       fs.writeFileSync(path.join(dir, 'selfie.jpg'), photo);
       // Asynchronous: the API under test runs in this process and must keep answering while curl waits.
@@ -404,7 +431,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     password = newPassword;
     await page.click('nav >> text=Activity');
     const actions = await page.$$eval('#audit-list li', (lis) => lis.map((li) => li.getAttribute('data-action')));
-    expect(actions).to.include.members(['console.sign_in', 'key.regenerated', 'hard_cap.on', 'hard_cap.off', 'plan.upgraded', 'console.password_changed', 'emotion_token.revoked']);
+    expect(actions).to.include.members([
+      'console.sign_in',
+      'key.regenerated',
+      'hard_cap.on',
+      'hard_cap.off',
+      'plan.upgraded',
+      'console.password_changed',
+      'emotion_token.revoked',
+    ]);
     await checkPage('activity');
   });
 

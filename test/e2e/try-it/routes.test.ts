@@ -71,7 +71,9 @@ describe('Console "Try it" routes (POST /console/emotion/try/analyze, /console/l
 
   it('analyses a WebM/Opus recording with the emotion worker: 5 s intervals, unbilled usage event without a token', async () => {
     const { execFileSync } = await import('node:child_process');
-    const webm = execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'wav', '-i', 'pipe:0', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'], { input: speech(12) });
+    const webm = execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'wav', '-i', 'pipe:0', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'], {
+      input: speech(12),
+    });
     const res = await post('/console/emotion/try/analyze', webm, 'audio/webm');
     const body = await jsonOf(res);
     expect(res.status, JSON.stringify(body)).to.equal(200);

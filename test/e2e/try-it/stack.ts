@@ -24,7 +24,12 @@ export async function startTryItStack(label: string, env: Record<string, string>
     await startLivenessWorker({ config: h.config, log: quietLog, dbName }),
     await startEmotionWorker({ config: h.config, log: quietLog, dbName }),
   ];
-  const { account } = await h.api.deps.accounts.create({ email: `try-${label}@acme-robotics.example.com`, plan: 'starter', company: 'Acme Robotics', status: 'active' });
+  const { account } = await h.api.deps.accounts.create({
+    email: `try-${label}@acme-robotics.example.com`,
+    plan: 'starter',
+    company: 'Acme Robotics',
+    status: 'active',
+  });
   const session = await new SessionStore(h.api.deps.redis, h.config.QUEUE_PREFIX).create({ stage: 'authenticated', customerId: account._id });
   return {
     h,

@@ -14,7 +14,15 @@ import { selfieJpeg } from '../../fixtures/liveness/images';
 import { startTryItStack, type TryItStack } from './stack';
 
 const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const RECORD_SECONDS = 12;
 
 interface AxeViolation {
@@ -37,7 +45,9 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     // Evaluated through the DevTools protocol, which the page's CSP (no inline script) does not apply to.
     await page.evaluate(axeSource);
     const violations = await page.evaluate<AxeViolation[]>("axe.run({ resultTypes: ['violations'] }).then((r) => r.violations)");
-    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   }
 
   async function shootBothWidths(name: string): Promise<void> {
@@ -95,14 +105,18 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
   it(`records ${RECORD_SECONDS} s from the microphone with a moving level meter and a timer, and plots one bar pair per 5 s`, async () => {
     const res = await page.goto(`${s.h.base}/console/emotion/try`);
     expect(res?.status()).to.equal(200);
-    expect(res?.headers()['content-security-policy']).to.match(/script-src 'self'/).and.not.match(/unsafe-inline/);
+    expect(res?.headers()['content-security-policy'])
+      .to.match(/script-src 'self'/)
+      .and.not.match(/unsafe-inline/);
     await page.click('#record');
     await page.waitForSelector('#try-emotion[data-state=recording]');
     // The meter follows the fake microphone's speech: some frame shows a level above zero.
     // Runs in the page (no DOM types in this project).
     await page.waitForFunction(() => /scaleX\(0\.[1-9]|scaleX\(1/.test((globalThis as any).document.getElementById('level-bar').style.transform));
     await page.waitForFunction((secs) => {
-      const [m, sec] = String((globalThis as any).document.getElementById('timer').textContent).split(':').map(Number);
+      const [m, sec] = String((globalThis as any).document.getElementById('timer').textContent)
+        .split(':')
+        .map(Number);
       return m! * 60 + sec! >= secs;
     }, RECORD_SECONDS);
     await page.screenshot({ path: path.join(SHOTS, 'try-emotion-recording-1280.png') });
@@ -112,7 +126,9 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
 
     const recorded = Number(await page.getAttribute('#try-emotion', 'data-recorded-seconds'));
     const intervals = Number(await page.getAttribute('#plot svg', 'data-intervals'));
-    const rows = await page.evaluate<string[][]>("Array.from(document.querySelectorAll('#intervals-table tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent))");
+    const rows = await page.evaluate<string[][]>(
+      "Array.from(document.querySelectorAll('#intervals-table tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent))",
+    );
     const duration = Number((await page.textContent('#summary div:first-child dd'))!.replace(' s', ''));
     expect(recorded).to.be.within(RECORD_SECONDS, RECORD_SECONDS + 5);
     // The decoded recording is as long as the page recorded (MediaRecorder starts and stops within a chunk).
@@ -144,7 +160,12 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     // The verdict shown follows the likelihood shown and the threshold (a camera frame's score is not fixed).
     expect(await page.getAttribute('#try-liveness', 'data-verdict')).to.equal(Number(likelihood![1]) > 0.15 ? 'fake' : 'live');
     // The box lies inside the photo (in the photo's own pixel coordinates).
-    const box = await page.$eval('#boxes rect', (r) => ({ x: Number(r.getAttribute('x')), y: Number(r.getAttribute('y')), w: Number(r.getAttribute('width')), h: Number(r.getAttribute('height')) }));
+    const box = await page.$eval('#boxes rect', (r) => ({
+      x: Number(r.getAttribute('x')),
+      y: Number(r.getAttribute('y')),
+      w: Number(r.getAttribute('width')),
+      h: Number(r.getAttribute('height')),
+    }));
     const natural = await page.evaluate<{ w: number; h: number }>("(({ naturalWidth: w, naturalHeight: h }) => ({ w, h }))(document.getElementById('photo'))");
     expect(box.w).to.be.greaterThan(20);
     expect(box.x + box.w).to.be.at.most(natural.w + 1);

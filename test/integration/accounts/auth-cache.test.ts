@@ -74,7 +74,11 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     // A lookup starts: a miss, remembering the generation it saw ...
     const seen = await cache.get(digest);
     expect(seen.kind).to.equal('miss');
-    const before: AuthenticatedKey = { account: { _id: account._id, status: 'active', plan: 'starter', monthlyLimit: null, hardCap: false, scheduledChange: null }, keyId: 'k', slot: 'primary' };
+    const before: AuthenticatedKey = {
+      account: { _id: account._id, status: 'active', plan: 'starter', monthlyLimit: null, hardCap: false, scheduledChange: null },
+      keyId: 'k',
+      slot: 'primary',
+    };
     // ... the account is suspended meanwhile ...
     await accounts.setStatus(account._id, 'suspended');
     // ... and the late put of the old read is refused, so the next call reads the new state.

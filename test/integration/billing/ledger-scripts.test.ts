@@ -161,7 +161,10 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
       const claims = await Promise.allSettled([1, 2, 3].map((i) => store.claim('cust-a', 'k-2', 'body', `rid-${i}`)));
       expect(claims.filter((c) => c.status === 'fulfilled' && c.value.kind === 'new')).to.have.length(1);
       const refused = claims.filter((c): c is PromiseRejectedResult => c.status === 'rejected');
-      expect(refused.map((c) => [c.reason.code, c.reason.httpStatus])).to.deep.equal([['request_in_progress', 409], ['request_in_progress', 409]]);
+      expect(refused.map((c) => [c.reason.code, c.reason.httpStatus])).to.deep.equal([
+        ['request_in_progress', 409],
+        ['request_in_progress', 409],
+      ]);
       try {
         await store.claim('cust-a', 'k-2', 'other body', 'rid-4');
         expect.fail('a different body must be refused');
@@ -179,7 +182,10 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
       expect(second.kind).to.equal('new');
       if (second.kind !== 'new') return;
       await second.finish({ status: 400, body: { error: { code: 'invalid_image' } } });
-      expect(await store.claim('cust-a', 'k-3', 'body', 'rid-3')).to.deep.equal({ kind: 'replay', response: { status: 400, body: { error: { code: 'invalid_image' } } } });
+      expect(await store.claim('cust-a', 'k-3', 'body', 'rid-3')).to.deep.equal({
+        kind: 'replay',
+        response: { status: 400, body: { error: { code: 'invalid_image' } } },
+      });
     });
 
     it('finding 7: a committed call answered 503 keeps its key, which replays the committed answer', async () => {
@@ -190,7 +196,12 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
       const r = await ledger.reserve(c.id, c.plan, rid);
       const t0 = performance.now();
       const s = await settleReserved(ledger, prefix, {
-        customerId: c.id, month: r.month, at: r.at, requestId: rid, plan: c.plan, idempotency: { key: claim.entryKey, ttlMs: DONE_TTL_MS },
+        customerId: c.id,
+        month: r.month,
+        at: r.at,
+        requestId: rid,
+        plan: c.plan,
+        idempotency: { key: claim.entryKey, ttlMs: DONE_TTL_MS },
       });
       expect(s.committed).to.equal(true);
       await claim.finish(null); // the API answered 503 (or never answered)
@@ -204,7 +215,14 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
       if (claim.kind !== 'new') throw new Error('expected a new claim');
       const c = await customer();
       const r = await ledger.reserve(c.id, c.plan, 'rid-other');
-      await settleReserved(ledger, prefix, { customerId: c.id, month: r.month, at: r.at, requestId: 'rid-other', plan: c.plan, idempotency: { key: claim.entryKey, ttlMs: DONE_TTL_MS } });
+      await settleReserved(ledger, prefix, {
+        customerId: c.id,
+        month: r.month,
+        at: r.at,
+        requestId: 'rid-other',
+        plan: c.plan,
+        idempotency: { key: claim.entryKey, ttlMs: DONE_TTL_MS },
+      });
       expect(await redis.hget(claim.entryKey, 'state')).to.equal('pending');
     });
   });

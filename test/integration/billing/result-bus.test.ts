@@ -15,7 +15,7 @@ describe('result bus: outcomes parsed with the queue contract', () => {
   const channel = keys.replies(randomUUID());
   const logged: string[] = [];
   const log = createLogger('test', 'error');
-  log.error = ((obj: unknown, msg?: string) => void logged.push(`${msg ?? ''} ${JSON.stringify(obj)}`));
+  log.error = (obj: unknown, msg?: string) => void logged.push(`${msg ?? ''} ${JSON.stringify(obj)}`);
   let redis: Redis;
   let subscriber: Redis;
   let bus: ResultBus;

@@ -64,7 +64,16 @@ describe('usage drainer: batched writes', () => {
 
   it('under load, holds an event for its window and writes it with the ones that follow, exactly once', async () => {
     // A window far longer than the steps below take, so "not yet written" is certain; batching from the first event.
-    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 3000, blockMs: 200, batchMinRatePerS: 0 });
+    const drainer = new UsageDrainer({
+      redis: drainerRedis,
+      prefix,
+      models,
+      log: quietLog,
+      claimIdleMs: 60_000,
+      batchWindowMs: 3000,
+      blockMs: 200,
+      batchMinRatePerS: 0,
+    });
     await drainer.start();
     const ids = Array.from({ length: 6 }, () => randomUUID());
     try {
@@ -82,7 +91,16 @@ describe('usage drainer: batched writes', () => {
 
   it('writes what it holds when stopped during a window', async () => {
     // Batching from the first event (batchMinRatePerS 0) and a window that only the stop can end.
-    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 60_000, blockMs: 200, batchMinRatePerS: 0 });
+    const drainer = new UsageDrainer({
+      redis: drainerRedis,
+      prefix,
+      models,
+      log: quietLog,
+      claimIdleMs: 60_000,
+      batchWindowMs: 60_000,
+      blockMs: 200,
+      batchMinRatePerS: 0,
+    });
     await drainer.start();
     const id = randomUUID();
     await append(id);

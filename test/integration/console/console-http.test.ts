@@ -4,23 +4,11 @@ import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/ve
 import { RULES } from '../../../api/console/attempts';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
 import { http } from '../../support/http';
-import {
-  csrfOf,
-  decodeEntities,
-  FormClient,
-  fullySignedIn,
-  registerAndActivate,
-  secretOf,
-  signIn,
-  startConsole,
-  textOf,
-  type ConsoleHarness,
-} from './harness';
+import { csrfOf, decodeEntities, FormClient, fullySignedIn, registerAndActivate, secretOf, signIn, startConsole, textOf, type ConsoleHarness } from './harness';
 
 const cookieOf = (c: FormClient) => c.cookies.get('lc_console');
 /** A code from the next 30-second step: accepted (one step of drift is allowed) and never a replay. */
 const nextCode = (secret: string) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
-
 
 describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', function () {
   this.timeout(120_000);
@@ -46,7 +34,11 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
     it('set the session cookie HttpOnly and SameSite=Lax (Secure only when SECURE_COOKIES)', async () => {
       const res = await fetch(`${h.base}/console/sign-in`);
       const cookie = res.headers.getSetCookie()[0]!;
-      expect(cookie).to.match(/^lc_console=[A-Za-z0-9_-]{40,};/).and.contain('HttpOnly').and.contain('SameSite=Lax').and.contain('Path=/');
+      expect(cookie)
+        .to.match(/^lc_console=[A-Za-z0-9_-]{40,};/)
+        .and.contain('HttpOnly')
+        .and.contain('SameSite=Lax')
+        .and.contain('Path=/');
       expect(cookie).to.not.contain('Secure');
     });
 
@@ -65,7 +57,7 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
   });
 
   describe('CSRF', () => {
-    it('refuses a form without the token, with another session\'s token, or from another site', async () => {
+    it("refuses a form without the token, with another session's token, or from another site", async () => {
       const a = new FormClient(h.base);
       const b = new FormClient(h.base);
       const pageA = await a.get('/console/sign-in');
@@ -208,7 +200,14 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       const client = new FormClient(h.base);
       const form = await client.open(h.subscribe('standard').url);
       const token = decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!);
-      const res = await client.submit(form, '/console/register', { token, firstName: 'A', lastName: 'B', email: 'a@example.com', company: 'C', website: 'http://c.example.com' });
+      const res = await client.submit(form, '/console/register', {
+        token,
+        firstName: 'A',
+        lastName: 'B',
+        email: 'a@example.com',
+        company: 'C',
+        website: 'http://c.example.com',
+      });
       expect(res.status).to.equal(400);
       expect(textOf(res.html, 'website-error')).to.contain('https://example.com');
       expect(await h.api.deps.accounts.getByEmail('a@example.com')).to.equal(null);
@@ -266,7 +265,11 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(sent.url).to.match(/forgot-password\/sent$/);
       const mail = await h.waitForMail(user.email, /Reset your/);
       const form = await other.open(mail.links.find((l) => l.includes('reset-password'))!);
-      const done = await other.submit(form, '/console/reset-password', { token: decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!), password: 'Brand#New5pass', confirm: 'Brand#New5pass' });
+      const done = await other.submit(form, '/console/reset-password', {
+        token: decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!),
+        password: 'Brand#New5pass',
+        confirm: 'Brand#New5pass',
+      });
       expect(done.url).to.match(/sign-in$/);
       expect((await user.client.get('/console/dashboard')).location).to.equal('/console/sign-in');
     });
@@ -332,7 +335,12 @@ describe('Console behind TLS (SECURE_COOKIES=true, no local mailbox)', () => {
   it('names the cookie __Host- and marks it Secure, HttpOnly and SameSite', async () => {
     const res = await fetch(`${h.base}/console/sign-in`);
     const cookie = res.headers.getSetCookie()[0]!;
-    expect(cookie).to.match(/^__Host-lc_console=/).and.contain('Secure').and.contain('HttpOnly').and.contain('SameSite=Lax').and.contain('Path=/');
+    expect(cookie)
+      .to.match(/^__Host-lc_console=/)
+      .and.contain('Secure')
+      .and.contain('HttpOnly')
+      .and.contain('SameSite=Lax')
+      .and.contain('Path=/');
     expect(res.headers.get('content-security-policy')).to.contain('upgrade-insecure-requests');
     expect(res.headers.get('strict-transport-security')).to.contain('max-age=31536000');
   });

@@ -133,7 +133,12 @@ export function csrfOf(html: string): string {
 /** Text content of the element with this id (first match), tags stripped. */
 export function textOf(html: string, id: string): string {
   const m = new RegExp(`id="${id}"[^>]*>([\\s\\S]*?)</`).exec(html);
-  return m ? m[1]!.replace(/<[^>]+>/g, '').replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c))).trim() : '';
+  return m
+    ? m[1]!
+        .replace(/<[^>]+>/g, '')
+        .replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c)))
+        .trim()
+    : '';
 }
 
 export function decodeEntities(s: string): string {
@@ -158,14 +163,20 @@ export async function registerAndActivate(h: ConsoleHarness, plan: PlanId = 'sta
   const form = await client.open(h.subscribe(plan).url);
   const token = decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!);
   const sent = await client.submit(form, '/console/register', {
-    token, firstName: 'Grace', lastName: 'Hopper', email, company: 'Navy Labs', website: 'https://navy-labs.example.com',
+    token,
+    firstName: 'Grace',
+    lastName: 'Hopper',
+    email,
+    company: 'Navy Labs',
+    website: 'https://navy-labs.example.com',
   });
   if (sent.status !== 200) throw new Error(`registration answered ${sent.status}`);
   const mail = await h.waitForMail(email, /Confirm/);
   const passwordPage = await client.open(mail.links[0]!);
   // Post/Redirect/Get: the keys are on the page the activation redirects to (once).
   const activated = await client.submit(passwordPage, '/console/activate', { password, confirm: password });
-  if (activated.status !== 200 || !activated.url.endsWith('/console/activate/keys')) throw new Error(`activation answered ${activated.status} at ${activated.url}`);
+  if (activated.status !== 200 || !activated.url.endsWith('/console/activate/keys'))
+    throw new Error(`activation answered ${activated.status} at ${activated.url}`);
   const account = await h.api.deps.accounts.getByEmail(email);
   return {
     client,

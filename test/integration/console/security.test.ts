@@ -8,7 +8,10 @@ import { buildConsoleDeps } from '../../../api/console/mount';
 import { csrfOf, FormClient, startConsole, type ConsoleHarness } from './harness';
 
 /** A raw request: fetch() will not send a Host header of our choosing. */
-function rawRequest(port: number, o: { method: string; path: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function rawRequest(
+  port: number,
+  o: { method: string; path: string; headers: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: o.method, path: o.path, headers: o.headers }, (res) => {
       let body = '';
@@ -59,7 +62,10 @@ describe('Console security: sessions, links and the development mailbox (finding
     const forged = await client.request('POST', '/console/sign-in', { _csrf: 'x'.repeat(43), email: 'nobody@example.com', password: 'p' });
     expect(forged.status).to.equal(403);
     const added = (await ourKeys()).filter((k) => !before.includes(k));
-    expect(added.filter((k) => k.includes(':console:session')), 'no session stored for the failed sign-in').to.deep.equal([]);
+    expect(
+      added.filter((k) => k.includes(':console:session')),
+      'no session stored for the failed sign-in',
+    ).to.deep.equal([]);
   });
 
   it('finding 5: a forged Host never becomes the link in a verification e-mail (development: loopback only)', async () => {
@@ -92,7 +98,12 @@ describe('Console security: sessions, links and the development mailbox (finding
   });
 
   it('finding 6: production refuses the development mailbox (NODE_ENV=production with MAILBOX_DIR)', () => {
-    const config = { ...h.config, NODE_ENV: 'production' as const, PUBLIC_BASE_URL: 'https://console.example.com', APP_SECRET: crypto.randomBytes(36).toString('base64') };
+    const config = {
+      ...h.config,
+      NODE_ENV: 'production' as const,
+      PUBLIC_BASE_URL: 'https://console.example.com',
+      APP_SECRET: crypto.randomBytes(36).toString('base64'),
+    };
     expect(() => buildConsoleDeps({ ...h.api.deps, config })).to.throw(/MAILBOX_DIR/);
   });
 

@@ -50,7 +50,9 @@ describe('Console sessions (Redis)', () => {
   it('lets Redis expire an idle session by itself (the TTL is the idle limit)', async () => {
     const s = await store.create({ stage: 'password', customerId: 'c1' });
     const ttl = await redis.pttl(`${prefix}:console:session:${crypto.createHash('sha256').update(s.id).digest('base64url')}`);
-    expect(ttl).to.be.greaterThan(29 * MIN).and.at.most(30 * MIN);
+    expect(ttl)
+      .to.be.greaterThan(29 * MIN)
+      .and.at.most(30 * MIN);
   });
 
   it('ends a session 12 hours after sign-in however active it was', async () => {

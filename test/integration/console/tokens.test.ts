@@ -151,7 +151,10 @@ describe('Console token and credential rules', () => {
     it('are stored as salted scrypt hashes: the same password hashes differently each time', async () => {
       const a = await hashPassword('Sturdy#Passw0rd');
       const b = await hashPassword('Sturdy#Passw0rd');
-      expect(a).to.match(/^scrypt\$/).and.not.equal(b).and.not.contain('Sturdy');
+      expect(a)
+        .to.match(/^scrypt\$/)
+        .and.not.equal(b)
+        .and.not.contain('Sturdy');
       expect(await verifyPassword('Sturdy#Passw0rd', a)).to.equal(true);
       expect(await verifyPassword('sturdy#Passw0rd', a)).to.equal(false);
       expect(await verifyPassword('Sturdy#Passw0rd', null)).to.equal(false);

@@ -22,7 +22,11 @@ describe('POST /feelings/v3/analysis', () => {
     const body = await jsonOf(res);
     expect(body.meta).to.include({ sample_rate: 16000, channels: 1, format_name: 'wav' });
     expect(body.meta.bit_rate).to.equal(256000);
-    expect(body.results.map((r: { from: number; to: number }) => [r.from, r.to])).to.deep.equal([[0, 5], [5, 10], [10, 12]]);
+    expect(body.results.map((r: { from: number; to: number }) => [r.from, r.to])).to.deep.equal([
+      [0, 5],
+      [5, 10],
+      [10, 12],
+    ]);
     for (const r of body.results) {
       expect(r.rough).to.be.within(0, 1);
       expect(r.soft).to.be.within(0, 1);

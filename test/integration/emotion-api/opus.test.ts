@@ -41,7 +41,10 @@ describe('POST /feelings/v3/analysis with Opus and Vorbis (beyond the spec)', ()
       expect(body.meta.bit_rate, c.name).to.be.greaterThan(0);
       const spans = body.results.map((r: { from: number; to: number }) => [r.from, r.to]);
       // Opus pre-skip and Vorbis block edges move the decoded end by a few ms around 12 s; the grid is 5 s.
-      expect(spans.slice(0, 2), c.name).to.deep.equal([[0, 5], [5, 10]]);
+      expect(spans.slice(0, 2), c.name).to.deep.equal([
+        [0, 5],
+        [5, 10],
+      ]);
       expect(spans, c.name).to.have.length(3);
       expect(spans[2][0]).to.equal(10);
       expect(spans[2][1], c.name).to.equal(body.summary.duration).and.to.be.closeTo(12, 0.1);

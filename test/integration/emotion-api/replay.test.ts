@@ -37,9 +37,18 @@ describe('batch replay (npm run -s replay)', () => {
     expect(summary.failures).to.deep.equal({ unsupported_format: 1 });
     expect(summary.mean_rough).to.be.within(0, 1);
     expect(res.stderr).to.match(/\[#+\] 4\/4 100%/);
-    const lines = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).to.have.length(4);
-    expect(lines.filter((l) => l.ok).map((l) => path.basename(l.file)).sort()).to.deep.equal(['a.wav', 'b.mp3', 'c.flac']);
+    expect(
+      lines
+        .filter((l) => l.ok)
+        .map((l) => path.basename(l.file))
+        .sort(),
+    ).to.deep.equal(['a.wav', 'b.mp3', 'c.flac']);
     const rows = fs.readFileSync(csv, 'utf8').trim().split('\n');
     expect(rows[0]).to.equal('file,from,to,rough,soft,speech_ratio');
     expect(rows.length - 1).to.equal(2 + 1 + 1); // a.wav has two intervals, the others one each

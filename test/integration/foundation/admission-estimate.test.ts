@@ -14,7 +14,10 @@ import { JobRunner, WARM_UP_JOBS, type JobHandler } from '../../../workers/runti
 import { isolation, testRedisUrl } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
-interface SleepInput { sleepMs: number; reject?: boolean }
+interface SleepInput {
+  sleepMs: number;
+  reject?: boolean;
+}
 const outcomeSchema = jobOutcomeSchema(z.object({ slept: z.number() }));
 
 const sleeper: JobHandler<SleepInput, { slept: number }> = async ({ envelope }) => {
@@ -23,7 +26,7 @@ const sleeper: JobHandler<SleepInput, { slept: number }> = async ({ envelope }) 
   return { slept: envelope.input.sleepMs };
 };
 
-describe('admission estimate from the workers\' cycle times', () => {
+describe("admission estimate from the workers' cycle times", () => {
   const { prefix } = isolation('admission');
   const queueName = `sleep-${randomUUID().slice(0, 6)}`;
   const conns: Redis[] = [];
@@ -38,7 +41,16 @@ describe('admission estimate from the workers\' cycle times', () => {
   before(async () => {
     const producer = conn('producer');
     await waitUntilReady(producer);
-    client = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0, outcomeSchema, expectedWorkers: 1 });
+    client = new JobClient({
+      redis: producer,
+      subscriber: conn('subscriber'),
+      prefix,
+      queueName,
+      log: quietLog,
+      maxBacklogPerWorker: 0,
+      outcomeSchema,
+      expectedWorkers: 1,
+    });
     await client.start();
     runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as SleepInput, handler: sleeper, log: quietLog });
     runner.start();
@@ -52,7 +64,7 @@ describe('admission estimate from the workers\' cycle times', () => {
 
   const run = (input: SleepInput) => client.run({ requestId: randomUUID(), input, payload: Buffer.from('x'), deadline: Deadline.after(10_000) });
 
-  it('lets a worker\'s warm-up jobs stand in until the first cycle sample, which replaces them', async () => {
+  it("lets a worker's warm-up jobs stand in until the first cycle sample, which replaces them", async () => {
     expect(client.serviceTimeMs).to.equal(null);
     for (let i = 0; i < WARM_UP_JOBS; i++) await run({ sleepMs: 400 });
     expect(client.serviceTimeMs).to.be.at.least(400);

@@ -12,7 +12,10 @@ import { JobRunner, type JobHandler } from '../../../workers/runtime/job-runner'
 import { isolation, testRedisUrl } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
-interface EchoInput { mode: 'digest' | 'reject' | 'slow'; delayMs?: number }
+interface EchoInput {
+  mode: 'digest' | 'reject' | 'slow';
+  delayMs?: number;
+}
 const echoOutcome = jobOutcomeSchema(z.object({ sha256: z.string(), bytes: z.number() }));
 type EchoResult = { sha256: string; bytes: number };
 
@@ -40,8 +43,24 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   before(async () => {
     producer = conn('producer');
     await waitUntilReady(producer);
-    clientA = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0, outcomeSchema: echoOutcome });
-    clientB = new JobClient({ redis: producer, subscriber: conn('subscriber'), prefix, queueName, log: quietLog, maxBacklogPerWorker: 0, outcomeSchema: echoOutcome });
+    clientA = new JobClient({
+      redis: producer,
+      subscriber: conn('subscriber'),
+      prefix,
+      queueName,
+      log: quietLog,
+      maxBacklogPerWorker: 0,
+      outcomeSchema: echoOutcome,
+    });
+    clientB = new JobClient({
+      redis: producer,
+      subscriber: conn('subscriber'),
+      prefix,
+      queueName,
+      log: quietLog,
+      maxBacklogPerWorker: 0,
+      outcomeSchema: echoOutcome,
+    });
     await clientA.start();
     await clientB.start();
     runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as EchoInput, handler: echo, log: quietLog });
@@ -69,7 +88,9 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   it('delivers each result to its own waiter when two API processes share the queue', async () => {
     const jobs = Array.from({ length: 12 }, (_, i) => ({ client: i % 2 ? clientA : clientB, payload: Buffer.from(`payload-${i}`) }));
     const outcomes = await Promise.all(
-      jobs.map((j) => j.client.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'digest' }, payload: j.payload, deadline: Deadline.after(5000) })),
+      jobs.map((j) =>
+        j.client.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'digest' }, payload: j.payload, deadline: Deadline.after(5000) }),
+      ),
     );
     outcomes.forEach((o, i) => {
       expect(o.ok).to.equal(true);
@@ -78,7 +99,12 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   });
 
   it('carries a typed worker error back as its code and HTTP status', async () => {
-    const outcome = await clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'reject' }, payload: Buffer.from('x'), deadline: Deadline.after(5000) });
+    const outcome = await clientA.run<EchoInput, EchoResult>({
+      requestId: randomUUID(),
+      input: { mode: 'reject' },
+      payload: Buffer.from('x'),
+      deadline: Deadline.after(5000),
+    });
     expect(outcome.ok).to.equal(false);
     if (outcome.ok) return;
     expect(outcome.error).to.include({ code: 'invalid_image', httpStatus: 400 });
@@ -86,7 +112,12 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
 
   it('gives up after the budget with a 503-class error, and frees the queued input', async () => {
     // Occupy the single worker, then ask for a job that cannot start within its budget.
-    const busy = clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'slow', delayMs: 1200 }, payload: Buffer.from('a'), deadline: Deadline.after(5000) });
+    const busy = clientA.run<EchoInput, EchoResult>({
+      requestId: randomUUID(),
+      input: { mode: 'slow', delayMs: 1200 },
+      payload: Buffer.from('a'),
+      deadline: Deadline.after(5000),
+    });
     const requestId = randomUUID();
     let caught: unknown;
     try {
@@ -101,13 +132,29 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
   });
 
   it('skips a job whose deadline passed while it waited, without running the processor', async () => {
-    const busy = clientA.run<EchoInput, EchoResult>({ requestId: randomUUID(), input: { mode: 'slow', delayMs: 800 }, payload: Buffer.from('a'), deadline: Deadline.after(5000) });
+    const busy = clientA.run<EchoInput, EchoResult>({
+      requestId: randomUUID(),
+      input: { mode: 'slow', delayMs: 800 },
+      payload: Buffer.from('a'),
+      deadline: Deadline.after(5000),
+    });
     await new Promise((r) => setTimeout(r, 50));
     // Enqueue directly with a deadline already behind us, as a slow API would have left it.
     const requestId = randomUUID();
     const keys = queueKeys(prefix);
     await producer.set(keys.payload(requestId), 'stale', 'PX', 10_000);
-    await clientA.queue.add(queueName, { requestId, deadline: Date.now() - 1, payloadKey: keys.payload(requestId), replyTo: keys.replies('nobody'), enqueuedAt: Date.now(), input: { mode: 'digest' } }, { jobId: requestId });
+    await clientA.queue.add(
+      queueName,
+      {
+        requestId,
+        deadline: Date.now() - 1,
+        payloadKey: keys.payload(requestId),
+        replyTo: keys.replies('nobody'),
+        enqueuedAt: Date.now(),
+        input: { mode: 'digest' },
+      },
+      { jobId: requestId },
+    );
     await busy;
     let stored: string | null = null;
     for (let i = 0; i < 50 && !stored; i++) {

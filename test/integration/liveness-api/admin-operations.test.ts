@@ -10,7 +10,19 @@ import { firstKeptMonth } from '../../../scripts/admin/commands/retention';
 /** A billed liveness call's usage event as the outbox drainer writes it (the rollup and retention read these). */
 function recordUsageEvent(models: Models, e: { requestId: string; customerId: string; overage: boolean; at: Date } & Record<string, unknown>) {
   const { requestId, customerId, overage, at } = e;
-  return models.UsageEvent.create({ _id: requestId, service: 'liveness', customerId, keyId: 'k', plan: 'starter', month: monthOf(at), hour: hourOf(at), billable: true, overage, latencyMs: 20, at });
+  return models.UsageEvent.create({
+    _id: requestId,
+    service: 'liveness',
+    customerId,
+    keyId: 'k',
+    plan: 'starter',
+    month: monthOf(at),
+    hour: hourOf(at),
+    billable: true,
+    overage,
+    latencyMs: 20,
+    at,
+  });
 }
 
 describe('operator CLI: scripting, contract limits and the metering schedule', function () {
@@ -52,7 +64,17 @@ describe('operator CLI: scripting, contract limits and the metering schedule', f
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
     const models = stack.api.deps.models;
     for (const [i, at] of [threeHoursAgo, threeHoursAgo, twoHoursAgo].entries()) {
-      await recordUsageEvent(models, { requestId: `00000000-0000-4000-8000-00000000000${i}`, service: 'liveness', customerId: made.customerId, keyId: 'k', plan: 'starter', billable: true, overage: true, latencyMs: 20, at });
+      await recordUsageEvent(models, {
+        requestId: `00000000-0000-4000-8000-00000000000${i}`,
+        service: 'liveness',
+        customerId: made.customerId,
+        keyId: 'k',
+        plan: 'starter',
+        billable: true,
+        overage: true,
+        latencyMs: 20,
+        at,
+      });
     }
     const rollup = await admin('metering', 'rollup', '--since', hourOf(threeHoursAgo), '--json');
     expect(rollup.code, rollup.stderr).to.equal(0);
@@ -89,8 +111,28 @@ describe('operator CLI: scripting, contract limits and the metering schedule', f
     expect(tooFew.code).to.equal(64);
     const models = stack.api.deps.models;
     const old = new Date(Date.UTC(new Date().getUTCFullYear() - 2, 0, 15));
-    await recordUsageEvent(models, { requestId: '00000000-0000-4000-8000-0000000000aa', service: 'liveness', customerId: 'c-old', keyId: 'k', plan: 'starter', billable: true, overage: true, latencyMs: 20, at: old });
-    await recordUsageEvent(models, { requestId: '00000000-0000-4000-8000-0000000000ab', service: 'liveness', customerId: 'c-old', keyId: 'k', plan: 'starter', billable: true, overage: false, latencyMs: 20, at: new Date() });
+    await recordUsageEvent(models, {
+      requestId: '00000000-0000-4000-8000-0000000000aa',
+      service: 'liveness',
+      customerId: 'c-old',
+      keyId: 'k',
+      plan: 'starter',
+      billable: true,
+      overage: true,
+      latencyMs: 20,
+      at: old,
+    });
+    await recordUsageEvent(models, {
+      requestId: '00000000-0000-4000-8000-0000000000ab',
+      service: 'liveness',
+      customerId: 'c-old',
+      keyId: 'k',
+      plan: 'starter',
+      billable: true,
+      overage: false,
+      latencyMs: 20,
+      at: new Date(),
+    });
     await admin('metering', 'rollup', '--hour', hourOf(old), '--json');
     const blocked = await admin('retention', 'prune', '--keep-months', '13', '--json');
     expect(blocked.code).to.equal(64);

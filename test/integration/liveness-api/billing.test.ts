@@ -93,7 +93,7 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     expect((await stack.usage(acc.primaryKey)).body.data).to.include({ plan: 'standard', monthly_limit: 5000, year_month: '2026-03' });
   });
 
-  it('rebuilds the month\'s counters from the usage events when Redis has lost them', async () => {
+  it("rebuilds the month's counters from the usage events when Redis has lost them", async () => {
     const acc = await stack.createAccount('enterprise', { monthlyLimit: 2, hardCap: false });
     for (let i = 0; i < 3; i++) expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
     await outboxDrained(stack.api.deps.redis, stack.prefix);
@@ -104,7 +104,7 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     expect(after).to.include({ total_calls: 3, over_limit_calls: 1 });
   });
 
-  it('counts the outbox\'s undrained events too when it rebuilds lost counters, each request id once', async () => {
+  it("counts the outbox's undrained events too when it rebuilds lost counters, each request id once", async () => {
     // A ledger on a prefix no drainer serves: its events stay in the outbox, as while MongoDB is down.
     const prefix = `{undrained-${randomUUID().slice(0, 8)}}`;
     const ledger = new CreditLedger(stack.api.deps.redis, prefix, stack.api.deps.models, () => now);

@@ -33,7 +33,10 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
     const acc = await stack.createAccount('free');
     const results = await Promise.all(Array.from({ length: 70 }, () => stack.check(acc.primaryKey, face)));
     const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200), JSON.stringify(codes(results))).to.have.length(50);
+    expect(
+      statuses.filter((s) => s === 200),
+      JSON.stringify(codes(results)),
+    ).to.have.length(50);
     expect(statuses.filter((s) => s === 429)).to.have.length(20);
     for (const r of results.filter((x) => x.status === 429)) {
       expect(r.body.error.code).to.equal('quota_exceeded');

@@ -78,10 +78,18 @@ describe('Liveness API v1 contract', () => {
     }
 
     it('answers 400 invalid_request for malformed JSON and for a non-JSON content type', async () => {
-      const bad = await http(stack.api.port, '/v1/check/liveness', { method: 'POST', headers: { 'x-api-key': account.primaryKey, 'content-type': 'application/json' }, body: '{"image": "abc",' });
+      const bad = await http(stack.api.port, '/v1/check/liveness', {
+        method: 'POST',
+        headers: { 'x-api-key': account.primaryKey, 'content-type': 'application/json' },
+        body: '{"image": "abc",',
+      });
       expect(bad.status).to.equal(400);
       expectErrorEnvelope(bad, 400, 'invalid_request', account.customerId);
-      const form = await http(stack.api.port, '/v1/check/liveness', { method: 'POST', headers: { 'x-api-key': account.primaryKey, 'content-type': 'text/plain' }, body: 'image=abc' });
+      const form = await http(stack.api.port, '/v1/check/liveness', {
+        method: 'POST',
+        headers: { 'x-api-key': account.primaryKey, 'content-type': 'text/plain' },
+        body: 'image=abc',
+      });
       expect(form.status).to.equal(400);
       expect(form.body.error.code).to.equal('invalid_request');
     });

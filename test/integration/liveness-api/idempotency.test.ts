@@ -17,7 +17,10 @@ describe('Liveness API v1: request ids are ours, Idempotency-Key edges', () => {
     stack = await startLivenessStack('idempotency');
     face = await portrait();
     // The same person 160 px further right: another answer (face rectangle) for the same engine.
-    shiftedFace = await sharp(face).extend({ left: 160, background: { r: 0, g: 0, b: 0 } }).jpeg({ quality: 90 }).toBuffer();
+    shiftedFace = await sharp(face)
+      .extend({ left: 160, background: { r: 0, g: 0, b: 0 } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
   });
   after(() => stack.stop());
 
@@ -52,9 +55,9 @@ describe('Liveness API v1: request ids are ours, Idempotency-Key edges', () => {
 
   it('does not echo an X-Request-Id that is not a safe token', async () => {
     const acc = await stack.createAccount('starter');
-    const res = await stack.usage(acc.primaryKey).then(() =>
-      fetch(`http://127.0.0.1:${stack.api.port}/v1/usage`, { headers: { 'x-api-key': acc.primaryKey, 'x-request-id': 'a b<script>' } }),
-    );
+    const res = await stack
+      .usage(acc.primaryKey)
+      .then(() => fetch(`http://127.0.0.1:${stack.api.port}/v1/usage`, { headers: { 'x-api-key': acc.primaryKey, 'x-request-id': 'a b<script>' } }));
     expect(res.headers.get('x-request-id')).to.match(UUID);
     expect(res.headers.get('x-client-request-id')).to.equal(null);
   });
@@ -112,7 +115,12 @@ describe('Liveness API v1: request ids are ours, Idempotency-Key edges', () => {
     if (claim.kind !== 'new') throw new Error('expected a new claim');
     const r = await ledger.reserve(acc.customerId, plan, requestId);
     const settled = await settleReserved(ledger, stack.prefix, {
-      customerId: acc.customerId, month: r.month, at: r.at, requestId, plan, idempotency: { key: claim.entryKey, ttlMs: DONE_TTL_MS },
+      customerId: acc.customerId,
+      month: r.month,
+      at: r.at,
+      requestId,
+      plan,
+      idempotency: { key: claim.entryKey, ttlMs: DONE_TTL_MS },
     });
     await claim.finish(null);
     const retry = await stack.check(acc.primaryKey, face, 'jpeg', { 'idempotency-key': 'pay-7' });

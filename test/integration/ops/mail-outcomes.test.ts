@@ -42,7 +42,10 @@ describe('console mail: every hand-over to SMTP is counted, so failing mail can 
   it('counts a refused hand-over as failed and answers 503 mail_unavailable', async () => {
     const outcomes: string[] = [];
     const mailer = createMailer(testConfig('{t-mail}', { SMTP_URL: `smtp://127.0.0.1:${await closedPort()}` }), quietLog, (o) => outcomes.push(o));
-    const err = await mailer.send('ada@example.com', mail).then(() => null, (e: unknown) => e as { code?: string; httpStatus?: number });
+    const err = await mailer.send('ada@example.com', mail).then(
+      () => null,
+      (e: unknown) => e as { code?: string; httpStatus?: number },
+    );
     mailer.close();
     expect(err).to.include({ code: 'mail_unavailable', httpStatus: 503 });
     expect(outcomes).to.deep.equal(['failed']);

@@ -58,19 +58,24 @@ describe('Prometheus scraping the APIs and workers (deploy/prometheus/local-temp
       scrapeInterval: '1s',
     });
     promPort = await freePort();
-    prometheus = spawn('prometheus', [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${path.join(tmp, 'data')}`,
-      `--web.listen-address=127.0.0.1:${promPort}`,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    prometheus = spawn(
+      'prometheus',
+      [`--config.file=${config}`, `--storage.tsdb.path=${path.join(tmp, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     prometheus.stdout!.on('data', (c: Buffer) => (promLog += c.toString()));
     prometheus.stderr!.on('data', (c: Buffer) => (promLog += c.toString()));
     promExited = new Promise((resolve) => prometheus!.once('exit', resolve));
-    await until('Prometheus to scrape all four targets', async () => {
-      if (prometheus!.exitCode !== null) throw new Error(`prometheus exited: ${promLog.slice(-2000)}`);
-      const up = await query('up == 1');
-      return up.length === 4;
-    }, 30_000, 250).catch((err) => {
+    await until(
+      'Prometheus to scrape all four targets',
+      async () => {
+        if (prometheus!.exitCode !== null) throw new Error(`prometheus exited: ${promLog.slice(-2000)}`);
+        const up = await query('up == 1');
+        return up.length === 4;
+      },
+      30_000,
+      250,
+    ).catch((err) => {
       throw new Error(`${String(err)}\n${promLog.slice(-2000)}`);
     });
   });
@@ -132,10 +137,15 @@ describe('Prometheus scraping the APIs and workers (deploy/prometheus/local-temp
     let responses: Promise<Array<{ status: number; body: any }>>;
     try {
       responses = Promise.all(Array.from({ length: burst }, () => checkLiveness(api.port, key, image)));
-      const peak = await until('waiting > 0 in Prometheus', async () => {
-        const w = await waitingNow();
-        return w > 0 ? w : null;
-      }, 30_000, 250);
+      const peak = await until(
+        'waiting > 0 in Prometheus',
+        async () => {
+          const w = await waitingNow();
+          return w > 0 ? w : null;
+        },
+        30_000,
+        250,
+      );
       expect(peak).to.be.greaterThan(0).and.at.most(burst);
     } finally {
       worker.proc.kill('SIGCONT');
@@ -145,10 +155,15 @@ describe('Prometheus scraping the APIs and workers (deploy/prometheus/local-temp
     await until('waiting back to 0 in Prometheus', async () => (await waitingNow()) === 0, 30_000, 250);
 
     // The worker's own series moved too: jobs finished and verdicts counted.
-    await until('lc_jobs_total of the liveness worker to count the burst', async () => {
-      const done = await query('sum(lc_jobs_total{job="liveness-worker",queue="liveness",outcome="ok"})');
-      return Number(done[0]?.value[1] ?? 0) >= burst;
-    }, 15_000, 250);
+    await until(
+      'lc_jobs_total of the liveness worker to count the burst',
+      async () => {
+        const done = await query('sum(lc_jobs_total{job="liveness-worker",queue="liveness",outcome="ok"})');
+        return Number(done[0]?.value[1] ?? 0) >= burst;
+      },
+      15_000,
+      250,
+    );
   });
 
   it('counts an emotion analysis on the emotion worker', async function () {
@@ -160,10 +175,15 @@ describe('Prometheus scraping the APIs and workers (deploy/prometheus/local-temp
       body: speech(3),
     });
     expect(res.status, await res.clone().text()).to.equal(200);
-    await until('lc_jobs_total of the emotion worker', async () => {
-      const done = await query('sum(lc_jobs_total{job="emotion-worker",queue="emotion",outcome="ok"})');
-      return Number(done[0]?.value[1] ?? 0) >= 1;
-    }, 15_000, 250);
+    await until(
+      'lc_jobs_total of the emotion worker',
+      async () => {
+        const done = await query('sum(lc_jobs_total{job="emotion-worker",queue="emotion",outcome="ok"})');
+        return Number(done[0]?.value[1] ?? 0) >= 1;
+      },
+      15_000,
+      250,
+    );
     const stages = await query('count by (stage) (lc_inference_stage_seconds_count{job="emotion-worker"})');
     expect(stages.length).to.be.greaterThan(0);
   });

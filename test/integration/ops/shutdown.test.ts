@@ -110,10 +110,15 @@ describe('SIGTERM', function () {
         for (let i = 0; i < 8; i++) answers.push(checkLiveness(api.port, key, image));
         let settled = 0;
         for (const a of answers) void a.then(() => settled++);
-        await until('the first worker to hold a job with more waiting', async () => {
-          const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getWaitingCount()]);
-          return active === 1 && waiting >= 2;
-        }, 20_000, 5);
+        await until(
+          'the first worker to hold a job with more waiting',
+          async () => {
+            const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getWaitingCount()]);
+            return active === 1 && waiting >= 2;
+          },
+          20_000,
+          5,
+        );
         first.proc.kill('SIGTERM');
         const settledAtSigterm = settled;
         // Its /readyz turns 503 while it finishes the job (as soon as its event loop sees the signal).
@@ -163,10 +168,15 @@ describe('SIGTERM', function () {
       const eventsBefore = await ops.models.UsageEvent.countDocuments({ service: 'liveness' });
       const answers: Array<Promise<Answer>> = [];
       for (let i = 0; i < 5; i++) answers.push(checkLiveness(shortApi.port, key, image));
-      await until('the last worker to hold a job with more waiting', async () => {
-        const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getWaitingCount()]);
-        return active === 1 && waiting >= 1;
-      }, 20_000, 5);
+      await until(
+        'the last worker to hold a job with more waiting',
+        async () => {
+          const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getWaitingCount()]);
+          return active === 1 && waiting >= 1;
+        },
+        20_000,
+        5,
+      );
       second.proc.kill('SIGTERM');
       answers.push(checkLiveness(shortApi.port, key, image));
       expect(await second.exited).to.equal(0);

@@ -83,7 +83,12 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
   });
 
   const analyse = (body: Buffer) =>
-    rawRequest(emo.api.port, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${emo.token}`, 'content-type': 'audio/flac' }, body, timeoutMs: 30_000 });
+    rawRequest(emo.api.port, {
+      path: '/feelings/v3/analysis',
+      headers: { authorization: `Bearer ${emo.token}`, 'content-type': 'audio/flac' },
+      body,
+      timeoutMs: 30_000,
+    });
 
   describe('decompression bombs', () => {
     it('refuses a 60-byte-per-row PNG declaring 50000 x 50000 pixels with 400 invalid_image, fast and without allocating the pixels', async () => {
@@ -135,7 +140,23 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
       flac.fill(0xff, 22, 26);
 
       const mp3File = path.join(dir, 'short.mp3');
-      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=220:r=44100', '-t', '2', '-c:a', 'libmp3lame', '-q:a', '4', mp3File]);
+      execFileSync('ffmpeg', [
+        '-nostdin',
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=f=220:r=44100',
+        '-t',
+        '2',
+        '-c:a',
+        'libmp3lame',
+        '-q:a',
+        '4',
+        mp3File,
+      ]);
       const mp3 = fs.readFileSync(mp3File);
       const xing = mp3.indexOf('Xing');
       expect(xing).to.be.greaterThan(0);
@@ -203,9 +224,17 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
 
     it('answers 413 to a body past 10 MB on both APIs without reading it all', async () => {
       const big = Buffer.alloc(11 * 1024 * 1024, 0x41);
-      const l = await rawRequest(live.api.port, { path: '/v1/check/liveness', headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey }, body: big });
+      const l = await rawRequest(live.api.port, {
+        path: '/v1/check/liveness',
+        headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey },
+        body: big,
+      });
       expect(l.status).to.equal(413);
-      const e = await rawRequest(emo.api.port, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${emo.token}`, 'content-type': 'audio/wav' }, body: big });
+      const e = await rawRequest(emo.api.port, {
+        path: '/feelings/v3/analysis',
+        headers: { authorization: `Bearer ${emo.token}`, 'content-type': 'audio/wav' },
+        body: big,
+      });
       expect(e.status).to.equal(413);
     });
   });
@@ -217,7 +246,10 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
       // A 20-failure allowance refilling one every 10 s (shipped: see config-defaults.test.ts): small enough to spend in
       // the test, and slow enough that no refill lands while the test sends, however busy the machine.
       const RATE_PER_SEC = 0.1;
-      const guarded = await startLivenessStack('abuse-bruteforce', { withWorker: false, env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: String(RATE_PER_SEC) } });
+      const guarded = await startLivenessStack('abuse-bruteforce', {
+        withWorker: false,
+        env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: String(RATE_PER_SEC) },
+      });
       try {
         const acc = await guarded.createAccount('business');
         const r = prng(99);
@@ -305,12 +337,16 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
   });
 
   describe('security headers', () => {
-    it('sends helmet\'s headers on both APIs, on successes and errors alike, and no X-Powered-By', async () => {
+    it("sends helmet's headers on both APIs, on successes and errors alike, and no X-Powered-By", async () => {
       const face = await portrait();
       const responses = [
         await rawRequest(live.api.port, { method: 'GET', path: '/v1/health' }),
         await rawRequest(live.api.port, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': 'lc_nope' } }),
-        await rawRequest(live.api.port, { path: '/v1/check/liveness', headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey }, body: JSON.stringify({ image: face.toString('base64'), image_format: 'jpeg' }) }),
+        await rawRequest(live.api.port, {
+          path: '/v1/check/liveness',
+          headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey },
+          body: JSON.stringify({ image: face.toString('base64'), image_format: 'jpeg' }),
+        }),
         await rawRequest(emo.api.port, { path: '/feelings/v3/analysis', headers: { 'content-type': 'audio/wav' }, body: 'x' }),
         await rawRequest(emo.api.port, { method: 'GET', path: '/nowhere' }),
       ];

@@ -73,7 +73,10 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     // Wait for a handful of answers (a state), however long a busy machine takes to give them.
     await eventually(async () => ofPhase('up').length > 5, 60_000);
     const up = ofPhase('up');
-    expect(up.map((s) => s.status).every((s) => s === 200), JSON.stringify(up)).to.equal(true);
+    expect(
+      up.map((s) => s.status).every((s) => s === 200),
+      JSON.stringify(up),
+    ).to.equal(true);
   });
 
   it('fails fast with 503 while Redis is down, health says so, and recovers by itself', async () => {

@@ -64,7 +64,10 @@ describe('Faults: a liveness worker killed at every step between the engine and 
       const res = await postLiveness(api.port, account.key, face);
       await worker.exited;
       expect(worker.proc.signalCode).to.equal('SIGKILL');
-      expect(worker.logs.some((l) => l.includes('fault hook: SIGKILL') && l.includes(`"step":"${step}"`)), 'died at the step').to.equal(true);
+      expect(
+        worker.logs.some((l) => l.includes('fault hook: SIGKILL') && l.includes(`"step":"${step}"`)),
+        'died at the step',
+      ).to.equal(true);
       expect(res.status, JSON.stringify(res.body)).to.equal(expected);
       if (expected === 503) expect(res.body.error.code).to.equal('service_unavailable');
       byStep.set(step, { account, statuses: [res.status] });

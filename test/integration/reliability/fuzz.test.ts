@@ -24,8 +24,15 @@ const LIVENESS_4XX: Record<number, string[]> = {
 };
 /** The emotion API's 400 codes (docs: one per failed check of the spec's format table). */
 const EMOTION_400 = [
-  'invalid_request', 'no_audio', 'unsupported_format', 'corrupt_audio', 'bit_depth_unsupported',
-  'sample_rate_out_of_range', 'channels_out_of_range', 'bit_rate_out_of_range', 'too_long',
+  'invalid_request',
+  'no_audio',
+  'unsupported_format',
+  'corrupt_audio',
+  'bit_depth_unsupported',
+  'sample_rate_out_of_range',
+  'channels_out_of_range',
+  'bit_rate_out_of_range',
+  'too_long',
 ];
 
 interface FuzzCase {
@@ -49,12 +56,18 @@ function randomString(r: Rand, max: number): string {
 function randomValue(r: Rand, depth: number): unknown {
   const kind = int(r, 0, depth > 4 ? 4 : 7);
   switch (kind) {
-    case 0: return null;
-    case 1: return r() < 0.5;
-    case 2: return pick(r, [0, -1, 1e308, -1e-308, 2 ** 53 + 1, 3.14]);
-    case 3: return randomString(r, 40);
-    case 4: return pick(r, ['jpeg', 'png', 'JPEG', 'gif', '', 'jpeg\u0000']);
-    case 5: return Array.from({ length: int(r, 0, 4) }, () => randomValue(r, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return pick(r, [0, -1, 1e308, -1e-308, 2 ** 53 + 1, 3.14]);
+    case 3:
+      return randomString(r, 40);
+    case 4:
+      return pick(r, ['jpeg', 'png', 'JPEG', 'gif', '', 'jpeg\u0000']);
+    case 5:
+      return Array.from({ length: int(r, 0, 4) }, () => randomValue(r, depth + 1));
     default: {
       const o: Record<string, unknown> = {};
       for (let i = int(r, 0, 4); i > 0; i--) o[pick(r, ['image', 'image_format', '__proto__', 'constructor', randomString(r, 8)])] = randomValue(r, depth + 1);
@@ -75,8 +88,16 @@ function livenessCases(r: Rand, key: string, noFaceB64: string, faceB64: string)
   for (let i = 0; i < 40; i++) cases.push({ ...json({ image: randomValue(r, 1), image_format: randomValue(r, 1) }), name: 'wrong types' });
   // Base64 that is almost right: data: URLs, URL-safe alphabet, whitespace, bad padding, a face under the wrong format.
   const almost = [
-    `data:image/jpeg;base64,${noFaceB64}`, noFaceB64.replace(/\+/g, '-').replace(/\//g, '_') + '-_', ` ${noFaceB64}`, `${noFaceB64}===`,
-    noFaceB64.slice(0, -1), noFaceB64.slice(0, 101), '====', 'A', 'AAAA', Buffer.from('GIF89a').toString('base64'),
+    `data:image/jpeg;base64,${noFaceB64}`,
+    noFaceB64.replace(/\+/g, '-').replace(/\//g, '_') + '-_',
+    ` ${noFaceB64}`,
+    `${noFaceB64}===`,
+    noFaceB64.slice(0, -1),
+    noFaceB64.slice(0, 101),
+    '====',
+    'A',
+    'AAAA',
+    Buffer.from('GIF89a').toString('base64'),
   ];
   for (const image of almost) cases.push({ ...json({ image, image_format: pick(r, ['jpeg', 'png']) }), name: 'almost base64' });
   cases.push({ ...json({ image: faceB64, image_format: 'png' }), name: 'face labelled png' });
@@ -118,9 +139,19 @@ function livenessCases(r: Rand, key: string, noFaceB64: string, faceB64: string)
   for (let i = 0; i < 10; i++) cases.push({ ...json(valid.slice(0, int(r, 0, valid.length - 1))), name: 'truncated json' });
   // Content types and encodings.
   const types = [
-    'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'application/json; charset=utf-16',
-    'application/json; charset=koi8-r', 'application/json; charset=nonsense', 'application/jsonx', 'image/jpeg', '', '*/*',
-    'application/json;;;', 'APPLICATION/JSON', 'application/vnd.api+json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=xyz',
+    'application/json; charset=utf-16',
+    'application/json; charset=koi8-r',
+    'application/json; charset=nonsense',
+    'application/jsonx',
+    'image/jpeg',
+    '',
+    '*/*',
+    'application/json;;;',
+    'APPLICATION/JSON',
+    'application/vnd.api+json',
   ];
   for (const type of types) cases.push({ ...json(valid, { 'content-type': type }), name: `content-type ${JSON.stringify(type)}` });
   cases.push({ ...json(valid, { 'content-encoding': 'br' }), name: 'content-encoding br' });
@@ -135,14 +166,28 @@ function livenessCases(r: Rand, key: string, noFaceB64: string, faceB64: string)
   });
   // Header fuzz: keys and companion headers.
   const keys = [
-    '', 'lc_', `lc_${'A'.repeat(43)}`, key.slice(0, -1), `${key}A`, key.toUpperCase(), `lc_${'A'.repeat(7000)}`, ` ${key}`,
-    `${key},${key}`, 'lc_ÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜ', 'Bearer x',
+    '',
+    'lc_',
+    `lc_${'A'.repeat(43)}`,
+    key.slice(0, -1),
+    `${key}A`,
+    key.toUpperCase(),
+    `lc_${'A'.repeat(7000)}`,
+    ` ${key}`,
+    `${key},${key}`,
+    'lc_ÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜäöüÄÖÜ',
+    'Bearer x',
   ];
   for (const k of keys) cases.push({ ...json(valid, { 'x-api-key': Buffer.from(k, 'utf8').toString('latin1') }), name: `api key ${k.slice(0, 12)}` });
   for (let i = 0; i < 15; i++) {
     // eslint-disable-next-line no-control-regex -- strips the control characters a header value cannot carry
-    const v = Buffer.from(randomString(r, 300), 'utf8').toString('latin1').replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '');
-    cases.push({ ...json(valid, { [pick(r, ['idempotency-key', 'x-request-id', 'x-forwarded-for', 'accept', 'x-api-key'])]: v }), name: 'random header value' });
+    const v = Buffer.from(randomString(r, 300), 'utf8')
+      .toString('latin1')
+      .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '');
+    cases.push({
+      ...json(valid, { [pick(r, ['idempotency-key', 'x-request-id', 'x-forwarded-for', 'accept', 'x-api-key'])]: v }),
+      name: 'random header value',
+    });
   }
   return cases;
 }
@@ -264,7 +309,11 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
         ['cmyk jpeg', await mk(64, 64).jpeg().toColourspace('cmyk').toBuffer(), 'jpeg'],
       ];
       for (const [name, bytes, format] of odd) {
-        cases.push({ name, headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey }, body: Buffer.from(JSON.stringify({ image: bytes.toString('base64'), image_format: format })) });
+        cases.push({
+          name,
+          headers: { 'content-type': 'application/json', 'x-api-key': account.primaryKey },
+          body: Buffer.from(JSON.stringify({ image: bytes.toString('base64'), image_format: format })),
+        });
       }
       let i = 0;
       const tally: Record<string, number> = {};
@@ -318,11 +367,19 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
       const files = makeAudio(dir);
       // Each intact file is accepted: the fuzz cases below start from good inputs.
       for (const [name, bytes] of Object.entries(files)) {
-        const res = await rawRequest(stack.api.port, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'audio/wav' }, body: bytes });
+        const res = await rawRequest(stack.api.port, {
+          path: '/feelings/v3/analysis',
+          headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'audio/wav' },
+          body: bytes,
+        });
         expect(res.status, `${name}: ${res.text}`).to.equal(200);
       }
       // The intact files' events arrive through the outbox; waiting for their count (3 s at most) lets them land first.
-      const before = await settledCount(() => stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId }), Object.keys(files).length, 3000);
+      const before = await settledCount(
+        () => stack.models.UsageEvent.countDocuments({ service: 'emotion', tokenId: stack.tokenId }),
+        Object.keys(files).length,
+        3000,
+      );
       const cases = emotionCases(r, files);
       let accepted = 0;
       let i = 0;

@@ -64,7 +64,7 @@ export function serviceEnv(engines: PrivateEngines, dbName: string, prefix: stri
   return {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-        // Reliability tests send many deliberate failures from 127.0.0.1; the limiter tests use the shipped value.
+    // Reliability tests send many deliberate failures from 127.0.0.1; the limiter tests use the shipped value.
     AUTH_FAILURE_BURST: '100000',
     AUTH_PREFIX_FAILURE_BURST: '100000', // deliberate wrong keys share prefixes; the limiter tests use the shipped value
     REDIS_URL: engines.redis.url,

@@ -58,12 +58,32 @@ describe('Secrets: keys, tokens, images and audio never reach the logs (processe
       (await json(key, { image: face.toString('base64'), image_format: 'png' })).status,
       (await json(nearKey, { image: face.toString('base64'), image_format: 'jpeg' })).status,
       (await json(key, { image: face.toString('base64').slice(0, 5000), image_format: 'jpeg' })).status,
-      (await rawRequest(live, { path: '/v1/check/liveness', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: `{"image":"${face.toString('base64')}` })).status,
+      (
+        await rawRequest(live, {
+          path: '/v1/check/liveness',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: `{"image":"${face.toString('base64')}`,
+        })
+      ).status,
       (await rawRequest(live, { method: 'GET', path: '/v1/usage', headers: { 'x-api-key': key } })).status,
-      (await rawRequest(emo, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'audio/wav' }, body: audio })).status,
-      (await rawRequest(emo, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${wrongToken}`, 'content-type': 'audio/wav' }, body: audio })).status,
-      (await rawRequest(emo, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'audio/wav' }, body: audio.subarray(0, 40) })).status,
-      (await rawRequest(emo, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'audio/wav' }, body: Buffer.concat([Buffer.from('fLaC'), audio.subarray(4)]) })).status,
+      (await rawRequest(emo, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'audio/wav' }, body: audio }))
+        .status,
+      (await rawRequest(emo, { path: '/feelings/v3/analysis', headers: { authorization: `Bearer ${wrongToken}`, 'content-type': 'audio/wav' }, body: audio }))
+        .status,
+      (
+        await rawRequest(emo, {
+          path: '/feelings/v3/analysis',
+          headers: { authorization: `Bearer ${token.token}`, 'content-type': 'audio/wav' },
+          body: audio.subarray(0, 40),
+        })
+      ).status,
+      (
+        await rawRequest(emo, {
+          path: '/feelings/v3/analysis',
+          headers: { authorization: `Bearer ${token.token}`, 'content-type': 'audio/wav' },
+          body: Buffer.concat([Buffer.from('fLaC'), audio.subarray(4)]),
+        })
+      ).status,
     ];
     expect(statuses).to.deep.equal([200, 200, 400, 400, 401, 400, 400, 200, 200, 403, 400, 400]);
 
@@ -71,8 +91,12 @@ describe('Secrets: keys, tokens, images and audio never reach the logs (processe
     // The processes did log at debug level (otherwise this test would prove nothing).
     expect(logs).to.match(/"level":20|"level":30/);
     const secrets: Array<[string, string]> = [
-      ['primary key', key], ['secondary key', secondary], ['near-miss key', nearKey], ['key body', key.slice(3)],
-      ['emotion token', token.token], ['wrong token', wrongToken],
+      ['primary key', key],
+      ['secondary key', secondary],
+      ['near-miss key', nearKey],
+      ['key body', key.slice(3)],
+      ['emotion token', token.token],
+      ['wrong token', wrongToken],
       ...fragments(face).map((f): [string, string] => ['image fragment', f]),
       ...fragments(audio).map((f): [string, string] => ['audio fragment', f]),
     ];

@@ -52,7 +52,10 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
     const results = await Promise.all(inFlight);
     outcomes.push(...results);
     const statuses = results.map((r) => r.status);
-    expect(statuses.every((s) => s === 200 || s === 503), statuses.join(',')).to.equal(true);
+    expect(
+      statuses.every((s) => s === 200 || s === 503),
+      statuses.join(','),
+    ).to.equal(true);
     expect(statuses.filter((s) => s === 503).length).to.be.greaterThan(0);
     for (const r of results.filter((x) => x.status === 503)) {
       expect(r.body.error.code).to.equal('service_unavailable');
@@ -90,11 +93,15 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
   it('recovers by itself once a new worker process starts, and never bills the killed job twice', async () => {
     replacement = await spawnService('liveness-worker', env);
     await replacement.ready(90_000);
-    await eventually(async () => {
-      const r = await postLiveness(api.port, account.key, face);
-      outcomes.push(r);
-      return r.status === 200;
-    }, 20_000, 500);
+    await eventually(
+      async () => {
+        const r = await postLiveness(api.port, account.key, face);
+        outcomes.push(r);
+        return r.status === 200;
+      },
+      20_000,
+      500,
+    );
     const after = await Promise.all(Array.from({ length: 4 }, () => postLiveness(api.port, account.key, face)));
     expect(after.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
 

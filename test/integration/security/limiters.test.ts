@@ -19,7 +19,7 @@ import { quietLog, testConfig } from '../../support/config';
 const SHIPPED = parseConfig({});
 /** The shipped brute-force allowance (test/support/config.ts lifts it for other files; these tests need the real one). */
 const SHIPPED_AUTH_LIMITS = {
-    // The shipped values, read from the config schema: these tests check what users get.
+  // The shipped values, read from the config schema: these tests check what users get.
   AUTH_FAILURE_BURST: String(SHIPPED.AUTH_FAILURE_BURST),
   AUTH_FAILURE_RATE_PER_SEC: String(SHIPPED.AUTH_FAILURE_RATE_PER_SEC), // shipped value
   AUTH_PREFIX_FAILURE_BURST: String(SHIPPED.AUTH_PREFIX_FAILURE_BURST), // shipped value
@@ -108,7 +108,7 @@ describe('Security: failed-authentication limits behind a proxy (findings 2 and 
     expect(await livenessCall(validKey, '198.51.100.10')).to.equal(200);
   });
 
-  it('finding 2: wrong secrets under a valid credential\'s own prefix, from many addresses, never stop that credential', async () => {
+  it("finding 2: wrong secrets under a valid credential's own prefix, from many addresses, never stop that credential", async () => {
     const tokenPrefix = validToken.slice(0, 6);
     const keyPrefix = validKey.slice(0, 9);
     const tokenStatuses = await sendAll(3 * SHIPPED.AUTH_PREFIX_FAILURE_BURST, 8, (i) => emotionCall(tokenPrefix + randomSecret(), `192.0.2.${1 + (i % 250)}`));

@@ -12,13 +12,48 @@ function agrees(t: string): void {
   if (bytes) expect(bytes.equals(Buffer.from(t, 'base64')), JSON.stringify(t)).to.equal(true);
 }
 
-describe('decodeStrictBase64 (the image field\'s Base64 check)', () => {
+describe("decodeStrictBase64 (the image field's Base64 check)", () => {
   it('agrees with the old regular expression on edge cases', () => {
     const cases = [
-      '', 'Q', 'QQ', 'QQ=', 'QQ==', 'QQ===', 'QUI', 'QUI=', 'QUJD', 'QUJDQ', 'QUJDQ=', 'QUJDQ==', '=', '==', '===', 'Q===',
-      'QU=J', 'QQ=a', 'Q Q=', 'QUJD QUJD', 'QQ-_', 'QUJD-UJD', 'QUJD_UJD', 'QUJD\tUJD', 'QUJDQUJ\u012b', 'QUJDQUJ\u00c4',
-      'QUJD\u0000UJD', 'QUJDQUJD\n', 'QUJD.UJD', 'QUJD*', 'QUJDQUJD*', '+/+/', '////', '++++', 'QUJD=QUJD', 'QUJD==QU',
-      'data:image/jpeg;base64,QUJD', 'QUJDQUJDQUJDQ\u012b==', 'QUJDQUJDQUJDQUJD\ud83d\ude00',
+      '',
+      'Q',
+      'QQ',
+      'QQ=',
+      'QQ==',
+      'QQ===',
+      'QUI',
+      'QUI=',
+      'QUJD',
+      'QUJDQ',
+      'QUJDQ=',
+      'QUJDQ==',
+      '=',
+      '==',
+      '===',
+      'Q===',
+      'QU=J',
+      'QQ=a',
+      'Q Q=',
+      'QUJD QUJD',
+      'QQ-_',
+      'QUJD-UJD',
+      'QUJD_UJD',
+      'QUJD\tUJD',
+      'QUJDQUJ\u012b',
+      'QUJDQUJ\u00c4',
+      'QUJD\u0000UJD',
+      'QUJDQUJD\n',
+      'QUJD.UJD',
+      'QUJD*',
+      'QUJDQUJD*',
+      '+/+/',
+      '////',
+      '++++',
+      'QUJD=QUJD',
+      'QUJD==QU',
+      'data:image/jpeg;base64,QUJD',
+      'QUJDQUJDQUJDQ\u012b==',
+      'QUJDQUJDQUJDQUJD\ud83d\ude00',
     ];
     for (const t of cases) agrees(t);
   });

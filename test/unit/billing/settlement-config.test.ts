@@ -10,7 +10,8 @@ describe('settlement configuration and the supervisor restart policy', () => {
   });
 
   it('accepts only the four named steps', () => {
-    for (const step of ['after_engine', 'after_commit', 'after_publish', 'in_drainer']) expect(parseConfig({ FAULT_KILL_AT: step }).FAULT_KILL_AT).to.equal(step);
+    for (const step of ['after_engine', 'after_commit', 'after_publish', 'in_drainer'])
+      expect(parseConfig({ FAULT_KILL_AT: step }).FAULT_KILL_AT).to.equal(step);
     expect(() => parseConfig({ FAULT_KILL_AT: 'before_everything' })).to.throw();
   });
 

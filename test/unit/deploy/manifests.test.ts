@@ -139,9 +139,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
 const k8sFiles = walk(K8S, (f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml');
 const objects: Loaded[] = k8sFiles.flatMap((file) => readYaml(file).map((obj) => ({ file, obj: obj as K8sObject })));
 const ofKind = <T>(kind: string, includeExamples = true) =>
-  objects
-    .filter((o) => o.obj.kind === kind && (includeExamples || !o.file.endsWith('.example.yaml')))
-    .map((o) => o.obj as unknown as T & K8sObject);
+  objects.filter((o) => o.obj.kind === kind && (includeExamples || !o.file.endsWith('.example.yaml'))).map((o) => o.obj as unknown as T & K8sObject);
 const deployments = () => ofKind<IDeployment>('Deployment');
 const deploymentNamed = (name: string) => deployments().find((d) => d.metadata?.name === name);
 const containerOf = (name: ProcessName): IContainer => {
@@ -158,13 +156,42 @@ const configMap = ofKind<IConfigMap>('ConfigMap').find((c) => c.metadata?.name =
 // Keys a container or probe may have (Kubernetes ignores unknown ones on a lenient apply, so a typo such as
 // `readinessprobe` would silently drop the probe; the OpenAPI schemas here do not forbid extra keys).
 const CONTAINER_KEYS = new Set([
-  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'resizePolicy', 'restartPolicy',
-  'volumeMounts', 'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
-  'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty',
+  'name',
+  'image',
+  'command',
+  'args',
+  'workingDir',
+  'ports',
+  'envFrom',
+  'env',
+  'resources',
+  'resizePolicy',
+  'restartPolicy',
+  'volumeMounts',
+  'volumeDevices',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'imagePullPolicy',
+  'securityContext',
+  'stdin',
+  'stdinOnce',
+  'tty',
 ]);
 const PROBE_KEYS = new Set([
-  'exec', 'httpGet', 'tcpSocket', 'grpc', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold',
-  'failureThreshold', 'terminationGracePeriodSeconds',
+  'exec',
+  'httpGet',
+  'tcpSocket',
+  'grpc',
+  'initialDelaySeconds',
+  'timeoutSeconds',
+  'periodSeconds',
+  'successThreshold',
+  'failureThreshold',
+  'terminationGracePeriodSeconds',
 ]);
 
 describe('deploy/ manifests', () => {
@@ -213,7 +240,12 @@ describe('deploy/ manifests', () => {
     it('the schema check rejects a broken object (so the test above can fail)', () => {
       const broken = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { replicas: 'two' } };
       expect(() => new Deployment(broken as never).validate()).to.throw(/replicas|selector|template/);
-      const so = { apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', metadata: { name: 'x' }, spec: { scaleTargetRef: { name: 'x' }, triggers: [{ type: 'prometheus', metadata: { threshold: 5 } }] } };
+      const so = {
+        apiVersion: 'keda.sh/v1alpha1',
+        kind: 'ScaledObject',
+        metadata: { name: 'x' },
+        spec: { scaleTargetRef: { name: 'x' }, triggers: [{ type: 'prometheus', metadata: { threshold: 5 } }] },
+      };
       expect(() => new ScaledObject(so as never).validate()).to.throw(/threshold/);
     });
 
@@ -226,7 +258,10 @@ describe('deploy/ manifests', () => {
     });
 
     it('has a Deployment, Service and PodDisruptionBudget per process, an HPA per API and a ScaledObject per worker', () => {
-      const names = (kind: string) => ofKind<K8sObject>(kind, false).map((o) => o.metadata?.name).sort();
+      const names = (kind: string) =>
+        ofKind<K8sObject>(kind, false)
+          .map((o) => o.metadata?.name)
+          .sort();
       expect(names('Deployment')).to.deep.equal([...PROCESS_NAMES].sort());
       expect(names('Service')).to.deep.equal([...PROCESS_NAMES].sort());
       expect(names('PodDisruptionBudget')).to.deep.equal([...PROCESS_NAMES].sort());
@@ -293,7 +328,10 @@ describe('deploy/ manifests', () => {
             for (const key of Object.keys(probe ?? {})) expect(PROBE_KEYS.has(key), `${kind} key "${key}"`).to.equal(true);
             const get = probe?.httpGet;
             expect(get, `${kind}.httpGet`).to.not.equal(undefined);
-            expect(ports.some((x) => x.name === get?.port || x.containerPort === get?.port), `${kind} port ${get?.port}`).to.equal(true);
+            expect(
+              ports.some((x) => x.name === get?.port || x.containerPort === get?.port),
+              `${kind} port ${get?.port}`,
+            ).to.equal(true);
             expect(get?.path, kind).to.equal(kind === 'readinessProbe' ? '/readyz' : '/livez');
           }
           // The startup allowance covers model loading before the liveness probe may restart the pod.
@@ -373,11 +411,17 @@ describe('deploy/ manifests', () => {
     it('every Service selects the pods of exactly one Deployment, on a port those pods declare', () => {
       for (const svc of ofKind<IService>('Service')) {
         const matches = deployments().filter((d) => labelsMatch(svc.spec?.selector, d.spec?.template.metadata?.labels));
-        expect(matches.map((d) => d.metadata?.name), `Service ${svc.metadata?.name}`).to.deep.equal([svc.metadata?.name]);
+        expect(
+          matches.map((d) => d.metadata?.name),
+          `Service ${svc.metadata?.name}`,
+        ).to.deep.equal([svc.metadata?.name]);
         const ports = matches[0]?.spec?.template.spec?.containers.flatMap((c) => c.ports ?? []) ?? [];
         for (const sp of svc.spec?.ports ?? []) {
           const target = sp.targetPort ?? sp.port;
-          expect(ports.some((x) => x.name === target || x.containerPort === target), `Service ${svc.metadata?.name} targetPort ${target}`).to.equal(true);
+          expect(
+            ports.some((x) => x.name === target || x.containerPort === target),
+            `Service ${svc.metadata?.name} targetPort ${target}`,
+          ).to.equal(true);
         }
       }
     });
@@ -456,9 +500,7 @@ describe('deploy/ manifests', () => {
       stop_grace_period?: string;
       depends_on?: Record<string, { condition: string }> | string[];
     };
-    const compose = readYamlOne<{ services: Record<string, ComposeService>; volumes?: Record<string, unknown> }>(
-      path.join(DEPLOY, 'compose.yaml'),
-    );
+    const compose = readYamlOne<{ services: Record<string, ComposeService>; volumes?: Record<string, unknown> }>(path.join(DEPLOY, 'compose.yaml'));
     /** Compose interpolation with the defaults (and a value for the required ones). */
     const interpolate = (v: string | number | boolean) =>
       String(v).replace(/\$\{([A-Z_]+)(?::?([-?])([^}]*))?\}/g, (_m, name: string, op?: string, arg?: string) => {
@@ -568,8 +610,17 @@ describe('deploy/ manifests', () => {
 
     it('runtime: Debian ffmpeg and tini, production deps, models copied in, non-root', () => {
       const body = runtime.body;
-      expect(body.filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent()).join('\n')).to.match(/apt-get install[^\n]*\bffmpeg\b[^\n]*\btini\b/);
-      const from = (c: Copy) => c.getFlags().find((f) => f.getName() === 'from')?.getValue();
+      expect(
+        body
+          .filter((i) => i.getKeyword() === 'RUN')
+          .map((i) => i.getArgumentsContent())
+          .join('\n'),
+      ).to.match(/apt-get install[^\n]*\bffmpeg\b[^\n]*\btini\b/);
+      const from = (c: Copy) =>
+        c
+          .getFlags()
+          .find((f) => f.getName() === 'from')
+          ?.getValue();
       const copies = body.filter((i): i is Copy => i instanceof Copy).map((c) => ({ from: from(c), args: c.getArguments().map((a) => a.getValue()) }));
       expect(copies.some((c) => c.from === 'prod-deps' && c.args[0] === '/app/node_modules')).to.equal(true);
       expect(copies.some((c) => c.from === 'build' && c.args[0] === '/app/models/dist')).to.equal(true);
@@ -604,7 +655,10 @@ describe('deploy/ manifests', () => {
       for (const s of stages) {
         for (const c of s.body.filter((i): i is Copy => i instanceof Copy)) {
           if (c.getFlags().some((f) => f.getName() === 'from')) continue;
-          const srcs = c.getArguments().map((a) => a.getValue()).slice(0, -1);
+          const srcs = c
+            .getArguments()
+            .map((a) => a.getValue())
+            .slice(0, -1);
           for (const src of srcs) {
             expect(fs.existsSync(path.join(projectRoot, src)), `COPY ${src} exists`).to.equal(true);
             expect(allowed, `COPY ${src} is re-included in Dockerfile.dockerignore`).to.include(src);
@@ -664,7 +718,7 @@ describe('deploy/ manifests', () => {
     const JOBS = [...PROCESS_NAMES].sort();
     type PromConfig = { rule_files?: string[]; scrape_configs: { job_name: string; dns_sd_configs?: { names: string[]; port: number }[] }[] };
 
-    it('prometheus.yml scrapes the four processes by compose service name and port, under the alert rules\' job names', () => {
+    it("prometheus.yml scrapes the four processes by compose service name and port, under the alert rules' job names", () => {
       const cfg = readYamlOne<PromConfig>(path.join(PROM, 'prometheus.yml'));
       const app = cfg.scrape_configs.filter((s) => s.job_name !== 'prometheus');
       expect(app.map((s) => s.job_name).sort()).to.deep.equal(JOBS);
@@ -686,7 +740,10 @@ describe('deploy/ manifests', () => {
         emotionWorkers: [],
         scrapeInterval: '1s',
       });
-      const code = rendered.split('\n').map((l) => l.replace(/#.*$/, '')).join('\n');
+      const code = rendered
+        .split('\n')
+        .map((l) => l.replace(/#.*$/, ''))
+        .join('\n');
       expect(code).to.not.contain('${');
       const js = parseYaml(rendered) as PromConfig & { global: Record<string, string> };
       expect(js.scrape_configs.map((s) => s.job_name).sort()).to.deep.equal(JOBS);
@@ -723,7 +780,10 @@ describe('deploy/ manifests', () => {
       const alerts = rules.groups.flatMap((g) => g.rules.map((r) => r.alert)).filter((a): a is string => !!a);
       const tests = readYamlOne<{ tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[] }>(path.join(PROM, 'alerts.test.yml'));
       const firing = new Set(tests.tests.flatMap((t) => (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
-      expect(alerts.filter((a) => !firing.has(a)), 'alerts without a firing test case').to.be.empty;
+      expect(
+        alerts.filter((a) => !firing.has(a)),
+        'alerts without a firing test case',
+      ).to.be.empty;
       for (const rule of rules.groups.flatMap((g) => g.rules)) {
         if (!rule.alert) continue;
         expect((rule as { labels?: { severity?: string } }).labels?.severity, rule.alert).to.be.oneOf(['critical', 'warning']);

@@ -24,7 +24,7 @@ describe('emotion mapping fit (npm run fit:emotion)', () => {
   it('computes the same scores as the ONNX graph (so CV figures describe the model it writes)', async () => {
     const session = await openSession(emotionMappingBytes());
     let seed = 7;
-    const rnd = (): number => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const rnd = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
     for (let i = 0; i < 20; i++) {
       const w = Object.fromEntries(
         FEATURE_NAMES.map((f) => {
@@ -50,7 +50,10 @@ describe('emotion mapping fit (npm run fit:emotion)', () => {
     expect(['ANG', 'HAP', 'NEU', 'SAD', 'joy'].map(emotionClass)).to.deep.equal(['angry', 'happy', 'neutral', 'sad', 'happy']);
     expect([intensityWeight('HI'), intensityWeight('LO'), intensityWeight(undefined), intensityWeight('0.5')]).to.deep.equal([1, 0.6, 1, 0.5]);
     const clip = (speaker: string): Clip => ({ file: '', speaker, emotion: 'neutral', weight: 1, windows: [] });
-    expect(speakerFolds(['c', 'a', 'b', 'a', 'd'].map(clip), 2)).to.deep.equal([['a', 'c'], ['b', 'd']]);
+    expect(speakerFolds(['c', 'a', 'b', 'a', 'd'].map(clip), 2)).to.deep.equal([
+      ['a', 'c'],
+      ['b', 'd'],
+    ]);
     expect(() => readEmotionManifest('path,speaker\nx,y\n')).to.throw(/no "file" column/);
   });
 
@@ -60,7 +63,11 @@ describe('emotion mapping fit (npm run fit:emotion)', () => {
     fs.mkdirSync(corpus);
     const codes: Record<string, EmotionLike> = { NEU: 'neutral', HAP: 'joy', ANG: 'anger', SAD: 'sadness' };
     const lines = ['file,speaker,emotion,intensity'];
-    for (const [speaker, voice] of [['s1', 'en-us'], ['s2', 'en+f3'], ['s3', 'en+m3']] as const) {
+    for (const [speaker, voice] of [
+      ['s1', 'en-us'],
+      ['s2', 'en+f3'],
+      ['s3', 'en+m3'],
+    ] as const) {
       for (const [code, emotion] of Object.entries(codes)) {
         const name = emotionLike(fx, voice, emotion);
         fs.copyFileSync(fx.path(name), path.join(corpus, `${speaker}-${code}.wav`));

@@ -42,7 +42,13 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
       sample_rate: 16000,
       channels: 1,
     },
-    { name: 'aac ADTS', make: () => fx.ffmpeg('speech44k.wav', 'speech.aac', ['-c:a', 'aac', '-b:a', '128k']), format_name: 'aac', sample_rate: 44100, channels: 2 },
+    {
+      name: 'aac ADTS',
+      make: () => fx.ffmpeg('speech44k.wav', 'speech.aac', ['-c:a', 'aac', '-b:a', '128k']),
+      format_name: 'aac',
+      sample_rate: 44100,
+      channels: 2,
+    },
     {
       name: 'm4a with the moov atom at the end (ffmpeg default)',
       make: () => fx.ffmpeg('speech44k.wav', 'moov-end.m4a', ['-c:a', 'aac', '-b:a', '128k']),
@@ -57,7 +63,13 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
       sample_rate: 44100,
       channels: 2,
     },
-    { name: 'mp3 at 128 kbps', make: () => fx.ffmpeg('speech44k.wav', 'speech.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']), format_name: 'mp3', sample_rate: 44100, channels: 2 },
+    {
+      name: 'mp3 at 128 kbps',
+      make: () => fx.ffmpeg('speech44k.wav', 'speech.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']),
+      format_name: 'mp3',
+      sample_rate: 44100,
+      channels: 2,
+    },
     {
       name: 'mp3 at 8 kHz (narrow-band floor: 24 kbps)',
       make: () => fx.ffmpeg('speech.wav', 'nb.mp3', ['-ar', '8000', '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '32k']),
@@ -65,7 +77,13 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
       sample_rate: 8000,
       channels: 1,
     },
-    { name: 'wma (wmav2)', make: () => fx.ffmpeg('speech44k.wav', 'speech.wma', ['-c:a', 'wmav2', '-b:a', '128k']), format_name: 'asf', sample_rate: 44100, channels: 2 },
+    {
+      name: 'wma (wmav2)',
+      make: () => fx.ffmpeg('speech44k.wav', 'speech.wma', ['-c:a', 'wmav2', '-b:a', '128k']),
+      format_name: 'asf',
+      sample_rate: 44100,
+      channels: 2,
+    },
     { name: 'flac', make: () => fx.ffmpeg('speech16k.wav', 'speech.flac', []), format_name: 'flac', sample_rate: 16000, channels: 1 },
   ];
 
@@ -85,9 +103,35 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
 
   it('reports the audio stream bit rate, not the container rate inflated by cover art', async () => {
     fx.ffmpeg('speech44k.wav', 'plain.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
-    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', fx.path('plain.mp3'), '-f', 'image2pipe', '-c', 'png', '-i', '-', '-map', '0', '-map', '1', '-c', 'copy', '-disposition:v', 'attached_pic', fx.path('cover.mp3')], {
-      input: makePng(), // 256x256 noise: large enough that the container's rate is far above 128 kbps
-    });
+    execFileSync(
+      'ffmpeg',
+      [
+        '-nostdin',
+        '-v',
+        'error',
+        '-y',
+        '-i',
+        fx.path('plain.mp3'),
+        '-f',
+        'image2pipe',
+        '-c',
+        'png',
+        '-i',
+        '-',
+        '-map',
+        '0',
+        '-map',
+        '1',
+        '-c',
+        'copy',
+        '-disposition:v',
+        'attached_pic',
+        fx.path('cover.mp3'),
+      ],
+      {
+        input: makePng(), // 256x256 noise: large enough that the container's rate is far above 128 kbps
+      },
+    );
     const res = await engine.analyze(fx.read('cover.mp3'));
     expect(res.meta.bit_rate).to.equal(128000);
   });
@@ -244,5 +288,20 @@ describe('emotion engine: formats (POST /feelings/v3/analysis body)', () => {
 
 /** A valid 256x256 PNG of noise (an "album cover"), made by ffmpeg so no binary is committed. */
 function makePng(): Buffer {
-  return execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'lavfi', '-i', 'nullsrc=s=256x256,geq=random(1)*255:128:128', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', '-']);
+  return execFileSync('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'nullsrc=s=256x256,geq=random(1)*255:128:128',
+    '-frames:v',
+    '1',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'png',
+    '-',
+  ]);
 }

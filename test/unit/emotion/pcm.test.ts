@@ -72,7 +72,7 @@ describe('emotion engine: in-process PCM decoding and the analysis threads', () 
       expect(a.windows.length).to.equal(b.windows.length);
       for (let i = 0; i < a.windows.length; i++) {
         for (const [k, v] of Object.entries(a.windows[i]!.features)) {
-          const w = b.windows[i]!.features[k as keyof typeof a.windows[0]['features']];
+          const w = b.windows[i]!.features[k as keyof (typeof a.windows)[0]['features']];
           if (Number.isNaN(v)) expect(w, `${wav} ${k}`).to.be.NaN;
           else expect(Math.abs(v - w), `${wav} window ${i} ${k}: ${v} vs ${w}`).to.be.at.most(Math.max(0.02 * Math.abs(w), 0.05));
         }

@@ -55,7 +55,7 @@ describe('emotion engine: voice measures agree with Praat', () => {
     }
   });
 
-  it('puts HNR between Praat\'s (ac) and (cc) variants, ±2 dB, and ranks the croaky voice lowest like Praat', () => {
+  it("puts HNR between Praat's (ac) and (cc) variants, ±2 dB, and ranks the croaky voice lowest like Praat", () => {
     for (const r of rows) {
       const lo = Math.min(r.praat.hnrAc, r.praat.hnrCc) - 2;
       const hi = Math.max(r.praat.hnrAc, r.praat.hnrCc) + 2;
@@ -65,7 +65,7 @@ describe('emotion engine: voice measures agree with Praat', () => {
     expect(lowest((x) => x.ours.hnr!)).to.equal(lowest((x) => x.praat.hnrAc));
   });
 
-  it('finds CPPS within 3 dB of Praat\'s', () => {
+  it("finds CPPS within 3 dB of Praat's", () => {
     for (const r of rows) expect(r.ours.cpps!, r.voice).to.be.closeTo(r.praat.cpps, 3);
   });
 });

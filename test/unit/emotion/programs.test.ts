@@ -6,14 +6,23 @@ import { requirePrograms, setupPrograms } from '../../fixtures/emotion/programs'
 describe('emotion tests: required programs come from scripts/setup.sh', () => {
   it('lists every program the emotion fixtures call, with its Debian package', () => {
     const list = setupPrograms();
-    for (const [program, pkg] of [['ffmpeg', 'ffmpeg'], ['ffprobe', 'ffmpeg'], ['espeak-ng', 'espeak-ng'], ['sox', 'sox'], ['praat', 'praat']]) {
+    for (const [program, pkg] of [
+      ['ffmpeg', 'ffmpeg'],
+      ['ffprobe', 'ffmpeg'],
+      ['espeak-ng', 'espeak-ng'],
+      ['sox', 'sox'],
+      ['praat', 'praat'],
+    ]) {
       expect(list.get(program!), program).to.equal(pkg);
     }
   });
 
   it('reads `need` lines, including the ones with a path variable', () => {
     const list = setupPrograms('  need "${FFMPEG_PATH:-ffmpeg}" ffmpeg\n  need praat praat\n# need nothing here\n');
-    expect([...list]).to.deep.equal([['ffmpeg', 'ffmpeg'], ['praat', 'praat']]);
+    expect([...list]).to.deep.equal([
+      ['ffmpeg', 'ffmpeg'],
+      ['praat', 'praat'],
+    ]);
   });
 
   it('refuses a program setup.sh does not install, naming the fix', () => {

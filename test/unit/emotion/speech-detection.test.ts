@@ -70,7 +70,10 @@ describe('emotion engine: speech detection at any level, and not on noise or mus
     for (const f of ['effort.wav', 'whisper.wav']) {
       const res = await engine.analyze(fx.read(f));
       expect(res.summary.speech_ratio, f).to.be.above(0.6);
-      expect(res.results.every((r) => r.speech_ratio > 0.3), f).to.equal(true);
+      expect(
+        res.results.every((r) => r.speech_ratio > 0.3),
+        f,
+      ).to.equal(true);
     }
   });
 
@@ -90,13 +93,21 @@ describe('emotion engine: speech detection at any level, and not on noise or mus
     ['a 220 Hz tone', (n) => fx.sox([], n, ['synth', '6', 'sine', '220', 'vol', '0.5'], ['-n', '-r', '16000', '-c', '1', '-b', '16'])],
     [
       'a chord of square waves with tremolo',
-      (n) => fx.sox([], n, ['synth', '6', 'square', '220', 'square', '277', 'square', '330', 'tremolo', '5', '40', 'vol', '0.3'], ['-n', '-r', '16000', '-c', '1', '-b', '16']),
+      (n) =>
+        fx.sox(
+          [],
+          n,
+          ['synth', '6', 'square', '220', 'square', '277', 'square', '330', 'tremolo', '5', '40', 'vol', '0.3'],
+          ['-n', '-r', '16000', '-c', '1', '-b', '16'],
+        ),
     ],
     [
       'a plucked-string melody',
       (n) => {
         const notes = ['C3', 'E3', 'G3', 'C4', 'A3', 'F3', 'D3', 'G3', 'E3', 'C3', 'G3', 'C4'];
-        const parts = notes.map((note, i) => fx.sox([], `${n}-${i}.wav`, ['synth', '0.5', 'pluck', note, 'pluck', `%${i % 3}`], ['-n', '-r', '16000', '-c', '1', '-b', '16']));
+        const parts = notes.map((note, i) =>
+          fx.sox([], `${n}-${i}.wav`, ['synth', '0.5', 'pluck', note, 'pluck', `%${i % 3}`], ['-n', '-r', '16000', '-c', '1', '-b', '16']),
+        );
         return fx.sox(parts, n, ['vol', '0.7']);
       },
     ],
@@ -107,7 +118,10 @@ describe('emotion engine: speech detection at any level, and not on noise or mus
       make(name);
       const res = await engine.analyze(fx.read(name));
       expect(res.summary.speech_ratio, label).to.be.at.most(0.03);
-      expect(res.results.every((r) => r.rough === 0 && r.soft === 0), label).to.equal(true);
+      expect(
+        res.results.every((r) => r.rough === 0 && r.soft === 0),
+        label,
+      ).to.equal(true);
     });
   }
 });

@@ -10,10 +10,12 @@ import { loadEngine } from './engine';
 function agreement(a: Uint8Array[], b: Uint8Array[]): number {
   let same = 0;
   let total = 0;
-  a.forEach((flags, w) => flags.forEach((f, k) => {
-    total++;
-    if (f === b[w]![k]) same++;
-  }));
+  a.forEach((flags, w) =>
+    flags.forEach((f, k) => {
+      total++;
+      if (f === b[w]![k]) same++;
+    }),
+  );
   return same / total;
 }
 

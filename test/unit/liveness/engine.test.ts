@@ -71,7 +71,11 @@ describe('liveness engine', () => {
 
   it('lists its verified models with their hashes', () => {
     expect(engine.modelInfo.map((m) => m.name)).to.include.members([
-      'faceplugin-detect', 'faceplugin-liveness', 'blazeface-front', 'silent-face-v2', 'silent-face-v1se',
+      'faceplugin-detect',
+      'faceplugin-liveness',
+      'blazeface-front',
+      'silent-face-v2',
+      'silent-face-v1se',
     ]);
     for (const m of engine.modelInfo) expect(m.sha256).to.match(/^[0-9a-f]{64}$/);
   });
@@ -132,8 +136,10 @@ describe('liveness engine', () => {
     const r = await engine.analyze(big, 'jpeg');
     const k = 4032 / 640;
     const scaled = {
-      x: selfieResult.faceRectArea.x * k, y: selfieResult.faceRectArea.y * k,
-      width: selfieResult.faceRectArea.width * k, height: selfieResult.faceRectArea.height * k,
+      x: selfieResult.faceRectArea.x * k,
+      y: selfieResult.faceRectArea.y * k,
+      width: selfieResult.faceRectArea.width * k,
+      height: selfieResult.faceRectArea.height * k,
     };
     expect(iou(r.faceRectArea, scaled)).to.be.greaterThan(0.8);
     expect(Math.abs(r.isFakeLikelihood - selfieResult.isFakeLikelihood)).to.be.lessThan(0.2);
@@ -156,7 +162,10 @@ describe('liveness engine', () => {
 
   it('reports multiple_faces when two faces of the same size are in the frame', async () => {
     const two = await sharp({ create: { width: 1280, height: 480, channels: 3, background: '#000' } })
-      .composite([{ input: selfie, left: 0, top: 0 }, { input: selfie, left: 640, top: 0 }])
+      .composite([
+        { input: selfie, left: 0, top: 0 },
+        { input: selfie, left: 640, top: 0 },
+      ])
       .jpeg()
       .toBuffer();
     const r = await engine.analyze(two, 'jpeg');

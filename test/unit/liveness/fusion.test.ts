@@ -3,13 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import {
-  apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, readManifest, type Scored, trainingRows,
-} from '../../../scripts/liveness/evaluation';
+import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, readManifest, type Scored, trainingRows } from '../../../scripts/liveness/evaluation';
 import { coefficients } from '../../../workers/liveness/engine';
-import {
-  equalErrorPoint, fitFusion, fitLogisticL2, fusedLikelihood, shippedFusion,
-} from '../../../workers/liveness/engine/fusion';
+import { equalErrorPoint, fitFusion, fitLogisticL2, fusedLikelihood, shippedFusion } from '../../../workers/liveness/engine/fusion';
 import { sampleToTensor } from '../../../workers/liveness/engine/image';
 import { BUILTIN_SPOOF_SPECS, contextCrop, silentFaceCrop } from '../../../workers/liveness/engine/spoof';
 
@@ -57,30 +53,54 @@ describe('liveness spoof crops', () => {
     it('stretches the window with plain bilinear sampling, BGR, raw 0..255', () => {
       // Columns repeat 0, 0, 0, 255 in red; green is 7, blue 200. A 4x shrink samples at 4o + 1.5, between
       // two 0 columns: plain bilinear gives 0 where an anti-aliased resize would give 63.75.
-      const width = 320, height = 80;
+      const width = 320,
+        height = 80;
       const data = new Uint8Array(width * height * 3);
       for (let y = 0; y < height; y++) {
         for (let x = 0; x < width; x++) data.set([x % 4 === 3 ? 255 : 0, 7, 200], (y * width + x) * 3);
       }
       const img = { data, width, height, origWidth: width, origHeight: height, scale: 1 };
-      const t = sampleToTensor(img, { x: 0, y: 0, w: 320, h: 80 }, {
-        width: 80, height: 80, layout: 'nchw', order: 'bgr', mean: 0, std: 1, antialias: false, clampToBox: true,
-      });
+      const t = sampleToTensor(
+        img,
+        { x: 0, y: 0, w: 320, h: 80 },
+        {
+          width: 80,
+          height: 80,
+          layout: 'nchw',
+          order: 'bgr',
+          mean: 0,
+          std: 1,
+          antialias: false,
+          clampToBox: true,
+        },
+      );
       const plane = 80 * 80;
       expect(t[0]).to.equal(200); // channel 0 is blue
       expect(t[plane]).to.equal(7);
       expect(Math.max(...t.subarray(2 * plane, 3 * plane))).to.equal(0);
     });
 
-    it('reads only the window\'s own pixels when enlarging it (cv2.resize on an ROI)', () => {
-      const width = 10, height = 10;
+    it("reads only the window's own pixels when enlarging it (cv2.resize on an ROI)", () => {
+      const width = 10,
+        height = 10;
       const data = new Uint8Array(width * height * 3);
       for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data[(y * width + x) * 3] = x === 2 ? 0 : 100;
       const img = { data, width, height, origWidth: width, origHeight: height, scale: 1 };
       // Window x 3..6: its left output pixel would reach back to x = 2 (value 0) without the ROI clamp.
-      const t = sampleToTensor(img, { x: 3, y: 3, w: 4, h: 4 }, {
-        width: 8, height: 8, layout: 'nhwc', order: 'rgb', mean: 0, std: 1, antialias: false, clampToBox: true,
-      });
+      const t = sampleToTensor(
+        img,
+        { x: 3, y: 3, w: 4, h: 4 },
+        {
+          width: 8,
+          height: 8,
+          layout: 'nhwc',
+          order: 'rgb',
+          mean: 0,
+          std: 1,
+          antialias: false,
+          clampToBox: true,
+        },
+      );
       expect(t[0]).to.equal(100);
     });
   });
@@ -88,10 +108,11 @@ describe('liveness spoof crops', () => {
 
 describe('liveness fusion', () => {
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 
   it('recovers the weights and bias of a logistic law from samples', () => {
-    const x: number[][] = [], y: number[] = [];
+    const x: number[][] = [],
+      y: number[] = [];
     for (let i = 0; i < 4000; i++) {
       const r = [rand() * 8 - 4, rand() * 8 - 4];
       x.push(r);
@@ -104,7 +125,8 @@ describe('liveness fusion', () => {
   });
 
   it('keeps every weight non-negative: a feature that points the wrong way is dropped', () => {
-    const x: number[][] = [], y: number[] = [];
+    const x: number[][] = [],
+      y: number[] = [];
     for (let i = 0; i < 2000; i++) {
       const r = [rand() * 8 - 4, rand() * 8 - 4];
       x.push(r);
@@ -115,7 +137,7 @@ describe('liveness fusion', () => {
     expect(w[1]).to.equal(0);
   });
 
-  it('ships a fusion that rises with every model\'s fake logit and records the sources it was fitted on', () => {
+  it("ships a fusion that rises with every model's fake logit and records the sources it was fitted on", () => {
     const names = BUILTIN_SPOOF_SPECS.map((s) => s.name);
     expect(Object.keys(shippedFusion.weights)).to.have.members(names);
     for (const w of Object.values(shippedFusion.weights)) expect(w).to.be.at.least(0);
@@ -158,9 +180,18 @@ describe('liveness fusion', () => {
       features: { detector: 'fr-detect', spoofLogits: { m: x }, passLogits: { m: x } },
     });
     const others = [
-      mk('a', 'live', -3), mk('a', 'live', -2), mk('a', 'spoof', 2), mk('a', 'spoof', 3), mk('a', 'live', 0.5),
-      mk('c', 'live', -2.5), mk('c', 'live', -1), mk('c', 'spoof', 1), mk('c', 'spoof', 2.5), mk('c', 'spoof', -0.5),
-      mk('d', 'live', -2), mk('d', 'spoof', 1.5),
+      mk('a', 'live', -3),
+      mk('a', 'live', -2),
+      mk('a', 'spoof', 2),
+      mk('a', 'spoof', 3),
+      mk('a', 'live', 0.5),
+      mk('c', 'live', -2.5),
+      mk('c', 'live', -1),
+      mk('c', 'spoof', 1),
+      mk('c', 'spoof', 2.5),
+      mk('c', 'spoof', -0.5),
+      mk('d', 'live', -2),
+      mk('d', 'spoof', 1.5),
     ];
     const b = [mk('b', 'live', 10), mk('b', 'spoof', -12)]; // deliberately backwards: a fit that saw them would bend
     const opts = { l2: 1, threshold: 0.15 };
@@ -185,7 +216,10 @@ describe('liveness metrics', () => {
       items.push({ group: `g${g}`, spoof: true, score: g % 3 === 0 ? 0.2 : 0.9 }, { group: `g${g}`, spoof: false, score: 0.3 });
     }
     const [lo, hi] = bootstrapAuc(items, 500);
-    const pooled = auc(items.filter((i) => i.spoof).map((i) => i.score), items.filter((i) => !i.spoof).map((i) => i.score));
+    const pooled = auc(
+      items.filter((i) => i.spoof).map((i) => i.score),
+      items.filter((i) => !i.spoof).map((i) => i.score),
+    );
     expect(lo).to.be.at.most(pooled);
     expect(hi).to.be.at.least(pooled);
     expect(hi - lo).to.be.greaterThan(0.1);

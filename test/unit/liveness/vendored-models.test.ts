@@ -27,6 +27,8 @@ describe('vendored liveness models', () => {
   it('ships the Apache-2.0 LICENSE and a NOTICE saying the weights were exported to ONNX unchanged', () => {
     const dir = path.dirname(vendoredPath(vendored[0]!));
     expect(fs.readFileSync(path.join(dir, 'LICENSE'), 'utf8')).to.contain('Apache License');
-    expect(fs.readFileSync(path.join(dir, 'NOTICE'), 'utf8')).to.match(/exported to ONNX/).and.match(/not changed/);
+    expect(fs.readFileSync(path.join(dir, 'NOTICE'), 'utf8'))
+      .to.match(/exported to ONNX/)
+      .and.match(/not changed/);
   });
 });
