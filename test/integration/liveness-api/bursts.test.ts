@@ -29,6 +29,24 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
     }
   });
 
+  it('on the shipped 10 s budget, bills a free account at most its 50 calls for 70 at once: 200, 429 quota_exceeded or 503 at capacity, billed = 200s', async () => {
+    const acc = await stack.createAccount('free');
+    const results = await Promise.all(Array.from({ length: 70 }, () => stack.check(acc.primaryKey, face)));
+    const tally = JSON.stringify(codes(results));
+    const served = results.filter((r) => r.status === 200).length;
+    for (const r of results) {
+      expect([200, 429, 503], tally).to.include(r.status);
+      if (r.status === 429) expect(r.body.error.code).to.equal('quota_exceeded');
+      if (r.status === 503) expect(r.body.error.message, tally).to.match(/at capacity/); // shed at admission, uncharged
+    }
+    expect(served, tally).to.be.at.most(50);
+    // Without shedding (a machine not overloaded by others), the split is the exact one of the test above.
+    if (!results.some((r) => r.status === 503)) expect(served, tally).to.equal(50);
+    expect((await stack.usage(acc.primaryKey)).body.data.total_calls).to.equal(served);
+    await outboxDrained(stack.api.deps.redis, stack.prefix);
+    expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId })).to.equal(served);
+  });
+
   async function quotaBurst(stack: LivenessStack): Promise<void> {
     const acc = await stack.createAccount('free');
     const results = await Promise.all(Array.from({ length: 70 }, () => stack.check(acc.primaryKey, face)));
