@@ -6,6 +6,7 @@
 // Blind spot: a server step that blocks the loop synchronously for seconds would be excused too; the stall is
 // printed with each answer so such a run stands out.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { expect } from 'chai';
 
 export interface Timed<T> {
   value: T;
@@ -25,4 +26,10 @@ export async function timedAgainstStalls<T>(work: () => Promise<T>): Promise<Tim
   } finally {
     delay.disable();
   }
+}
+
+/** The spec's "503 within the budget + 1 s" for a server in this process, less the measured event-loop stall. */
+export function expectWithinBudget(t: { ms: number; stallMs: number }, budgetMs: number): void {
+  console.log(`      answered in ${Math.round(t.ms)} ms (budget ${budgetMs} ms; longest event-loop stall meanwhile ${Math.round(t.stallMs)} ms)`);
+  expect(t.ms - t.stallMs, `ms to the answer, less ${Math.round(t.stallMs)} ms of event-loop stall`).to.be.at.most(budgetMs + 1000);
 }

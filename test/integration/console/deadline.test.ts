@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { testMongoUri } from '../../support/engines';
 import { StallableProxy } from '../../support/stallable-proxy';
-import { FormClient, fullySignedIn, signIn, startConsole, type ConsoleHarness, type Onboarded } from './harness';
+import { expectWithinBudget, timedAgainstStalls } from '../../support/event-loop';
+import { FormClient, fullySignedIn, startConsole, type ConsoleHarness, type Onboarded } from './harness';
 
 describe('Console request deadline with a stalled document store', function () {
   this.timeout(120_000);
@@ -28,12 +29,11 @@ describe('Console request deadline with a stalled document store', function () {
     await proxy.close();
   });
 
-  /** Runs `call` with the store stalled; returns its answer and how long it took. */
-  async function stalled<T>(call: () => Promise<T>): Promise<{ answer: T; elapsed: number }> {
+  /** Runs `call` with the store stalled; returns its answer, how long it took and this process's event-loop stall meanwhile. */
+  async function stalled<T>(call: () => Promise<T>): Promise<{ answer: T; elapsed: { ms: number; stallMs: number } }> {
     proxy.stall();
-    const started = Date.now();
-    const answer = await call();
-    return { answer, elapsed: Date.now() - started };
+    const t = await timedAgainstStalls(call);
+    return { answer: t.value, elapsed: t };
   }
 
   it('answers a signed-in page with the 503 error page and Retry-After within the budget + 1 s', async () => {
@@ -41,15 +41,16 @@ describe('Console request deadline with a stalled document store', function () {
     expect(page.status, page.html.slice(0, 300)).to.equal(503);
     expect(page.html).to.contain('Temporarily unavailable');
     expect(Number(page.headers.get('retry-after'))).to.be.at.least(1);
-    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+    expectWithinBudget(elapsed, BUDGET_MS); // the console runs in this process: see event-loop.ts
   });
 
   it('answers a sign-in with the 503 error page within the budget + 1 s', async () => {
     const client = new FormClient(h.base);
-    const { answer: page, elapsed } = await stalled(() => signIn(client, user.email, user.password));
+    const form = await client.open('/console/sign-in'); // the form first: the bound is the POST's, not two requests'
+    const { answer: page, elapsed } = await stalled(() => client.submit(form, '/console/sign-in', { email: user.email, password: user.password }));
     expect(page.status, page.html.slice(0, 300)).to.equal(503);
     expect(page.html).to.contain('Temporarily unavailable');
-    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+    expectWithinBudget(elapsed, BUDGET_MS); // the console runs in this process: see event-loop.ts
   });
 
   it("answers the try-it script's JSON route with 503 JSON (not the HTML page) within the budget + 1 s", async () => {
@@ -63,7 +64,7 @@ describe('Console request deadline with a stalled document store', function () {
     expect(answer.headers.get('content-type')).to.match(/^application\/json/);
     expect(JSON.parse(answer.html)).to.have.nested.property('error.code', 'service_unavailable');
     expect(Number(answer.headers.get('retry-after'))).to.be.at.least(1);
-    expect(elapsed, 'ms to the answer').to.be.at.most(BUDGET_MS + 1000);
+    expectWithinBudget(elapsed, BUDGET_MS); // the console runs in this process: see event-loop.ts
   });
 
   it('serves the console again once the store answers, still signed in (the 503s did not replace the session)', async () => {
