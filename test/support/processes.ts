@@ -45,8 +45,8 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
       ...process.env,
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
-      AUTH_FAILURE_BURST: '100000',
-      AUTH_PREFIX_FAILURE_BURST: '100000',
+      AUTH_FAILURE_BURST: '100000', // lifted: the tests' deliberate wrong keys (above)
+      AUTH_PREFIX_FAILURE_BURST: '100000', // the same, per credential prefix
       ...env,
       [portVar]: String(port),
     },

@@ -248,7 +248,7 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
       const RATE_PER_SEC = 0.1;
       const guarded = await startLivenessStack('abuse-bruteforce', {
         withWorker: false,
-        env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: String(RATE_PER_SEC) },
+        env: { AUTH_FAILURE_BURST: '20', AUTH_FAILURE_RATE_PER_SEC: String(RATE_PER_SEC) }, // why: the comment above
       });
       try {
         const acc = await guarded.createAccount('business');
