@@ -1,5 +1,7 @@
 // Test access to the engines started by test/setup/engines.ts, isolated per test file.
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { closeRedis, createRedis } from '../../shared/redis';
 
 export function testRedisUrl(): string {
   const url = process.env.TEST_REDIS_URL;
@@ -17,4 +19,19 @@ export function testMongoUri(): string {
 export function isolation(label: string): { prefix: string; dbName: string } {
   const id = randomUUID().slice(0, 8);
   return { prefix: `{t-${label}-${id}}`, dbName: `t_${label.replace(/\W/g, '_')}_${id}` };
+}
+
+/** Redis connections to the test Redis, opened by role as a test needs them and closed together in its `after`. */
+export function testRedisConnections(): { conn: (role: 'producer' | 'worker' | 'subscriber') => Redis; closeAll: () => Promise<void> } {
+  const conns: Redis[] = [];
+  return {
+    conn: (role) => {
+      const c = createRedis(testRedisUrl(), role);
+      conns.push(c);
+      return c;
+    },
+    closeAll: async () => {
+      for (const c of conns.splice(0)) await closeRedis(c);
+    },
+  };
 }

@@ -3,15 +3,14 @@
 // cycle never shorter than the work the worker did.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { jobOutcomeSchema } from '../../../shared/queues/contracts';
 import { InvalidInputError } from '../../../shared/errors';
-import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
+import { waitUntilReady } from '../../../shared/redis';
 import { JobClient } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
 import { JobRunner, WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
-import { isolation, testRedisUrl } from '../../support/engines';
+import { isolation, testRedisConnections } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
 interface SleepInput {
@@ -29,12 +28,7 @@ const sleeper: JobHandler<SleepInput, { slept: number }> = async ({ envelope }) 
 describe("admission estimate from the workers' cycle times", () => {
   const { prefix } = isolation('admission');
   const queueName = `sleep-${randomUUID().slice(0, 6)}`;
-  const conns: Redis[] = [];
-  const conn = (role: 'producer' | 'worker' | 'subscriber') => {
-    const c = createRedis(testRedisUrl(), role);
-    conns.push(c);
-    return c;
-  };
+  const { conn, closeAll } = testRedisConnections();
   let client: JobClient;
   let runner: JobRunner<SleepInput, { slept: number }>;
 
@@ -59,7 +53,7 @@ describe("admission estimate from the workers' cycle times", () => {
   after(async () => {
     await runner.close();
     await client.close();
-    for (const c of conns) await closeRedis(c);
+    await closeAll();
   });
 
   const run = (input: SleepInput) => client.run({ requestId: randomUUID(), input, payload: Buffer.from('x'), deadline: Deadline.after(10_000) });

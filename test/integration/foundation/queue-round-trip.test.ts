@@ -4,12 +4,12 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { jobOutcomeSchema } from '../../../shared/queues/contracts';
 import { InvalidInputError } from '../../../shared/errors';
-import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
+import { waitUntilReady } from '../../../shared/redis';
 import { JobClient, JobTimeoutError } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
 import { queueKeys } from '../../../shared/queues/keys';
 import { JobRunner, type JobHandler } from '../../../workers/runtime/job-runner';
-import { isolation, testRedisUrl } from '../../support/engines';
+import { isolation, testRedisConnections } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
 interface EchoInput {
@@ -29,12 +29,7 @@ const echo: JobHandler<EchoInput, EchoResult> = async ({ envelope, payload }) =>
 describe('queue round trip (API process -> BullMQ -> worker process -> result bus)', () => {
   const { prefix } = isolation('roundtrip');
   const queueName = `echo-${randomUUID().slice(0, 6)}`;
-  const conns: Redis[] = [];
-  const conn = (role: 'producer' | 'worker' | 'subscriber') => {
-    const c = createRedis(testRedisUrl(), role);
-    conns.push(c);
-    return c;
-  };
+  const { conn, closeAll } = testRedisConnections();
   let clientA: JobClient;
   let clientB: JobClient;
   let runner: JobRunner<EchoInput, EchoResult>;
@@ -71,7 +66,7 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
     await runner.close();
     await clientA.close();
     await clientB.close();
-    for (const c of conns) await closeRedis(c);
+    await closeAll();
   });
 
   it('returns the worker result to the process that asked, with the bytes kept out of the job data', async () => {
