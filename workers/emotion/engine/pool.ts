@@ -4,7 +4,8 @@
 // each hand-out, so a late analysis stops within one task. Without a pool (1 core) the same functions run
 // in the calling thread.
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../../runtime/threads';
 import type { FrameTrack } from './frames';
 import type { PoolResult, PoolTask } from './pool-worker';
 import { runTask } from './pool-worker';
@@ -142,7 +143,7 @@ function startWorker(): Worker {
   // registers tsx's CommonJS hook itself, whatever loader flags the parent process was started with.
   // The threads only hold one task's frames at a time: small young generations keep their RSS low.
   const resourceLimits = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 96 };
-  if (!__filename.endsWith('.ts')) return new Worker(path.join(__dirname, 'pool-worker.js'), { resourceLimits });
+  if (!__filename.endsWith('.ts')) return startThread(path.join(__dirname, 'pool-worker.js'), { resourceLimits });
   const code = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(path.join(__dirname, 'pool-worker.ts'))});`;
-  return new Worker(code, { eval: true, resourceLimits });
+  return startThread(code, { eval: true, resourceLimits });
 }
