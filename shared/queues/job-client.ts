@@ -4,8 +4,9 @@
 // what is left of the request's budget. The time per job is an EWMA of the cycle time each worker reports
 // with its outcome (fetch, payload, engine, settle, publish, on the worker's own clock; job-runner.ts), not
 // the time the API sees between enqueue and answer: that one also holds the API's own queueing during a
-// burst and inflated the estimate until a third of a servable burst was shed. A count cap stays as a
-// ceiling for Redis memory and for the time before the first outcome has been measured.
+// burst and inflated the estimate until a third of a servable burst was shed. How the cycles become one time
+// per job is service-time.ts. A count cap stays as a ceiling for Redis memory and for the time before the
+// first outcome has been measured.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -15,7 +16,8 @@ import type { Logger } from '../logger';
 import type { z } from 'zod';
 import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName } from './contracts';
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
-import { ResultBus } from './result-bus';
+import { ResultBus, type WorkerCycle } from './result-bus';
+import { ServiceTimeEstimate } from './service-time';
 
 export interface JobClientOptions {
   /** Producer connection: fails fast while Redis is down. */
@@ -44,8 +46,6 @@ export interface SubmitOptions<I> {
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
-/** Weight of the newest sample in the service-time EWMA (about the last ten jobs matter). */
-const SERVICE_TIME_ALPHA = 0.2;
 /**
  * Share of the remaining budget the expected wait may fill; a tenth is left for the estimate's error and the
  * answer's way back. The workers' cycle time measured during a burst errs high (it includes the CPU the API
@@ -58,7 +58,7 @@ export const ADMISSION_HEADROOM = 0.9;
 export interface Admission {
   waiting: number;
   workers: number;
-  /** EWMA of measured service time per job; null before the first outcome. */
+  /** Estimated time per job (service-time.ts); null before the first outcome. */
   serviceMs: number | null;
   expectedWaitMs: number | null;
   remainingMs: number;
@@ -111,8 +111,7 @@ export class JobClient {
     await this.bus.start();
   }
 
-  private measuredMs: number | null = null;
-  private provisionalMs: number | null = null;
+  private readonly serviceTime = new ServiceTimeEstimate();
   private admittedNotEnqueued = 0;
 
   /** An admitted job reached the queue (or never will): stop counting it as pending. */
@@ -122,26 +121,19 @@ export class JobClient {
     this.admittedNotEnqueued--;
   }
 
-  /** Measured time per job (EWMA of the workers' cycle times); null before the first outcome. */
+  /** Estimated time per job (service-time.ts); null before the first outcome. */
   get serviceTimeMs(): number | null {
-    return this.serviceMs;
+    return this.serviceTime.ms;
   }
 
   /**
-   * Feeds the EWMA with the worker's cycle time. An outcome without one (a failed job, a worker's warm-up jobs,
-   * a worker of an older version) is no sample; until the first sample, its workerMs stands in (pessimistic:
-   * warm-up jobs are slow), so a burst on fresh workers is not admitted blind. The first sample replaces it.
+   * Feeds the estimate with the worker's cycle. An outcome without one (a failed job, a worker's warm-up jobs)
+   * is no sample; until the first sample, its workerMs stands in (pessimistic: warm-up jobs are slow), so a
+   * burst on fresh workers is not admitted blind. The first sample replaces it.
    */
-  private observe(outcome: JobOutcome<unknown>, cycleMs: number | null): void {
-    if (cycleMs === null || !Number.isFinite(cycleMs) || cycleMs < 0) {
-      if (this.measuredMs === null && Number.isFinite(outcome.workerMs) && outcome.workerMs >= 0) this.provisionalMs = outcome.workerMs;
-      return;
-    }
-    this.measuredMs = this.measuredMs === null ? cycleMs : this.measuredMs + SERVICE_TIME_ALPHA * (cycleMs - this.measuredMs);
-  }
-
-  private get serviceMs(): number | null {
-    return this.measuredMs ?? this.provisionalMs;
+  private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null): void {
+    if (cycle === null) this.serviceTime.observeProvisional(outcome.workerMs);
+    else this.serviceTime.observe(cycle);
   }
 
   /**
@@ -154,7 +146,7 @@ export class JobClient {
     // admitted concurrently, before any of their enqueues show in the count.
     const waiting = queued + this.admittedNotEnqueued;
     const remainingMs = deadline.remainingMs();
-    const serviceMs = this.serviceMs;
+    const serviceMs = this.serviceTime.ms;
     const expectedWaitMs = serviceMs === null ? null : (waiting / Math.max(1, workers) + 1) * serviceMs;
     const admission: Admission = { waiting, workers, serviceMs, expectedWaitMs, remainingMs };
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
@@ -175,7 +167,15 @@ export class JobClient {
   private refused(a: Admission, reason: string): void {
     const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
     this.opts.log.warn(
-      { reason, waiting: a.waiting, workers: a.workers, serviceMs: round(a.serviceMs), expectedWaitMs: round(a.expectedWaitMs), remainingMs: a.remainingMs },
+      {
+        reason,
+        waiting: a.waiting,
+        workers: a.workers,
+        serviceMs: round(a.serviceMs),
+        ...this.serviceTime.parts,
+        expectedWaitMs: round(a.expectedWaitMs),
+        remainingMs: a.remainingMs,
+      },
       'admission refused',
     );
   }
@@ -227,7 +227,7 @@ export class JobClient {
     this.enqueued(o.admission);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(outcome, waiting.cycleMs);
+      this.observe(outcome, waiting.cycle);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.

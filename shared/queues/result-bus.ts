@@ -7,13 +7,20 @@ import type { Logger } from '../logger';
 import type { JobOutcome } from './contracts';
 import type { QueueKeys } from './keys';
 
-type Resolve = (outcome: JobOutcome | null, cycleMs?: number | null) => void;
+/** A worker's time per job as it published an outcome (job-runner.ts): on its clock and in its CPU time. */
+export interface WorkerCycle {
+  ms: number;
+  /** null from a worker that does not report it. */
+  cpuMs: number | null;
+}
+
+type Resolve = (outcome: JobOutcome | null, cycle?: WorkerCycle | null) => void;
 
 export interface PendingResult<R> {
   /** Resolves with the outcome, or null when timeoutMs passes first. */
   wait(timeoutMs: number): Promise<JobOutcome<R> | null>;
-  /** The worker's time per job as it published this outcome (job-runner.ts cycleMs); null when not given. */
-  readonly cycleMs: number | null;
+  /** The worker's time per job as it published this outcome; null when not given. */
+  readonly cycle: WorkerCycle | null;
 }
 
 /** What a waiter gets for a stored or published outcome that does not match its queue's schema. */
@@ -52,17 +59,17 @@ export class ResultBus {
   expect<R>(jobId: string): PendingResult<R> {
     if (this.waiters.has(jobId)) throw new Error(`a result for job ${jobId} is already awaited`);
     let resolveFn!: Resolve;
-    let cycleMs: number | null = null;
+    let cycle: WorkerCycle | null = null;
     const arrived = new Promise<JobOutcome | null>((resolve) => {
-      resolveFn = (outcome, cycle) => {
-        cycleMs = cycle ?? null;
+      resolveFn = (outcome, c) => {
+        cycle = c ?? null;
         resolve(outcome);
       };
     });
     this.waiters.set(jobId, resolveFn);
     return {
-      get cycleMs() {
-        return cycleMs;
+      get cycle() {
+        return cycle;
       },
       wait: (timeoutMs) => {
         let timer: NodeJS.Timeout | undefined;
@@ -111,7 +118,7 @@ export class ResultBus {
   }
 
   private deliver(message: string): void {
-    let parsed: { jobId?: unknown; outcome?: unknown; cycleMs?: unknown };
+    let parsed: { jobId?: unknown; outcome?: unknown; cycleMs?: unknown; cycleCpuMs?: unknown };
     try {
       parsed = JSON.parse(message) as { jobId?: unknown; outcome?: unknown };
     } catch (err) {
@@ -125,8 +132,9 @@ export class ResultBus {
     const resolve = this.waiters.get(parsed.jobId);
     if (!resolve) return; // the waiter already gave up; the stored result remains for its last look
     this.waiters.delete(parsed.jobId);
-    const cycleMs = typeof parsed.cycleMs === 'number' && Number.isFinite(parsed.cycleMs) && parsed.cycleMs >= 0 ? parsed.cycleMs : null;
-    resolve(this.parse(parsed.jobId, parsed.outcome), cycleMs);
+    const duration = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : null);
+    const ms = duration(parsed.cycleMs);
+    resolve(this.parse(parsed.jobId, parsed.outcome), ms === null ? null : { ms, cpuMs: duration(parsed.cycleCpuMs) });
   }
 
   async close(): Promise<void> {

@@ -57,8 +57,11 @@ export const WARM_UP_JOBS = 1;
 export class JobRunner<I, R> {
   readonly worker: Worker;
   private readonly keys;
-  /** When the previous job reached its settle step and how long its settle + publish took (cycle time below). */
-  private previous = { settleAt: 0, publishedAt: 0, settleMs: 0 };
+  /**
+   * When the previous job reached its settle step and how long its settle + publish took, on the clock and in
+   * this process's CPU time (cycle time below).
+   */
+  private previous = { settleAt: 0, publishedAt: 0, settleMs: 0, settleCpuAt: 0, settleCpuMs: 0 };
   private enginesRun = 0;
 
   constructor(private readonly opts: JobRunnerOptions<I, R>) {
@@ -84,6 +87,7 @@ export class JobRunner<I, R> {
 
   private async process(job: Job): Promise<void> {
     const started = Date.now();
+    const startedCpu = processCpuMs();
     const parsed = jobEnvelopeSchema.safeParse(job.data);
     if (!parsed.success) {
       this.opts.log.error({ jobId: job.id, issues: parsed.error.issues }, 'job with a malformed envelope dropped');
@@ -119,35 +123,49 @@ export class JobRunner<I, R> {
       outcome = { ok: false, error: serializeJobError(err), workerMs: Date.now() - started };
     }
     const settleAt = Date.now();
+    const settleCpuAt = processCpuMs();
     // No cycle time for a failed job (not a full cycle) nor for the first ones (one-off warm-up of the models).
-    const cycleMs = engineRan && ++this.enginesRun > WARM_UP_JOBS ? this.cycleMs(raw.enqueuedAt, started, settleAt) : null;
+    const cycle =
+      engineRan && ++this.enginesRun > WARM_UP_JOBS
+        ? this.cycle(raw.enqueuedAt, { at: started, cpuAt: startedCpu }, { at: settleAt, cpuAt: settleCpuAt })
+        : null;
     const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope };
     const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS));
     const stored = await settle(outcome, ctx);
     if (engineRan) this.opts.fault?.('after_commit');
     // The stored outcome, not this run's: a re-run after a stall must not contradict what a waiter may have read.
-    const cycle = cycleMs === null ? '' : `,"cycleMs":${cycleMs}`;
-    await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)}${cycle},"outcome":${stored}}`);
-    this.previous = { settleAt, publishedAt: Date.now(), settleMs: Date.now() - settleAt };
+    const cycleFields = cycle === null ? '' : `,"cycleMs":${cycle.ms},"cycleCpuMs":${cycle.cpuMs}`;
+    await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)}${cycleFields},"outcome":${stored}}`);
+    const publishedAt = Date.now();
+    const publishedCpu = processCpuMs();
+    this.previous = { settleAt, publishedAt, settleMs: publishedAt - settleAt, settleCpuAt, settleCpuMs: publishedCpu - settleCpuAt };
     if (engineRan) this.opts.fault?.('after_publish');
     if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope, handlerCpuMs);
   }
 
   /**
    * This worker's time per job, for the API's admission estimate: the whole cycle (fetch, payload, engine,
-   * settle, publish), measured on this process's clock. When the job was already queued as the previous one
-   * was published, the worker went straight on: the cycle is settle-to-settle. Otherwise the worker was idle:
-   * the cycle is this job's own time plus the previous settle + publish. Unlike the time between answers seen
-   * by the API, it does not grow with the API's own queueing during a burst.
+   * settle, publish), measured on this process's clock and in this process's CPU time. When the job was
+   * already queued as the previous one was published, the worker went straight on: the cycle is
+   * settle-to-settle. Otherwise the worker was idle: the cycle is this job's own time plus the previous settle
+   * + publish. Unlike the time between answers seen by the API, it does not grow with the API's own queueing
+   * during a burst; the CPU time does not grow either when other processes share the cores.
    */
-  private cycleMs(enqueuedAt: number, started: number, settleAt: number): number {
+  private cycle(enqueuedAt: number, start: { at: number; cpuAt: number }, settle: { at: number; cpuAt: number }): { ms: number; cpuMs: number } {
     const p = this.previous;
-    if (p.publishedAt > 0 && enqueuedAt <= p.publishedAt) return settleAt - p.settleAt;
-    return settleAt - started + p.settleMs;
+    const round = (ms: number) => Math.round(ms * 10) / 10;
+    if (p.publishedAt > 0 && enqueuedAt <= p.publishedAt) return { ms: settle.at - p.settleAt, cpuMs: round(settle.cpuAt - p.settleCpuAt) };
+    return { ms: settle.at - start.at + p.settleMs, cpuMs: round(settle.cpuAt - start.cpuAt + p.settleCpuMs) };
   }
 
   /** Finishes the current job, takes no new one. */
   async close(): Promise<void> {
     await this.worker.close();
   }
+}
+
+/** CPU time this process has used (every thread: the engine's, the garbage collector's), in milliseconds. */
+function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }

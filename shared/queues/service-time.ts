@@ -1,0 +1,74 @@
+// Owns the admission estimate of a worker's time per job, from the cycles the workers report with their
+// outcomes (workers/runtime/job-runner.ts: on the worker's clock and in its CPU time).
+//
+//   time per job = CPU time per job          EWMA, follows the jobs within about ten samples
+//                × floor                      a low clock ÷ CPU ratio of the last 100 cycles (the 10th
+//                                             percentile): what this work takes on the clock when it has the
+//                                             cores to itself (below 1 for a parallel engine, far above 1 for
+//                                             one that waits); a percentile, so one odd cycle cannot move it
+//                × contention                 how much above that floor the cycles run, smoothed slowly:
+//                                             about ten seconds of reported cycle time
+//
+// Why: the clock time alone decided admission before, and a burst taken in by the API on the same cores
+// inflated it about twice. The API parses and enqueues a 300-call burst in about a second while the workers
+// run at half speed, then they serve the rest at full speed, but every admission decision of the burst is
+// taken during that second (58–79 ms estimated while the workers then served at 29 ms: 65 of 300 calls
+// refused that would have been answered within 4.7 s). CPU time hardly stretches when other processes take
+// the cores; contention that lasts (other tenants, more workers than cores) reaches the estimate through the
+// slow factor, and through the floor once it holds for 100 cycles. The price: when such contention starts,
+// the estimate runs low for a few seconds, and calls admitted then may wait out their budget (503 at the
+// deadline, uncharged) instead of being refused at once.
+import type { WorkerCycle } from './result-bus';
+
+/** Weight of the newest CPU sample (about the last ten jobs matter). */
+const CPU_ALPHA = 0.2;
+/** The floor is this quantile of the clock ÷ CPU ratios of the last FLOOR_WINDOW cycles. */
+const FLOOR_WINDOW = 100;
+const FLOOR_QUANTILE = 0.1;
+/** Time constant of the contention factor, in reported cycle time: a d ms cycle moves it by 1 − e^(−d/τ). */
+export const CONTENTION_TAU_MS = 10_000;
+/** A cycle with less CPU time than this says nothing about the ratio (a worker that only waited). */
+const MIN_CPU_MS = 0.5;
+
+export class ServiceTimeEstimate {
+  private cpuMs: number | null = null;
+  private readonly ratios: number[] = [];
+  private floor = 1;
+  private contention = 1;
+  /** Clock-time EWMA, for cycles without CPU time (workers of an older version). */
+  private wallMs: number | null = null;
+  /** A warm-up job's time, standing in until the first real sample. */
+  private provisionalMs: number | null = null;
+
+  /** Time per job; null before any outcome. */
+  get ms(): number | null {
+    if (this.cpuMs !== null) return this.cpuMs * this.floor * this.contention;
+    return this.wallMs ?? this.provisionalMs;
+  }
+
+  /** The parts of the estimate, for logs and tests. */
+  get parts(): { cpuMs: number | null; floor: number; contention: number } {
+    const round = (x: number) => Math.round(x * 100) / 100;
+    return { cpuMs: this.cpuMs === null ? null : round(this.cpuMs), floor: round(this.floor), contention: round(this.contention) };
+  }
+
+  observe(cycle: WorkerCycle): void {
+    if (!Number.isFinite(cycle.ms) || cycle.ms < 0) return;
+    this.wallMs = this.wallMs === null ? cycle.ms : this.wallMs + CPU_ALPHA * (cycle.ms - this.wallMs);
+    const cpu = cycle.cpuMs;
+    if (cpu === null || !Number.isFinite(cpu) || cpu < MIN_CPU_MS) return;
+    this.cpuMs = this.cpuMs === null ? cpu : this.cpuMs + CPU_ALPHA * (cpu - this.cpuMs);
+    const ratio = cycle.ms / cpu;
+    this.ratios.push(ratio);
+    if (this.ratios.length > FLOOR_WINDOW) this.ratios.shift();
+    const sorted = [...this.ratios].sort((a, b) => a - b);
+    this.floor = sorted[Math.floor(FLOOR_QUANTILE * (sorted.length - 1))]!;
+    const weight = 1 - Math.exp(-cycle.ms / CONTENTION_TAU_MS);
+    this.contention += weight * (Math.max(1, ratio / this.floor) - this.contention);
+  }
+
+  /** An outcome without a cycle (a worker's warm-up job): its time stands in until the first sample. */
+  observeProvisional(workerMs: number): void {
+    if (this.ms === null && Number.isFinite(workerMs) && workerMs >= 0) this.provisionalMs = workerMs;
+  }
+}
