@@ -4,6 +4,7 @@
 // of it (open loop, default 5 min) → 10 MB audio back to back → overload at 3x for 30 s → recovery.
 // Prints latency, throughput, errors, RSS of every process (sampled every 10 s from /proc) and the ledger check.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -168,6 +169,9 @@ async function main(): Promise<void> {
     const env = serviceEnv(engines, dbName, prefix, {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
+      // Production refuses a guessable secret and e-mail links without a public address.
+      APP_SECRET: randomBytes(48).toString('base64'),
+      PUBLIC_BASE_URL: 'http://127.0.0.1',
       // The fair-use throttle is per key and would cap a one-key benchmark: out of the way here.
       THROTTLE_BURST: '1000000',
       THROTTLE_RATE_PER_SEC: '1000000',
