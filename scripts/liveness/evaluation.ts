@@ -69,11 +69,14 @@ export function readManifest(dir: string): ManifestRow[] {
   });
 }
 
+/** Bump when cues.ts changes, so a cache of per-image features is not reused across versions. */
+const CUES_VERSION = 'cues-1';
+
 export interface Scored {
   row: ManifestRow;
   /** Likelihood the engine answered with its shipped fusion; undefined when it refused the image. */
   likelihood?: number;
-  features?: Pick<LivenessFeatures, 'spoofLogits' | 'passLogits' | 'detector'>;
+  features?: Pick<LivenessFeatures, 'spoofLogits' | 'passLogits' | 'detector'> & Partial<Pick<LivenessFeatures, 'cues' | 'quality'>>;
   /** Error code when the engine refused the image (invalid_image: undecodable or no face). */
   error?: string;
   errorMessage?: string;
@@ -86,7 +89,7 @@ export interface Scored {
 export async function scoreDataset(engine: LivenessEngine, dir: string, rows: ManifestRow[], cache?: string): Promise<Scored[]> {
   const key = crypto
     .createHash('sha256')
-    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs]))
+    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs, CUES_VERSION]))
     .digest('hex')
     .slice(0, 16);
   const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache)
@@ -104,7 +107,13 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
     const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
     try {
       const { result, features } = await engine.analyzeDetailed(bytes, format);
-      const f = { spoofLogits: features.spoofLogits, passLogits: features.passLogits, detector: features.detector };
+      const f = {
+        spoofLogits: features.spoofLogits,
+        passLogits: features.passLogits,
+        detector: features.detector,
+        cues: features.cues,
+        quality: features.quality,
+      };
       out.push({ row, likelihood: result.isFakeLikelihood, features: f });
       stored[id] = { features: f };
     } catch (err) {

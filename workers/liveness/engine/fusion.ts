@@ -34,8 +34,9 @@ export const fusedLikelihood = (f: FusionParams, logits: Record<string, number>)
  * L2-penalised logistic regression of y (1 = spoof) on the rows of x, by Newton's method; the bias is not
  * penalised. Weights are kept non-negative (a feature whose weight would turn negative is dropped and
  * the rest refitted): every model's fake logit is evidence for "fake", so the fused score must rise with each.
+ * `signFree[j]` exempts feature j from that constraint (a statistic with no known direction).
  */
-export function fitLogisticL2(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
+export function fitLogisticL2(x: number[][], y: number[], l2: number, signFree: readonly boolean[] = []): { w: number[]; b: number } {
   const k = x[0]?.length ?? 0;
   const active = Array.from({ length: k }, () => true);
   for (;;) {
@@ -47,7 +48,8 @@ export function fitLogisticL2(x: number[][], y: number[], l2: number): { w: numb
     );
     const full = Array.from({ length: k }, () => 0);
     idx.forEach((i, j) => (full[i] = w[j]!));
-    const worst = idx.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), idx[0] ?? -1);
+    const constrained = idx.filter((i) => signFree[i] !== true);
+    const worst = constrained.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), constrained[0] ?? -1);
     if (worst < 0 || full[worst]! >= 0) return { w: full, b };
     active[worst] = false;
   }

@@ -10,6 +10,7 @@ import { BlazeFace, type Face, FrDetect, largest } from './detect';
 import type { Box, RgbImage } from './image';
 import { meanLuma } from './image';
 import { openSession, type InferenceSession } from '../../runtime/onnx-session';
+import { type Cues, faceCues } from './cues';
 import { assessQuality, DEFAULT_QUALITY, type QualityReport, type QualityThresholds } from './quality';
 import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel, type SpoofModelSpec, spoofModelSpecSchema } from './spoof';
 
@@ -36,6 +37,8 @@ export interface LivenessFeatures {
   /** bias + weighted sum of spoofLogits: isFakeLikelihood = sigmoid(fused). */
   fused: number;
   quality: QualityReport['measures'];
+  /** Hand-crafted colour/texture statistics of the face box (cues.ts). */
+  cues: Cues;
 }
 
 const extraModelsSchema = z.array(spoofModelSpecSchema);
@@ -151,7 +154,15 @@ export class LivenessEngine {
     };
     return {
       result,
-      features: { detector: face.detector, detectorScore: face.score, spoofLogits, passLogits, fused, quality: quality.measures },
+      features: {
+        detector: face.detector,
+        detectorScore: face.score,
+        spoofLogits,
+        passLogits,
+        fused,
+        quality: quality.measures,
+        cues: faceCues(img, face.box),
+      },
     };
   }
 

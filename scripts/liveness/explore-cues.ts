@@ -1,0 +1,243 @@
+// Session-5 experiment (issue #12): do hand-crafted face cues (cues.ts) added to the logistic fusion hold
+// out of source? `npx tsx scripts/liveness/explore-cues.ts <dir> [<dir>...] [--cache f.json]`.
+// Every figure is leave-one-source-out on full frames: each repository is scored by a fusion (weights,
+// cue standardisation, L2 choice, feature choice and threshold anchor) fitted without it. Pre-declared
+// variants: the shipped three logits; + each cue alone (diagnostic only); + all six cues at L2 1; + all six
+// with L2 chosen by inner leave-one-source-out log-loss; + cues chosen by nested forward selection.
+import { loadConfig } from '../../shared/config';
+import { equalErrorPoint, fitLogisticL2, sigmoid } from '../../workers/liveness/engine/fusion';
+import { CUE_NAMES } from '../../workers/liveness/engine/cues';
+import { LivenessEngine } from '../../workers/liveness/engine/index';
+import { apcer, auc, bootstrapAuc, bpcer, pct, readManifest, type Scored, scoreDataset } from './evaluation';
+
+interface Row {
+  x: Record<string, number>;
+  spoof: boolean;
+  group: string;
+  type: string;
+  dataset: string;
+}
+
+interface Model {
+  feats: string[];
+  signFree: boolean[];
+  mean: number[];
+  std: number[];
+  w: number[];
+  b: number;
+}
+
+const L2_GRID = [0.3, 1, 3, 10, 30, 100];
+const logit = (p: number) => Math.log(p / (1 - p));
+
+function fit(rows: Row[], feats: string[], l2: number): Model {
+  const signFree = feats.map((f) => (CUE_NAMES as readonly string[]).includes(f));
+  const mean = feats.map((f, j) => (signFree[j] ? rows.reduce((a, r) => a + r.x[f]!, 0) / rows.length : 0));
+  const std = feats.map((f, j) => {
+    if (!signFree[j]) return 1;
+    const v = rows.reduce((a, r) => a + (r.x[f]! - mean[j]!) ** 2, 0) / rows.length;
+    return Math.sqrt(v) || 1;
+  });
+  const X = rows.map((r) => feats.map((f, j) => (r.x[f]! - mean[j]!) / std[j]!));
+  const { w, b } = fitLogisticL2(
+    X,
+    rows.map((r) => (r.spoof ? 1 : 0)),
+    l2,
+    signFree,
+  );
+  return { feats, signFree, mean, std, w, b };
+}
+
+const z = (m: Model, r: Row) => m.feats.reduce((a, f, j) => a + m.w[j]! * ((r.x[f]! - m.mean[j]!) / m.std[j]!), m.b);
+const groupsOf = (rows: Row[]) => [...new Set(rows.map((r) => r.group))];
+const bothClasses = (rows: Row[]) => rows.some((r) => r.spoof) && rows.some((r) => !r.spoof);
+
+/** Leave-one-source-out logits of `rows` (weights only, no anchor). */
+function innerOos(rows: Row[], feats: string[], l2: number): Array<{ z: number; spoof: boolean }> {
+  const out: Array<{ z: number; spoof: boolean }> = [];
+  for (const g of groupsOf(rows)) {
+    const train = rows.filter((r) => r.group !== g);
+    if (!bothClasses(train)) continue;
+    const m = fit(train, feats, l2);
+    for (const r of rows) if (r.group === g) out.push({ z: z(m, r), spoof: r.spoof });
+  }
+  return out;
+}
+
+const logLoss = (o: Array<{ z: number; spoof: boolean }>) =>
+  o.reduce((a, { z: v, spoof }) => a - Math.log(Math.max(1e-12, spoof ? sigmoid(v) : 1 - sigmoid(v))), 0) / o.length;
+
+/** The shipped recipe generalised: fit on all rows, shift the bias so `threshold` is the inner out-of-source EER point. */
+function fitAnchored(rows: Row[], feats: string[], l2: number, threshold: number): Model {
+  const m = fit(rows, feats, l2);
+  const oos = innerOos(rows, feats, l2);
+  const zStar = equalErrorPoint(
+    oos.filter((o) => o.spoof).map((o) => o.z),
+    oos.filter((o) => !o.spoof).map((o) => o.z),
+  );
+  return { ...m, b: m.b + logit(threshold) - zStar };
+}
+
+type Chooser = (train: Row[]) => { feats: string[]; l2: number };
+
+/** Outer leave-one-source-out: every row scored by a fusion chosen and fitted without its repository. */
+function outer(rows: Row[], choose: Chooser, threshold: number): { scores: Map<Row, number>; picks: string[] } {
+  const scores = new Map<Row, number>();
+  const picks: string[] = [];
+  for (const g of groupsOf(rows)) {
+    const train = rows.filter((r) => r.group !== g);
+    const { feats, l2 } = choose(train);
+    picks.push(`${feats.filter((f) => (CUE_NAMES as readonly string[]).includes(f)).join('+') || '-'}@${l2}`);
+    const m = fitAnchored(train, feats, l2, threshold);
+    for (const r of rows) if (r.group === g) scores.set(r, sigmoid(z(m, r)));
+  }
+  return { scores, picks };
+}
+
+function chooseL2(train: Row[], feats: string[]): number {
+  let best = { loss: Infinity, l2: 1 };
+  for (const l2 of L2_GRID) {
+    const loss = logLoss(innerOos(train, feats, l2));
+    if (loss < best.loss - 1e-9) best = { loss, l2 };
+  }
+  return best.l2;
+}
+
+/** Greedy forward selection of cues on inner leave-one-source-out log-loss (L2 1); stops when none helps. */
+function forward(train: Row[], base: string[]): string[] {
+  let feats = [...base];
+  let loss = logLoss(innerOos(train, feats, 1));
+  for (;;) {
+    let best: { loss: number; f?: string } = { loss };
+    for (const c of CUE_NAMES.filter((c) => !feats.includes(c))) {
+      const l = logLoss(innerOos(train, [...feats, c], 1));
+      if (l < best.loss - 1e-4) best = { loss: l, f: c };
+    }
+    if (!best.f) return feats;
+    feats = [...feats, best.f];
+    loss = best.loss;
+  }
+}
+
+/** Paired bootstrap over repositories of AUC(a) - AUC(b). */
+function pairedDelta(rows: Row[], a: Map<Row, number>, b: Map<Row, number>, rounds = 2000): [number, number] {
+  const groups = groupsOf(rows);
+  const by = new Map(groups.map((g) => [g, rows.filter((r) => r.group === g)]));
+  let state = 7;
+  const rand = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const ds: number[] = [];
+  for (let k = 0; k < rounds; k++) {
+    const sample = groups.flatMap(() => by.get(groups[Math.floor(rand() * groups.length)]!)!);
+    const sp = sample.filter((r) => r.spoof),
+      lv = sample.filter((r) => !r.spoof);
+    const d =
+      auc(
+        sp.map((r) => a.get(r)!),
+        lv.map((r) => a.get(r)!),
+      ) -
+      auc(
+        sp.map((r) => b.get(r)!),
+        lv.map((r) => b.get(r)!),
+      );
+    if (!Number.isNaN(d)) ds.push(d);
+  }
+  ds.sort((x, y) => x - y);
+  return [ds[Math.floor(0.025 * ds.length)]!, ds[Math.floor(0.975 * ds.length)]!];
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const cache = args.includes('--cache') ? args[args.indexOf('--cache') + 1] : undefined;
+  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
+  const cfg = loadConfig();
+  const t = cfg.FAKE_THRESHOLD;
+  const engine = await LivenessEngine.load({ modelsDir: cfg.MODELS_DIR, intraOpThreads: cfg.ORT_INTRA_OP_THREADS, fakeThreshold: t });
+  const models = engine.spoofSpecs.map((s) => s.name);
+  const scored: Scored[] = [];
+  for (const d of dirs) scored.push(...(await scoreDataset(engine, d, readManifest(d), cache)));
+  const rows: Row[] = scored
+    .filter((s) => s.row.kind === 'full' && s.features?.cues)
+    .map((s) => ({
+      x: { ...s.features!.spoofLogits, ...s.features!.cues! },
+      spoof: s.row.label === 'spoof',
+      group: s.row.group,
+      type: s.row.type,
+      dataset: s.row.dataset,
+    }));
+  const live = rows.filter((r) => !r.spoof);
+  console.log(`${rows.length} full frames (${live.length} live) from ${groupsOf(rows).length} repositories; models ${models.join(', ')}`);
+
+  console.log('\nraw cue AUC (spoof vs live; < 0.5 means spoofs score lower), all spoofs / print / screen / mask:');
+  for (const c of CUE_NAMES) {
+    const a = (type?: string) =>
+      auc(
+        rows.filter((r) => r.spoof && (!type || r.type === type)).map((r) => r.x[c]!),
+        live.map((r) => r.x[c]!),
+      ).toFixed(3);
+    console.log(`  ${c.padEnd(15)} ${a()} ${a('print')} ${a('screen')} ${a('mask')}`);
+  }
+
+  const report = (name: string, res: { scores: Map<Row, number>; picks: string[] }, base?: Map<Row, number>) => {
+    const s = (f: (r: Row) => boolean) => rows.filter(f).map((r) => res.scores.get(r)!);
+    const sp = s((r) => r.spoof),
+      lv = s((r) => !r.spoof);
+    const [lo, hi] = bootstrapAuc(rows.map((r) => ({ group: r.group, spoof: r.spoof, score: res.scores.get(r)! })));
+    const type = (ty: string) =>
+      pct(
+        apcer(
+          s((r) => r.spoof && r.type === ty),
+          t,
+        ),
+      );
+    const delta = base ? pairedDelta(rows, res.scores, base) : undefined;
+    console.log(
+      `${name.padEnd(34)} AUC ${auc(sp, lv).toFixed(3)} (${lo.toFixed(3)}-${hi.toFixed(3)}) APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}` +
+        ` | print ${type('print')} screen ${type('screen')} mask ${type('mask')} unk ${type('unknown')}` +
+        (delta ? ` | dAUC 95% ${delta[0].toFixed(3)}..${delta[1].toFixed(3)}` : ''),
+    );
+    const counts = new Map<string, number>();
+    for (const p of res.picks) counts.set(p, (counts.get(p) ?? 0) + 1);
+    if (counts.size > 1 || ![...counts.keys()][0]?.startsWith('-'))
+      console.log(`    choices over folds: ${[...counts].map(([k, v]) => `${k} x${v}`).join(', ')}`);
+    return res.scores;
+  };
+
+  console.log(`\nleave-one-source-out, full frames, threshold ${t}:`);
+  const base = report(
+    'shipped: 3 logits, L2 1',
+    outer(rows, () => ({ feats: models, l2: 1 }), t),
+  );
+  for (const c of CUE_NAMES)
+    report(
+      `+ ${c} (diagnostic)`,
+      outer(rows, () => ({ feats: [...models, c], l2: 1 }), t),
+      base,
+    );
+  report(
+    '+ all 6 cues, L2 1',
+    outer(rows, () => ({ feats: [...models, ...CUE_NAMES], l2: 1 }), t),
+    base,
+  );
+  report(
+    '+ all 6 cues, L2 by inner LOSO',
+    outer(
+      rows,
+      (train) => {
+        const feats = [...models, ...CUE_NAMES];
+        return { feats, l2: chooseL2(train, feats) };
+      },
+      t,
+    ),
+    base,
+  );
+  report(
+    '+ cues by nested forward selection',
+    outer(rows, (train) => ({ feats: forward(train, models), l2: 1 }), t),
+    base,
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
