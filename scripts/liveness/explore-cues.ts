@@ -4,13 +4,19 @@
 // cue standardisation, L2 choice, feature choice and threshold anchor) fitted without it. Pre-declared
 // variants: the shipped three logits; + each cue alone (diagnostic only); + all six cues at L2 1; + all six
 // with L2 chosen by inner leave-one-source-out log-loss; + cues chosen by nested forward selection.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { AppError } from '../../shared/errors';
 import { loadConfig } from '../../shared/config';
 import { equalErrorPoint, fitLogisticL2, sigmoid } from '../../workers/liveness/engine/fusion';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
+import { BUILTIN_SPOOF_SPECS } from '../../workers/liveness/engine/spoof';
 import { apcer, auc, bootstrapAuc, bpcer, pct, readManifest, type Scored, scoreDataset } from './evaluation';
 
 interface Row {
+  file: string;
   x: Record<string, number>;
   spoof: boolean;
   group: string;
@@ -151,13 +157,21 @@ async function main(): Promise<void> {
   const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
   const cfg = loadConfig();
   const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load({ modelsDir: cfg.MODELS_DIR, intraOpThreads: cfg.ORT_INTRA_OP_THREADS, fakeThreshold: t });
-  const models = engine.spoofSpecs.map((s) => s.name);
+  const engine = await LivenessEngine.load({
+    modelsDir: cfg.MODELS_DIR,
+    intraOpThreads: cfg.ORT_INTRA_OP_THREADS,
+    fakeThreshold: t,
+    extraSpoofModels: cfg.EXTRA_SPOOF_MODELS,
+  });
+  // Operator models (EXTRA_SPOOF_MODELS, e.g. the built-ins at another crop scale) are tried as extra features.
+  const extras = (cfg.EXTRA_SPOOF_MODELS ? engine.spoofSpecs.filter((s) => !BUILTIN_SPOOF_SPECS.some((b) => b.name === s.name)) : []).map((s) => s.name);
+  const models = engine.spoofSpecs.map((s) => s.name).filter((n) => !extras.includes(n));
   const scored: Scored[] = [];
   for (const d of dirs) scored.push(...(await scoreDataset(engine, d, readManifest(d), cache)));
   const rows: Row[] = scored
     .filter((s) => s.row.kind === 'full' && s.features?.cues)
     .map((s) => ({
+      file: s.row.file,
       x: { ...s.features!.spoofLogits, ...s.features!.cues! },
       spoof: s.row.label === 'spoof',
       group: s.row.group,
@@ -235,6 +249,115 @@ async function main(): Promise<void> {
     outer(rows, (train) => ({ feats: forward(train, models), l2: 1 }), t),
     base,
   );
+  if (extras.length > 0) {
+    for (const e of extras)
+      report(
+        `+ ${e} (test-time augmentation)`,
+        outer(rows, () => ({ feats: [...models, e], l2: 1 }), t),
+        base,
+      );
+    report(
+      `+ all ${extras.length} extra passes`,
+      outer(rows, () => ({ feats: [...models, ...extras], l2: 1 }), t),
+      base,
+    );
+    report(
+      `+ extra passes + 6 cues, inner L2`,
+      outer(
+        rows,
+        (train) => {
+          const feats = [...models, ...extras, ...CUE_NAMES];
+          return { feats, l2: chooseL2(train, feats) };
+        },
+        t,
+      ),
+      base,
+    );
+  }
+
+  // The principled variant (no fixed hyper-parameter): where it moves, per repository, and its fit on all frames.
+  const feats = [...models, ...CUE_NAMES];
+  const cueRes = outer(rows, (train) => ({ feats, l2: chooseL2(train, feats) }), t);
+  console.log(`\nper repository where a verdict moved (all 6 cues, inner L2 vs shipped): live n, BPCER before -> after, spoof n, APCER before -> after`);
+  for (const g of groupsOf(rows).sort()) {
+    const gr = rows.filter((r) => r.group === g);
+    const lv = gr.filter((r) => !r.spoof),
+      sp = gr.filter((r) => r.spoof);
+    const b1 = lv.filter((r) => base.get(r)! > t).length,
+      b2 = lv.filter((r) => cueRes.scores.get(r)! > t).length;
+    const a1 = sp.filter((r) => base.get(r)! <= t).length,
+      a2 = sp.filter((r) => cueRes.scores.get(r)! <= t).length;
+    if (b1 !== b2 || a1 !== a2) console.log(`  ${gr[0]!.dataset.padEnd(14)} ${g.padEnd(58)} ${lv.length} ${b1} -> ${b2}   ${sp.length} ${a1} -> ${a2}`);
+  }
+  const l2 = chooseL2(rows, feats);
+  const m = fitAnchored(rows, feats, l2, t);
+  console.log(`fit on all ${rows.length} frames (L2 ${l2}); cue weights per standard deviation:`);
+  m.feats.forEach((f, j) => console.log(`  ${f.padEnd(22)} w ${m.w[j]!.toFixed(3)}  mean ${m.mean[j]!.toFixed(4)}  std ${m.std[j]!.toFixed(4)}`));
+  console.log(`  bias ${m.b.toFixed(3)}`);
+
+  // Shift between the two collections: fit (weights, L2, anchor) on one set's repositories, score the other.
+  const variants: Array<[string, Chooser]> = [
+    ['shipped: 3 logits, L2 1', () => ({ feats: models, l2: 1 })],
+    ['+ all 6 cues, L2 by inner LOSO', (train) => ({ feats, l2: chooseL2(train, feats) })],
+  ];
+  console.log('\nleave-one-set-out (fit on one set, score the other):');
+  for (const [train, test] of [
+    ['liveness', 'liveness-pool'],
+    ['liveness-pool', 'liveness'],
+  ]) {
+    const tr = rows.filter((r) => r.dataset === train),
+      te = rows.filter((r) => r.dataset === test);
+    if (tr.length === 0 || te.length === 0) continue;
+    for (const [name, choose] of variants) {
+      const c = choose(tr);
+      const mm = fitAnchored(tr, c.feats, c.l2, t);
+      const sp = te.filter((r) => r.spoof).map((r) => sigmoid(z(mm, r)));
+      const lv = te.filter((r) => !r.spoof).map((r) => sigmoid(z(mm, r)));
+      console.log(`  ${train} -> ${test}: ${name.padEnd(32)} AUC ${auc(sp, lv).toFixed(3)} APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}`);
+    }
+  }
+
+  // Robustness to what a client's camera or upload path does to the same frame: each repository's frames
+  // re-encoded, scored by the fusion fitted out of source on the original frames. A refused frame counts as rejected.
+  const perturbations: Record<string, (b: Buffer) => Promise<Buffer>> = {
+    'jpeg q70 4:2:0': (b) => sharp(b).rotate().jpeg({ quality: 70, chromaSubsampling: '4:2:0' }).toBuffer(),
+    'half size, jpeg q90': async (b) => {
+      const meta = await sharp(b).rotate().toBuffer({ resolveWithObject: true });
+      return sharp(meta.data)
+        .resize({ width: Math.round(meta.info.width / 2) })
+        .jpeg({ quality: 90 })
+        .toBuffer();
+    },
+  };
+  const dirOf = new Map(dirs.map((d) => [path.basename(path.resolve(d)), d]));
+  for (const [pname, perturb] of Object.entries(perturbations)) {
+    const shifted = new Map<Row, Row | undefined>();
+    for (const r of rows) {
+      const bytes = await perturb(fs.readFileSync(path.join(dirOf.get(r.dataset)!, r.file)));
+      try {
+        const { features } = await engine.analyzeDetailed(bytes, 'jpeg');
+        shifted.set(r, { ...r, x: { ...features.spoofLogits, ...features.cues } });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        shifted.set(r, undefined);
+      }
+    }
+    console.log(
+      `\nperturbed frames (${pname}; ${[...shifted.values()].filter((v) => !v).length} refused), scored out of source by fusions fitted on the originals:`,
+    );
+    for (const [name, choose] of variants) {
+      const scores = new Map<Row, number>();
+      for (const g of groupsOf(rows)) {
+        const train = rows.filter((r) => r.group !== g);
+        const c = choose(train);
+        const mm = fitAnchored(train, c.feats, c.l2, t);
+        for (const r of rows) if (r.group === g) scores.set(r, shifted.get(r) ? sigmoid(z(mm, shifted.get(r)!)) : 1);
+      }
+      const sp = rows.filter((r) => r.spoof).map((r) => scores.get(r)!);
+      const lv = rows.filter((r) => !r.spoof).map((r) => scores.get(r)!);
+      console.log(`  ${name.padEnd(32)} AUC ${auc(sp, lv).toFixed(3)} APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}`);
+    }
+  }
 }
 
 main().catch((err) => {
