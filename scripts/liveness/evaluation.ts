@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../shared/errors';
-import { fitFusion, fusedLikelihood, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { chooseL2, type FitOptions, fitFusion, fusedLikelihood, type TrainingRow } from '../../workers/liveness/engine/fusion';
 import type { LivenessEngine, LivenessFeatures } from '../../workers/liveness/engine/index';
 
 export interface ManifestRow {
@@ -100,7 +100,7 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
     const id = `${key}|${row.dataset}|${row.file}`;
     const hit = stored[id];
     if (hit) {
-      out.push({ row, ...hit, likelihood: hit.features ? fusedLikelihood(engine.fusion, hit.features.spoofLogits) : undefined });
+      out.push({ row, ...hit, likelihood: hit.features ? fusedLikelihood(engine.fusion, hit.features.spoofLogits, hit.features.cues) : undefined });
       continue;
     }
     const bytes = fs.readFileSync(path.join(dir, row.file));
@@ -129,22 +129,26 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
 export const trainingRows = (scored: Scored[]): TrainingRow[] =>
   scored
     .filter((s) => s.row.kind === 'full' && s.features)
-    .map((s) => ({ logits: s.features!.spoofLogits, isSpoof: s.row.label === 'spoof', group: s.row.group }));
+    .map((s) => ({ logits: s.features!.spoofLogits, cues: s.features!.cues, isSpoof: s.row.label === 'spoof', group: s.row.group }));
 
 /**
  * Leave-one-source-group-out: each group in `groups` is scored by a fusion fitted (weights and anchor)
  * on the full frames of all other groups, so no image is scored by a fusion that saw its own repository.
+ * `l2: 'inner'` chooses the L2 strength inside each fold (chooseL2 on that fold's training groups), as the
+ * fit script does on all groups.
  */
 export function crossValidatedLikelihoods(
   scored: Scored[],
   models: string[],
-  opts: { l2: number; threshold: number },
+  opts: Omit<FitOptions, 'l2'> & { l2: number | 'inner' },
   groups: Iterable<string> = new Set(scored.map((s) => s.row.group)),
 ): Map<Scored, number> {
   const out = new Map<Scored, number>();
   for (const g of groups) {
-    const f = fitFusion(trainingRows(scored.filter((s) => s.row.group !== g)), models, opts);
-    for (const s of scored) if (s.row.group === g && s.features) out.set(s, fusedLikelihood(f, s.features.spoofLogits));
+    const rows = trainingRows(scored.filter((s) => s.row.group !== g));
+    const l2 = opts.l2 === 'inner' ? chooseL2(rows, models, opts) : opts.l2;
+    const f = fitFusion(rows, models, { ...opts, l2 });
+    for (const s of scored) if (s.row.group === g && s.features) out.set(s, fusedLikelihood(f, s.features.spoofLogits, s.features.cues));
   }
   return out;
 }

@@ -11,6 +11,18 @@ export const CUE_NAMES = ['satStd', 'chromaStd', 'hfRatio', 'highlightShare', 'd
 export type CueName = (typeof CUE_NAMES)[number];
 export type Cues = Record<CueName, number>;
 
+/** LBP bin of each 8-bit neighbour code: its count of ones when uniform (<= 2 circular transitions), else 9. */
+const LBP_BIN = Uint8Array.from({ length: 256 }, (_, code) => {
+  let ones = 0,
+    transitions = 0;
+  for (let k = 0; k < 8; k++) {
+    const bit = (code >> k) & 1;
+    ones += bit;
+    if (bit !== ((code >> ((k + 1) % 8)) & 1)) transitions++;
+  }
+  return transitions <= 2 ? ones : 9;
+});
+
 /**
  * - satStd: standard deviation of HSV saturation (0..1) over the face (Boulkenafet et al.: recaptured faces
  *   lose colour variety).
@@ -62,7 +74,7 @@ export function faceCues(img: RgbImage, face: Box): Cues {
   let sL = 0,
     sL2 = 0,
     m = 0;
-  const lbp = new Array<number>(10).fill(0);
+  const lbp = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
   for (let y = 1; y < N - 1; y++) {
     for (let x = 1; x < N - 1; x++) {
       const i = y * N + x;
@@ -71,24 +83,25 @@ export function faceCues(img: RgbImage, face: Box): Cues {
       sL += l;
       sL2 += l * l;
       m++;
-      // Neighbours in circular order; uniform codes (<= 2 transitions) binned by their count of ones.
-      const ring = [luma[i - N - 1]!, luma[i - N]!, luma[i - N + 1]!, luma[i + 1]!, luma[i + N + 1]!, luma[i + N]!, luma[i + N - 1]!, luma[i - 1]!];
-      let ones = 0,
-        transitions = 0;
-      for (let k = 0; k < 8; k++) {
-        const bit = ring[k]! >= c ? 1 : 0;
-        const next = ring[(k + 1) % 8]! >= c ? 1 : 0;
-        ones += bit;
-        if (bit !== next) transitions++;
-      }
-      lbp[transitions <= 2 ? ones : 9]!++;
+      // The 8 neighbours in circular order as bits; uniform codes (<= 2 transitions round the circle)
+      // are binned by their count of ones, the rest share bin 9.
+      const code =
+        (luma[i - N - 1]! >= c ? 1 : 0) |
+        (luma[i - N]! >= c ? 2 : 0) |
+        (luma[i - N + 1]! >= c ? 4 : 0) |
+        (luma[i + 1]! >= c ? 8 : 0) |
+        (luma[i + N + 1]! >= c ? 16 : 0) |
+        (luma[i + N]! >= c ? 32 : 0) |
+        (luma[i + N - 1]! >= c ? 64 : 0) |
+        (luma[i - 1]! >= c ? 128 : 0);
+      lbp[LBP_BIN[code]!]!++;
     }
   }
   const lapVar = Math.max(0, sL2 / m - (sL / m) ** 2);
   let entropy = 0;
   for (const c of lbp) if (c > 0) entropy -= (c / m) * Math.log2(c / m);
 
-  const sorted = Array.from(luma).sort((a, b) => a - b);
+  const sorted = luma.slice().sort();
   const pctl = (q: number) => sorted[Math.min(n - 1, Math.max(0, Math.round(q * (n - 1))))]!;
 
   return {

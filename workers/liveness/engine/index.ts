@@ -134,7 +134,8 @@ export class LivenessEngine {
     const { spoofLogits, passLogits } = await this.scoreSpoof(img, face.box);
     const t3 = performance.now();
 
-    const fused = fusedLogit(this.fusion, spoofLogits);
+    const cues = faceCues(img, face.box);
+    const fused = fusedLogit(this.fusion, spoofLogits, cues);
     const likelihood = sigmoid(fused);
     const quality = assessQuality(img, face, faces, this.qualityOpts);
     const t4 = performance.now();
@@ -161,7 +162,7 @@ export class LivenessEngine {
         passLogits,
         fused,
         quality: quality.measures,
-        cues: faceCues(img, face.box),
+        cues,
       },
     };
   }
@@ -198,10 +199,12 @@ export class LivenessEngine {
 export function coefficients(fusion: FusionParams, specs: SpoofModelSpec[]): FusionParams {
   const fitted = Object.values(fusion.weights);
   const mean = fitted.length ? fitted.reduce((a, b) => a + b, 0) / fitted.length : 1;
-  return {
+  const out: FusionParams = {
     bias: fusion.bias,
     weights: Object.fromEntries(specs.map((s) => [s.name, s.weight * (fusion.weights[s.name] ?? mean)])),
   };
+  if (fusion.cues && Object.keys(fusion.cues).length > 0) out.cues = fusion.cues;
+  return out;
 }
 
 /** Every manifest model the engine loads (detectors and built-in spoof models, vendored ones included). */
