@@ -9,7 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../shared/errors';
 import { loadConfig } from '../../shared/config';
-import { equalErrorPoint, fitLogisticL2, sigmoid } from '../../workers/liveness/engine/fusion';
+import { chooseL2, fitFusion, fusedLikelihood, type FusionParams, sourceHeldOutLogLoss, type TrainingRow } from '../../workers/liveness/engine/fusion';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
 import { LivenessEngine } from '../../workers/liveness/engine/index';
 import { BUILTIN_SPOOF_SPECS } from '../../workers/liveness/engine/spoof';
@@ -24,67 +24,21 @@ interface Row {
   dataset: string;
 }
 
-interface Model {
-  feats: string[];
-  signFree: boolean[];
-  mean: number[];
-  std: number[];
-  w: number[];
-  b: number;
-}
-
-const L2_GRID = [0.3, 1, 3, 10, 30, 100];
-const logit = (p: number) => Math.log(p / (1 - p));
-
-function fit(rows: Row[], feats: string[], l2: number): Model {
-  const signFree = feats.map((f) => (CUE_NAMES as readonly string[]).includes(f));
-  const mean = feats.map((f, j) => (signFree[j] ? rows.reduce((a, r) => a + r.x[f]!, 0) / rows.length : 0));
-  const std = feats.map((f, j) => {
-    if (!signFree[j]) return 1;
-    const v = rows.reduce((a, r) => a + (r.x[f]! - mean[j]!) ** 2, 0) / rows.length;
-    return Math.sqrt(v) || 1;
-  });
-  const X = rows.map((r) => feats.map((f, j) => (r.x[f]! - mean[j]!) / std[j]!));
-  const { w, b } = fitLogisticL2(
-    X,
-    rows.map((r) => (r.spoof ? 1 : 0)),
-    l2,
-    signFree,
-  );
-  return { feats, signFree, mean, std, w, b };
-}
-
-const z = (m: Model, r: Row) => m.feats.reduce((a, f, j) => a + m.w[j]! * ((r.x[f]! - m.mean[j]!) / m.std[j]!), m.b);
+const isCue = (f: string) => (CUE_NAMES as readonly string[]).includes(f);
 const groupsOf = (rows: Row[]) => [...new Set(rows.map((r) => r.group))];
-const bothClasses = (rows: Row[]) => rows.some((r) => r.spoof) && rows.some((r) => !r.spoof);
 
-/** Leave-one-source-out logits of `rows` (weights only, no anchor). */
-function innerOos(rows: Row[], feats: string[], l2: number): Array<{ z: number; spoof: boolean }> {
-  const out: Array<{ z: number; spoof: boolean }> = [];
-  for (const g of groupsOf(rows)) {
-    const train = rows.filter((r) => r.group !== g);
-    if (!bothClasses(train)) continue;
-    const m = fit(train, feats, l2);
-    for (const r of rows) if (r.group === g) out.push({ z: z(m, r), spoof: r.spoof });
-  }
-  return out;
-}
-
-const logLoss = (o: Array<{ z: number; spoof: boolean }>) =>
-  o.reduce((a, { z: v, spoof }) => a - Math.log(Math.max(1e-12, spoof ? sigmoid(v) : 1 - sigmoid(v))), 0) / o.length;
-
-/** The shipped recipe generalised: fit on all rows, shift the bias so `threshold` is the inner out-of-source EER point. */
-function fitAnchored(rows: Row[], feats: string[], l2: number, threshold: number): Model {
-  const m = fit(rows, feats, l2);
-  const oos = innerOos(rows, feats, l2);
-  const zStar = equalErrorPoint(
-    oos.filter((o) => o.spoof).map((o) => o.z),
-    oos.filter((o) => !o.spoof).map((o) => o.z),
-  );
-  return { ...m, b: m.b + logit(threshold) - zStar };
-}
+/** The fusion's own training rows (fusion.ts): `feats` split into model logits and cues. */
+const training = (rows: Row[]): Array<TrainingRow & { row: Row }> => rows.map((r) => ({ row: r, logits: r.x, cues: r.x, isSpoof: r.spoof, group: r.group }));
+const split = (feats: string[]) => ({ models: feats.filter((f) => !isCue(f)), cues: feats.filter(isCue) });
 
 type Chooser = (train: Row[]) => { feats: string[]; l2: number };
+
+/** The shipped recipe (fitFusion: weights, cue standardisation, anchor at the inner out-of-source EER point). */
+function fitAnchored(rows: Row[], feats: string[], l2: number, threshold: number): FusionParams {
+  const { models, cues } = split(feats);
+  return fitFusion(training(rows), models, { l2, threshold, cues });
+}
+const score = (f: FusionParams, r: Row) => fusedLikelihood(f, r.x, r.x);
 
 /** Outer leave-one-source-out: every row scored by a fusion chosen and fitted without its repository. */
 function outer(rows: Row[], choose: Chooser, threshold: number): { scores: Map<Row, number>; picks: string[] } {
@@ -93,35 +47,35 @@ function outer(rows: Row[], choose: Chooser, threshold: number): { scores: Map<R
   for (const g of groupsOf(rows)) {
     const train = rows.filter((r) => r.group !== g);
     const { feats, l2 } = choose(train);
-    picks.push(`${feats.filter((f) => (CUE_NAMES as readonly string[]).includes(f)).join('+') || '-'}@${l2}`);
-    const m = fitAnchored(train, feats, l2, threshold);
-    for (const r of rows) if (r.group === g) scores.set(r, sigmoid(z(m, r)));
+    picks.push(`${feats.filter(isCue).join('+') || '-'}@${l2}`);
+    const f = fitAnchored(train, feats, l2, threshold);
+    for (const r of rows) if (r.group === g) scores.set(r, score(f, r));
   }
   return { scores, picks };
 }
 
-function chooseL2(train: Row[], feats: string[]): number {
-  let best = { loss: Infinity, l2: 1 };
-  for (const l2 of L2_GRID) {
-    const loss = logLoss(innerOos(train, feats, l2));
-    if (loss < best.loss - 1e-9) best = { loss, l2 };
-  }
-  return best.l2;
+function chooseL2For(train: Row[], feats: string[], threshold: number): number {
+  const { models, cues } = split(feats);
+  return chooseL2(training(train), models, { threshold, cues });
 }
 
 /** Greedy forward selection of cues on inner leave-one-source-out log-loss (L2 1); stops when none helps. */
-function forward(train: Row[], base: string[]): string[] {
+function forward(train: Row[], base: string[], threshold: number): string[] {
+  const loss = (feats: string[]) => {
+    const { models, cues } = split(feats);
+    return sourceHeldOutLogLoss(training(train), models, { l2: 1, threshold, cues });
+  };
   let feats = [...base];
-  let loss = logLoss(innerOos(train, feats, 1));
+  let current = loss(feats);
   for (;;) {
-    let best: { loss: number; f?: string } = { loss };
+    let best: { loss: number; f?: string } = { loss: current };
     for (const c of CUE_NAMES.filter((c) => !feats.includes(c))) {
-      const l = logLoss(innerOos(train, [...feats, c], 1));
+      const l = loss([...feats, c]);
       if (l < best.loss - 1e-4) best = { loss: l, f: c };
     }
     if (!best.f) return feats;
     feats = [...feats, best.f];
-    loss = best.loss;
+    current = best.loss;
   }
 }
 
@@ -238,7 +192,7 @@ async function main(): Promise<void> {
       rows,
       (train) => {
         const feats = [...models, ...CUE_NAMES];
-        return { feats, l2: chooseL2(train, feats) };
+        return { feats, l2: chooseL2For(train, feats, t) };
       },
       t,
     ),
@@ -246,7 +200,7 @@ async function main(): Promise<void> {
   );
   report(
     '+ cues by nested forward selection',
-    outer(rows, (train) => ({ feats: forward(train, models), l2: 1 }), t),
+    outer(rows, (train) => ({ feats: forward(train, models, t), l2: 1 }), t),
     base,
   );
   if (extras.length > 0) {
@@ -267,7 +221,7 @@ async function main(): Promise<void> {
         rows,
         (train) => {
           const feats = [...models, ...extras, ...CUE_NAMES];
-          return { feats, l2: chooseL2(train, feats) };
+          return { feats, l2: chooseL2For(train, feats, t) };
         },
         t,
       ),
@@ -277,7 +231,7 @@ async function main(): Promise<void> {
 
   // The principled variant (no fixed hyper-parameter): where it moves, per repository, and its fit on all frames.
   const feats = [...models, ...CUE_NAMES];
-  const cueRes = outer(rows, (train) => ({ feats, l2: chooseL2(train, feats) }), t);
+  const cueRes = outer(rows, (train) => ({ feats, l2: chooseL2For(train, feats, t) }), t);
   console.log(`\nper repository where a verdict moved (all 6 cues, inner L2 vs shipped): live n, BPCER before -> after, spoof n, APCER before -> after`);
   for (const g of groupsOf(rows).sort()) {
     const gr = rows.filter((r) => r.group === g);
@@ -289,16 +243,18 @@ async function main(): Promise<void> {
       a2 = sp.filter((r) => cueRes.scores.get(r)! <= t).length;
     if (b1 !== b2 || a1 !== a2) console.log(`  ${gr[0]!.dataset.padEnd(14)} ${g.padEnd(58)} ${lv.length} ${b1} -> ${b2}   ${sp.length} ${a1} -> ${a2}`);
   }
-  const l2 = chooseL2(rows, feats);
+  const l2 = chooseL2For(rows, feats, t);
   const m = fitAnchored(rows, feats, l2, t);
-  console.log(`fit on all ${rows.length} frames (L2 ${l2}); cue weights per standard deviation:`);
-  m.feats.forEach((f, j) => console.log(`  ${f.padEnd(22)} w ${m.w[j]!.toFixed(3)}  mean ${m.mean[j]!.toFixed(4)}  std ${m.std[j]!.toFixed(4)}`));
-  console.log(`  bias ${m.b.toFixed(3)}`);
+  console.log(`fit on all ${rows.length} frames (L2 ${l2}); model weights per logit, cue weights per standard deviation:`);
+  for (const [f, w] of Object.entries(m.weights)) console.log(`  ${f.padEnd(22)} w ${w.toFixed(3)}`);
+  for (const [f, c] of Object.entries(m.cues ?? {}))
+    console.log(`  ${f.padEnd(22)} w ${c.weight.toFixed(3)}  mean ${c.mean.toFixed(4)}  std ${c.std.toFixed(4)}`);
+  console.log(`  bias ${m.bias.toFixed(3)}`);
 
   // Shift between the two collections: fit (weights, L2, anchor) on one set's repositories, score the other.
   const variants: Array<[string, Chooser]> = [
     ['shipped: 3 logits, L2 1', () => ({ feats: models, l2: 1 })],
-    ['+ all 6 cues, L2 by inner LOSO', (train) => ({ feats, l2: chooseL2(train, feats) })],
+    ['+ all 6 cues, L2 by inner LOSO', (train) => ({ feats, l2: chooseL2For(train, feats, t) })],
   ];
   console.log('\nleave-one-set-out (fit on one set, score the other):');
   for (const [train, test] of [
@@ -311,8 +267,8 @@ async function main(): Promise<void> {
     for (const [name, choose] of variants) {
       const c = choose(tr);
       const mm = fitAnchored(tr, c.feats, c.l2, t);
-      const sp = te.filter((r) => r.spoof).map((r) => sigmoid(z(mm, r)));
-      const lv = te.filter((r) => !r.spoof).map((r) => sigmoid(z(mm, r)));
+      const sp = te.filter((r) => r.spoof).map((r) => score(mm, r));
+      const lv = te.filter((r) => !r.spoof).map((r) => score(mm, r));
       console.log(`  ${train} -> ${test}: ${name.padEnd(32)} AUC ${auc(sp, lv).toFixed(3)} APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}`);
     }
   }
@@ -351,7 +307,7 @@ async function main(): Promise<void> {
         const train = rows.filter((r) => r.group !== g);
         const c = choose(train);
         const mm = fitAnchored(train, c.feats, c.l2, t);
-        for (const r of rows) if (r.group === g) scores.set(r, shifted.get(r) ? sigmoid(z(mm, shifted.get(r)!)) : 1);
+        for (const r of rows) if (r.group === g) scores.set(r, shifted.get(r) ? score(mm, shifted.get(r)!) : 1);
       }
       const sp = rows.filter((r) => r.spoof).map((r) => scores.get(r)!);
       const lv = rows.filter((r) => !r.spoof).map((r) => scores.get(r)!);

@@ -198,11 +198,16 @@ export const L2_GRID = [0.3, 1, 3, 10, 30, 100];
 export function chooseL2(rows: TrainingRow[], models: string[], opts: Omit<FitOptions, 'l2'>, grid: readonly number[] = L2_GRID): number {
   let best = { loss: Infinity, l2: grid[0]! };
   for (const l2 of grid) {
-    const oos = sourceHeldOutLogits(rows, models, { ...opts, l2 });
-    const loss = oos.reduce((a, o) => a - Math.log(Math.max(1e-12, o.isSpoof ? sigmoid(o.z) : 1 - sigmoid(o.z))), 0) / oos.length;
+    const loss = sourceHeldOutLogLoss(rows, models, { ...opts, l2 });
     if (loss < best.loss - 1e-9) best = { loss, l2 };
   }
   return best.l2;
+}
+
+/** Mean log-loss of the rows' leave-one-source-out predictions (weights only, no anchor): the model-choice criterion. */
+export function sourceHeldOutLogLoss(rows: TrainingRow[], models: string[], opts: FitOptions): number {
+  const oos = sourceHeldOutLogits(rows, models, opts);
+  return oos.reduce((a, o) => a - Math.log(Math.max(1e-12, o.isSpoof ? sigmoid(o.z) : 1 - sigmoid(o.z))), 0) / oos.length;
 }
 
 function fitWeights(rows: TrainingRow[], models: string[], opts: FitOptions): FusionParams {
