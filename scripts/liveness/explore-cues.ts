@@ -287,6 +287,8 @@ async function main(): Promise<void> {
   // re-encoded, scored by the fusion fitted out of source on the original frames. A refused frame counts as rejected.
   const perturbations: Record<string, (b: Buffer) => Promise<Buffer>> = {
     'jpeg q70 4:2:0': (b) => sharp(b).rotate().jpeg({ quality: 70, chromaSubsampling: '4:2:0' }).toBuffer(),
+    // Worst case for the colour cues: no chroma at all (a black-and-white camera or a client that strips colour).
+    'greyscale, jpeg q90': (b) => sharp(b).rotate().greyscale().jpeg({ quality: 90 }).toBuffer(),
     'half size, jpeg q90': async (b) => {
       const meta = await sharp(b).rotate().toBuffer({ resolveWithObject: true });
       return sharp(meta.data)
@@ -321,7 +323,16 @@ async function main(): Promise<void> {
       }
       const sp = rows.filter((r) => r.spoof).map((r) => scores.get(r)!);
       const lv = rows.filter((r) => !r.spoof).map((r) => scores.get(r)!);
-      console.log(`  ${name.padEnd(32)} AUC ${auc(sp, lv).toFixed(3)} APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}`);
+      const byType = (ty: string) =>
+        pct(
+          apcer(
+            rows.filter((r) => r.spoof && r.type === ty).map((r) => scores.get(r)!),
+            t,
+          ),
+        );
+      console.log(
+        `  ${name.padEnd(32)} AUC ${auc(sp, lv).toFixed(3)} APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))} | print ${byType('print')} screen ${byType('screen')}`,
+      );
     }
   }
 }
