@@ -44,7 +44,13 @@ async function main(): Promise<void> {
   console.log(
     `spoof models: ${models.join(', ')}; shipped fusion: ${Object.entries(engine.fusion.weights)
       .map(([k, v]) => `${k} ${v.toFixed(3)}`)
-      .join(', ')}, bias ${engine.fusion.bias.toFixed(3)}`,
+      .join(', ')}, bias ${engine.fusion.bias.toFixed(3)}${
+      Object.keys(engine.fusion.cues ?? {}).length
+        ? `; face cues (weight per standard deviation): ${Object.entries(engine.fusion.cues ?? {})
+            .map(([k, c]) => `${k} ${c.weight.toFixed(3)}`)
+            .join(', ')}`
+        : ''
+    }`,
   );
 
   // Scoring a repository with a fusion fitted on it would grade the fusion on its own training images:
@@ -52,7 +58,13 @@ async function main(): Promise<void> {
   const fitted = new Set(shippedFusion.fittedSources);
   const shared = new Set(scored.map((s) => s.row.group).filter((g) => fitted.has(g)));
   const useCv = shared.size > 0 && !args.includes('--shipped');
-  const cv = useCv ? crossValidatedLikelihoods(scored, models, { l2: shippedFusion.l2, threshold }, shared) : undefined;
+  // Refit the way the shipped fusion was fitted: same features (models and cues), same L2 rule.
+  const cvOpts = {
+    l2: shippedFusion.l2Rule?.startsWith('chosen') ? ('inner' as const) : shippedFusion.l2,
+    threshold,
+    cues: Object.keys(shippedFusion.cues ?? {}),
+  };
+  const cv = useCv ? crossValidatedLikelihoods(scored, models, cvOpts, shared) : undefined;
   console.log(
     useCv
       ? `fusion: ${shared.size} source repositories of these sets were used to fit the shipped fusion; their images are scored by leave-one-source-out refits on the full frames of the other repositories given (all figures below are out of source)`
@@ -96,6 +108,16 @@ async function main(): Promise<void> {
     for (const name of [...models, ...passNames.filter((p) => p.includes(':'))]) {
       const val = (s: Scored) => (s.error ? Infinity : ((name.includes(':') ? s.features!.passLogits[name] : s.features!.spoofLogits[name]) ?? NaN));
       console.log(`  ${name.padEnd(28)} ${f3(auc(set.filter(isSpoof).map(val), set.filter((s) => !isSpoof(s)).map(val)))}`);
+    }
+
+    const cueNames = Object.keys(engine.fusion.cues ?? {});
+    if (cueNames.length > 0) {
+      console.log('face cues, raw value (no fitting; below 0.5: spoofs have lower values), AUC:');
+      for (const c of cueNames) {
+        const val = (s: Scored) => s.features?.cues?.[c as keyof typeof s.features.cues] ?? NaN;
+        const ok = set.filter((s) => !s.error);
+        console.log(`  ${c.padEnd(28)} ${f3(auc(ok.filter(isSpoof).map(val), ok.filter((s) => !isSpoof(s)).map(val)))}`);
+      }
     }
 
     console.log(`per set and source repository: live n, BPCER@${threshold}, spoof n, APCER@${threshold}, AUC`);

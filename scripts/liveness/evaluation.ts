@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../shared/errors';
-import { fitFusion, fusedLikelihood, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { chooseL2, type FitOptions, fitFusion, fusedLikelihood, type TrainingRow } from '../../workers/liveness/engine/fusion';
 import type { LivenessEngine, LivenessFeatures } from '../../workers/liveness/engine/index';
 
 export interface ManifestRow {
@@ -69,11 +69,14 @@ export function readManifest(dir: string): ManifestRow[] {
   });
 }
 
+/** Bump when cues.ts changes, so a cache of per-image features is not reused across versions. */
+const CUES_VERSION = 'cues-1';
+
 export interface Scored {
   row: ManifestRow;
   /** Likelihood the engine answered with its shipped fusion; undefined when it refused the image. */
   likelihood?: number;
-  features?: Pick<LivenessFeatures, 'spoofLogits' | 'passLogits' | 'detector'>;
+  features?: Pick<LivenessFeatures, 'spoofLogits' | 'passLogits' | 'detector'> & Partial<Pick<LivenessFeatures, 'cues' | 'quality'>>;
   /** Error code when the engine refused the image (invalid_image: undecodable or no face). */
   error?: string;
   errorMessage?: string;
@@ -86,7 +89,7 @@ export interface Scored {
 export async function scoreDataset(engine: LivenessEngine, dir: string, rows: ManifestRow[], cache?: string): Promise<Scored[]> {
   const key = crypto
     .createHash('sha256')
-    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs]))
+    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs, CUES_VERSION]))
     .digest('hex')
     .slice(0, 16);
   const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache)
@@ -97,14 +100,20 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
     const id = `${key}|${row.dataset}|${row.file}`;
     const hit = stored[id];
     if (hit) {
-      out.push({ row, ...hit, likelihood: hit.features ? fusedLikelihood(engine.fusion, hit.features.spoofLogits) : undefined });
+      out.push({ row, ...hit, likelihood: hit.features ? fusedLikelihood(engine.fusion, hit.features.spoofLogits, hit.features.cues) : undefined });
       continue;
     }
     const bytes = fs.readFileSync(path.join(dir, row.file));
     const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
     try {
       const { result, features } = await engine.analyzeDetailed(bytes, format);
-      const f = { spoofLogits: features.spoofLogits, passLogits: features.passLogits, detector: features.detector };
+      const f = {
+        spoofLogits: features.spoofLogits,
+        passLogits: features.passLogits,
+        detector: features.detector,
+        cues: features.cues,
+        quality: features.quality,
+      };
       out.push({ row, likelihood: result.isFakeLikelihood, features: f });
       stored[id] = { features: f };
     } catch (err) {
@@ -120,22 +129,26 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
 export const trainingRows = (scored: Scored[]): TrainingRow[] =>
   scored
     .filter((s) => s.row.kind === 'full' && s.features)
-    .map((s) => ({ logits: s.features!.spoofLogits, isSpoof: s.row.label === 'spoof', group: s.row.group }));
+    .map((s) => ({ logits: s.features!.spoofLogits, cues: s.features!.cues, isSpoof: s.row.label === 'spoof', group: s.row.group }));
 
 /**
  * Leave-one-source-group-out: each group in `groups` is scored by a fusion fitted (weights and anchor)
  * on the full frames of all other groups, so no image is scored by a fusion that saw its own repository.
+ * `l2: 'inner'` chooses the L2 strength inside each fold (chooseL2 on that fold's training groups), as the
+ * fit script does on all groups.
  */
 export function crossValidatedLikelihoods(
   scored: Scored[],
   models: string[],
-  opts: { l2: number; threshold: number },
+  opts: Omit<FitOptions, 'l2'> & { l2: number | 'inner' },
   groups: Iterable<string> = new Set(scored.map((s) => s.row.group)),
 ): Map<Scored, number> {
   const out = new Map<Scored, number>();
   for (const g of groups) {
-    const f = fitFusion(trainingRows(scored.filter((s) => s.row.group !== g)), models, opts);
-    for (const s of scored) if (s.row.group === g && s.features) out.set(s, fusedLikelihood(f, s.features.spoofLogits));
+    const rows = trainingRows(scored.filter((s) => s.row.group !== g));
+    const l2 = opts.l2 === 'inner' ? chooseL2(rows, models, opts) : opts.l2;
+    const f = fitFusion(rows, models, { ...opts, l2 });
+    for (const s of scored) if (s.row.group === g && s.features) out.set(s, fusedLikelihood(f, s.features.spoofLogits, s.features.cues));
   }
   return out;
 }

@@ -5,7 +5,18 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, readManifest, type Scored, trainingRows } from '../../../scripts/liveness/evaluation';
 import { coefficients } from '../../../workers/liveness/engine';
-import { equalErrorPoint, fitFusion, fitLogisticL2, fusedLikelihood, shippedFusion } from '../../../workers/liveness/engine/fusion';
+import { CUE_NAMES } from '../../../workers/liveness/engine/cues';
+import {
+  chooseL2,
+  equalErrorPoint,
+  fitFusion,
+  fitLogisticL2,
+  fusedLikelihood,
+  fusedLogit,
+  L2_GRID,
+  shippedFusion,
+  type TrainingRow,
+} from '../../../workers/liveness/engine/fusion';
 import { sampleToTensor } from '../../../workers/liveness/engine/image';
 import { BUILTIN_SPOOF_SPECS, contextCrop, silentFaceCrop } from '../../../workers/liveness/engine/spoof';
 
@@ -137,7 +148,21 @@ describe('liveness fusion', () => {
     expect(w[1]).to.equal(0);
   });
 
-  it("ships a fusion that rises with every model's fake logit and records the sources it was fitted on", () => {
+  it("keeps a sign-free feature's negative weight (a cue) that a constrained fit would drop", () => {
+    const x: number[][] = [],
+      y: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const r = [rand() * 8 - 4, rand() * 8 - 4];
+      x.push(r);
+      y.push(rand() < 1 / (1 + Math.exp(-(1.2 * r[0]! - 0.8 * r[1]!))) ? 1 : 0);
+    }
+    const free = fitLogisticL2(x, y, 1, [false, true]).w;
+    expect(free[0]).to.be.closeTo(1.2, 0.2);
+    expect(free[1]).to.be.closeTo(-0.8, 0.2);
+    expect(fitLogisticL2(x, y, 1).w[1]).to.equal(0);
+  });
+
+  it("ships a fusion that rises with every model's fake logit, whatever the face cues, and records the sources it was fitted on", () => {
     const names = BUILTIN_SPOOF_SPECS.map((s) => s.name);
     expect(Object.keys(shippedFusion.weights)).to.have.members(names);
     for (const w of Object.values(shippedFusion.weights)) expect(w).to.be.at.least(0);
@@ -145,17 +170,75 @@ describe('liveness fusion', () => {
     expect(shippedFusion.fittedSources.length).to.be.greaterThan(20);
     for (let i = 0; i < 200; i++) {
       const at = Object.fromEntries(names.map((n) => [n, rand() * 20 - 10]));
+      const cues = Object.fromEntries(CUE_NAMES.map((c) => [c, rand() * 10 - 5]));
       for (const n of names) {
         if (shippedFusion.weights[n] === 0) continue;
-        expect(fusedLikelihood(shippedFusion, { ...at, [n]: at[n]! + 0.5 })).to.be.greaterThan(fusedLikelihood(shippedFusion, at));
+        // On the logit: far out, the likelihoods round to the same double.
+        expect(fusedLogit(shippedFusion, { ...at, [n]: at[n]! + 0.5 }, cues)).to.be.greaterThan(fusedLogit(shippedFusion, at, cues));
       }
     }
+  });
+
+  it('ships a weight, mean and standard deviation for every face cue, with L2 chosen out of source', () => {
+    expect(Object.keys(shippedFusion.cues ?? {})).to.have.members([...CUE_NAMES]);
+    for (const t of Object.values(shippedFusion.cues ?? {})) {
+      expect(Number.isFinite(t.weight) && Number.isFinite(t.mean)).to.equal(true);
+      expect(t.std).to.be.greaterThan(0);
+    }
+    expect(shippedFusion.l2Rule).to.match(/^chosen/);
+    expect(L2_GRID).to.include(shippedFusion.l2);
+  });
+
+  it('adds each cue as weight x (value - mean) / std, and refuses to score without a cue it needs', () => {
+    const f = { weights: { m: 2 }, bias: -1, cues: { c: { weight: -0.5, mean: 10, std: 4 } } };
+    expect(fusedLogit(f, { m: 1 }, { c: 18 })).to.be.closeTo(-1 + 2 - 0.5 * 2, 1e-12);
+    expect(() => fusedLogit(f, { m: 1 })).to.throw(/face cue "c"/);
+    expect(() => fusedLogit(f, { m: 1 }, { c: NaN })).to.throw(/face cue "c"/);
+  });
+
+  it('fits a cue on its own scale: standardised on the fitting rows, weight sign-free', () => {
+    const rows: Array<TrainingRow & { cues: { c: number } }> = [];
+    for (let g = 0; g < 6; g++) {
+      for (let i = 0; i < 30; i++) {
+        const isSpoof = i % 2 === 0;
+        // The cue is lower on spoofs, on a scale of hundreds; the model logit is weak.
+        rows.push({
+          group: `g${g}`,
+          isSpoof,
+          logits: { m: (isSpoof ? 0.5 : -0.5) + (rand() - 0.5) * 4 },
+          cues: { c: 500 + (isSpoof ? -60 : 60) + (rand() - 0.5) * 200 },
+        });
+      }
+    }
+    const f = fitFusion(rows, ['m'], { l2: 1, threshold: 0.15, cues: ['c'] });
+    const c = f.cues!.c!;
+    expect(c.weight).to.be.lessThan(-0.5);
+    expect(c.mean).to.be.closeTo(rows.reduce((a, r) => a + r.cues.c, 0) / rows.length, 1e-9);
+    expect(c.std).to.be.within(50, 120);
+    expect(() => fitFusion([{ ...rows[0]!, cues: {} }, ...rows.slice(1)], ['m'], { l2: 1, threshold: 0.15, cues: ['c'] })).to.throw(/lacks the face cue/);
+  });
+
+  it('chooses the L2 strength by out-of-source log-loss: strong when the cues are noise, weak when they carry the signal', () => {
+    const rows = (signal: number): TrainingRow[] => {
+      const out: TrainingRow[] = [];
+      for (let g = 0; g < 6; g++) {
+        for (let i = 0; i < 20; i++) {
+          const isSpoof = i % 2 === 0;
+          out.push({ group: `g${g}`, isSpoof, logits: { m: rand() * 2 - 1 }, cues: { c: (isSpoof ? signal : -signal) + rand() * 2 - 1, d: rand() } });
+        }
+      }
+      return out;
+    };
+    expect(chooseL2(rows(0), ['m'], { threshold: 0.15, cues: ['c', 'd'] })).to.be.at.least(10);
+    expect(chooseL2(rows(2), ['m'], { threshold: 0.15, cues: ['c', 'd'] })).to.be.at.most(1);
   });
 
   it('gives an operator model without a fitted weight the mean fitted weight times its own weight, and re-weights built-ins', () => {
     const f = { weights: { a: 1, b: 3 }, bias: -2 };
     const spec = (name: string, weight: number) => ({ ...BUILTIN_SPOOF_SPECS[0]!, name, weight });
     expect(coefficients(f, [spec('a', 1), spec('b', 0.5), spec('extra', 2)])).to.deep.equal({ bias: -2, weights: { a: 1, b: 1.5, extra: 4 } });
+    const cues = { c: { weight: 1, mean: 0, std: 1 } };
+    expect(coefficients({ ...f, cues }, [spec('a', 0.5)]).cues).to.deep.equal(cues);
   });
 
   it('puts the threshold at the equal-error point of the out-of-source scores', () => {

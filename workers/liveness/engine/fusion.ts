@@ -1,18 +1,30 @@
-// Owns the map from the spoof models' fake logits to isFakeLikelihood: a small logistic model
-// (one non-negative weight per model + a bias) fitted with L2, whose bias is anchored so that the default
-// threshold sits at the equal-error point of out-of-source scores. Fitting lives here too (scripts reuse it).
+// Owns the map from the spoof models' fake logits and the face's hand-crafted cues to isFakeLikelihood: a small
+// logistic model (one non-negative weight per model, one sign-free weight per standardised cue, a bias) fitted
+// with L2, whose bias is anchored so that the default threshold sits at the equal-error point of out-of-source
+// scores. Fitting lives here too (scripts reuse it).
 import fusionJson from './fusion.json';
 
+/** A cue's term: weight x (value - mean) / std, mean and std those of the frames the fusion was fitted on. */
+export interface CueTerm {
+  weight: number;
+  mean: number;
+  std: number;
+}
+
 export interface FusionParams {
-  /** isFakeLikelihood = sigmoid(bias + sum over models of weights[model] * fakeLogit[model]) */
+  /** isFakeLikelihood = sigmoid(bias + sum over models of weights[model] * fakeLogit[model] + cue terms) */
   weights: Record<string, number>;
   bias: number;
+  /** Hand-crafted face cues (cues.ts) by name; absent or empty: none. */
+  cues?: Record<string, CueTerm>;
 }
 
 export interface Fusion extends FusionParams {
   /** Threshold the bias was anchored to, and how. */
   operatingPoint: { threshold: number; rule: string };
   l2: number;
+  /** How l2 was set: "given", or chosen by leave-one-source-out log-loss (the eval then chooses it inside each fold too). */
+  l2Rule?: string;
   /** Source groups (owner/repo) of the images it was fitted on: scoring those again is not an honest test. */
   fittedSources: string[];
 }
@@ -22,20 +34,27 @@ export const shippedFusion: Fusion = fusionJson;
 export const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 const logit = (p: number) => Math.log(p / (1 - p));
 
-export function fusedLogit(f: FusionParams, logits: Record<string, number>): number {
+export function fusedLogit(f: FusionParams, logits: Record<string, number>, cues: Record<string, number> = {}): number {
   let z = f.bias;
   for (const [name, w] of Object.entries(f.weights)) z += w * (logits[name] ?? 0);
+  for (const [name, t] of Object.entries(f.cues ?? {})) {
+    const v = cues[name];
+    // A missing cue would silently shift every score: refuse instead.
+    if (v === undefined || !Number.isFinite(v)) throw new Error(`fusion needs the face cue "${name}"`);
+    z += (t.weight * (v - t.mean)) / t.std;
+  }
   return z;
 }
 
-export const fusedLikelihood = (f: FusionParams, logits: Record<string, number>) => sigmoid(fusedLogit(f, logits));
+export const fusedLikelihood = (f: FusionParams, logits: Record<string, number>, cues?: Record<string, number>) => sigmoid(fusedLogit(f, logits, cues));
 
 /**
  * L2-penalised logistic regression of y (1 = spoof) on the rows of x, by Newton's method; the bias is not
  * penalised. Weights are kept non-negative (a feature whose weight would turn negative is dropped and
  * the rest refitted): every model's fake logit is evidence for "fake", so the fused score must rise with each.
+ * `signFree[j]` exempts feature j from that constraint (a statistic with no known direction).
  */
-export function fitLogisticL2(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
+export function fitLogisticL2(x: number[][], y: number[], l2: number, signFree: readonly boolean[] = []): { w: number[]; b: number } {
   const k = x[0]?.length ?? 0;
   const active = Array.from({ length: k }, () => true);
   for (;;) {
@@ -47,7 +66,8 @@ export function fitLogisticL2(x: number[][], y: number[], l2: number): { w: numb
     );
     const full = Array.from({ length: k }, () => 0);
     idx.forEach((i, j) => (full[i] = w[j]!));
-    const worst = idx.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), idx[0] ?? -1);
+    const constrained = idx.filter((i) => signFree[i] !== true);
+    const worst = constrained.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), constrained[0] ?? -1);
     if (worst < 0 || full[worst]! >= 0) return { w: full, b };
     active[worst] = false;
   }
@@ -126,9 +146,18 @@ export function equalErrorPoint(spoof: number[], live: number[]): number {
 
 export interface TrainingRow {
   logits: Record<string, number>;
+  /** The face's hand-crafted cues (needed when the fusion uses any). */
+  cues?: Record<string, number>;
   isSpoof: boolean;
   /** Source repository; rows of one group never straddle a split. */
   group: string;
+}
+
+export interface FitOptions {
+  l2: number;
+  threshold: number;
+  /** Cue names to fit sign-free weights for (standardised on the fitting rows); none by default. */
+  cues?: readonly string[];
 }
 
 /**
@@ -136,29 +165,71 @@ export interface TrainingRow {
  * is the equal-error point of leave-one-source-out scores of these same rows (an in-sample anchor
  * would sit too close to the training images and reject more live users out of source).
  */
-export function fitFusion(rows: TrainingRow[], models: string[], opts: { l2: number; threshold: number }): FusionParams {
-  const base = fitWeights(rows, models, opts.l2);
-  const groups = [...new Set(rows.map((r) => r.group))];
-  const oos: Array<{ z: number; isSpoof: boolean }> = [];
-  for (const g of groups) {
-    const train = rows.filter((r) => r.group !== g);
-    if (!train.some((r) => r.isSpoof) || !train.some((r) => !r.isSpoof)) continue;
-    const inner = fitWeights(train, models, opts.l2);
-    for (const r of rows) if (r.group === g) oos.push({ z: fusedLogit(inner, r.logits), isSpoof: r.isSpoof });
-  }
+export function fitFusion(rows: TrainingRow[], models: string[], opts: FitOptions): FusionParams {
+  const base = fitWeights(rows, models, opts);
+  const oos = sourceHeldOutLogits(rows, models, opts);
   const zStar = equalErrorPoint(
     oos.filter((o) => o.isSpoof).map((o) => o.z),
     oos.filter((o) => !o.isSpoof).map((o) => o.z),
   );
   // Shift so that the out-of-source equal-error logit maps to the threshold.
-  return { weights: base.weights, bias: base.bias + logit(opts.threshold) - zStar };
+  return { ...base, bias: base.bias + logit(opts.threshold) - zStar };
 }
 
-function fitWeights(rows: TrainingRow[], models: string[], l2: number): FusionParams {
+/** Each row's fused logit from weights fitted without its source group (no anchoring). */
+function sourceHeldOutLogits(rows: TrainingRow[], models: string[], opts: FitOptions): Array<{ z: number; isSpoof: boolean }> {
+  const oos: Array<{ z: number; isSpoof: boolean }> = [];
+  for (const g of new Set(rows.map((r) => r.group))) {
+    const train = rows.filter((r) => r.group !== g);
+    if (!train.some((r) => r.isSpoof) || !train.some((r) => !r.isSpoof)) continue;
+    const inner = fitWeights(train, models, opts);
+    for (const r of rows) if (r.group === g) oos.push({ z: fusedLogit(inner, r.logits, r.cues), isSpoof: r.isSpoof });
+  }
+  return oos;
+}
+
+/** The L2 strengths `chooseL2` considers (summed log-loss units). */
+export const L2_GRID = [0.3, 1, 3, 10, 30, 100];
+
+/**
+ * The L2 strength of `grid` with the lowest leave-one-source-out log-loss on `rows` (ties: the first): chosen by
+ * how well it predicts unseen repositories, never by the fit's own score.
+ */
+export function chooseL2(rows: TrainingRow[], models: string[], opts: Omit<FitOptions, 'l2'>, grid: readonly number[] = L2_GRID): number {
+  let best = { loss: Infinity, l2: grid[0]! };
+  for (const l2 of grid) {
+    const loss = sourceHeldOutLogLoss(rows, models, { ...opts, l2 });
+    if (loss < best.loss - 1e-9) best = { loss, l2 };
+  }
+  return best.l2;
+}
+
+/** Mean log-loss of the rows' leave-one-source-out predictions (weights only, no anchor): the model-choice criterion. */
+export function sourceHeldOutLogLoss(rows: TrainingRow[], models: string[], opts: FitOptions): number {
+  const oos = sourceHeldOutLogits(rows, models, opts);
+  return oos.reduce((a, o) => a - Math.log(Math.max(1e-12, o.isSpoof ? sigmoid(o.z) : 1 - sigmoid(o.z))), 0) / oos.length;
+}
+
+function fitWeights(rows: TrainingRow[], models: string[], opts: FitOptions): FusionParams {
+  const cueNames = opts.cues ?? [];
+  const cueValue = (r: TrainingRow, c: string) => {
+    const v = r.cues?.[c];
+    if (v === undefined) throw new Error(`training row of ${r.group} lacks the face cue "${c}"`);
+    return v;
+  };
+  const stats = cueNames.map((c) => {
+    const mean = rows.reduce((a, r) => a + cueValue(r, c), 0) / rows.length;
+    const sd = Math.sqrt(rows.reduce((a, r) => a + (cueValue(r, c) - mean) ** 2, 0) / rows.length);
+    return { mean, std: sd > 0 ? sd : 1 };
+  });
   const { w, b } = fitLogisticL2(
-    rows.map((r) => models.map((m) => r.logits[m] ?? 0)),
+    rows.map((r) => [...models.map((m) => r.logits[m] ?? 0), ...cueNames.map((c, j) => (cueValue(r, c) - stats[j]!.mean) / stats[j]!.std)]),
     rows.map((r) => (r.isSpoof ? 1 : 0)),
-    l2,
+    opts.l2,
+    // Model logits must keep non-negative weights; a cue has no known direction, so its weight is sign-free.
+    [...models.map(() => false), ...cueNames.map(() => true)],
   );
-  return { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
+  const out: FusionParams = { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
+  if (cueNames.length > 0) out.cues = Object.fromEntries(cueNames.map((c, j) => [c, { weight: w[models.length + j]!, ...stats[j]! }]));
+  return out;
 }

@@ -10,6 +10,7 @@ import { BlazeFace, type Face, FrDetect, largest } from './detect';
 import type { Box, RgbImage } from './image';
 import { meanLuma } from './image';
 import { openSession, type InferenceSession } from '../../runtime/onnx-session';
+import { type Cues, faceCues } from './cues';
 import { assessQuality, DEFAULT_QUALITY, type QualityReport, type QualityThresholds } from './quality';
 import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel, type SpoofModelSpec, spoofModelSpecSchema } from './spoof';
 
@@ -36,6 +37,8 @@ export interface LivenessFeatures {
   /** bias + weighted sum of spoofLogits: isFakeLikelihood = sigmoid(fused). */
   fused: number;
   quality: QualityReport['measures'];
+  /** Hand-crafted colour/texture statistics of the face box (cues.ts). */
+  cues: Cues;
 }
 
 const extraModelsSchema = z.array(spoofModelSpecSchema);
@@ -131,7 +134,8 @@ export class LivenessEngine {
     const { spoofLogits, passLogits } = await this.scoreSpoof(img, face.box);
     const t3 = performance.now();
 
-    const fused = fusedLogit(this.fusion, spoofLogits);
+    const cues = faceCues(img, face.box);
+    const fused = fusedLogit(this.fusion, spoofLogits, cues);
     const likelihood = sigmoid(fused);
     const quality = assessQuality(img, face, faces, this.qualityOpts);
     const t4 = performance.now();
@@ -151,7 +155,15 @@ export class LivenessEngine {
     };
     return {
       result,
-      features: { detector: face.detector, detectorScore: face.score, spoofLogits, passLogits, fused, quality: quality.measures },
+      features: {
+        detector: face.detector,
+        detectorScore: face.score,
+        spoofLogits,
+        passLogits,
+        fused,
+        quality: quality.measures,
+        cues,
+      },
     };
   }
 
@@ -187,10 +199,12 @@ export class LivenessEngine {
 export function coefficients(fusion: FusionParams, specs: SpoofModelSpec[]): FusionParams {
   const fitted = Object.values(fusion.weights);
   const mean = fitted.length ? fitted.reduce((a, b) => a + b, 0) / fitted.length : 1;
-  return {
+  const out: FusionParams = {
     bias: fusion.bias,
     weights: Object.fromEntries(specs.map((s) => [s.name, s.weight * (fusion.weights[s.name] ?? mean)])),
   };
+  if (fusion.cues && Object.keys(fusion.cues).length > 0) out.cues = fusion.cues;
+  return out;
 }
 
 /** Every manifest model the engine loads (detectors and built-in spoof models, vendored ones included). */
