@@ -1,10 +1,12 @@
 // Burst benchmark (`npm run bench:burst`), issue 18: on the shipped defaults (real processes, private Redis
 // and FerretDB, the default worker count), 30 customers × 10 liveness calls at once, then × 10 usage reads
 // at once. Prints status codes, p50/p99/max latency per burst and the database errors counted in the logs.
+// `-- --width 1280` sends a larger selfie (1280×960, JPEG quality 92, ~145 KB of JSON) instead of 640×480.
 import os from 'node:os';
 import { AccountService } from '../../shared/accounts/account-service';
 import { systemClock } from '../../shared/billing/month';
 import { loadConfig } from '../../shared/config';
+import { portraitAt } from '../../test/support/images';
 import { arg, benchStack, f1, selfieBody } from './api';
 
 interface Shot {
@@ -55,7 +57,8 @@ async function main(): Promise<void> {
       .map((x) => x.toFixed(2))
       .join(' ')}`,
   );
-  const { body } = await selfieBody();
+  const width = arg('width', 640);
+  const body = width === 640 ? (await selfieBody()).body : JSON.stringify({ image: (await portraitAt(width, 92)).toString('base64'), image_format: 'jpeg' });
   const stack = await benchStack('burst', { shipped: true });
   try {
     await stack.spawn('liveness-api');

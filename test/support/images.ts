@@ -12,6 +12,15 @@ export async function portrait(format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer>
   return format === 'jpeg' ? img.jpeg({ quality: 90 }).toBuffer() : img.png().toBuffer();
 }
 
+/** The same portrait at `width` × ¾ width, JPEG at `quality` (1280 at 92: ~109 KB, like a phone's selfie). */
+export async function portraitAt(width: number, quality: number): Promise<Buffer> {
+  const img = sharp(SAMPLES).extract({ left: 330, top: 0, width: 210, height: 158 });
+  return img
+    .resize(width, Math.round((width * 3) / 4))
+    .jpeg({ quality })
+    .toBuffer();
+}
+
 /** A flat grey picture: decodes fine, shows no face. */
 export async function blank(format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
   const img = sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 128, g: 128, b: 128 } } });
