@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../shared/config';
 import { shippedFusion } from '../workers/liveness/engine/fusion';
-import { LivenessEngine } from '../workers/liveness/engine/index';
+import { configuredEngineOptions, LivenessEngine } from '../workers/liveness/engine/index';
 import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, eer, pct, readManifest, type Scored, scoreDataset } from './liveness/evaluation';
 
 const THRESHOLDS = [0.05, 0.1, 0.15, 0.3, 0.5, 0.7];
@@ -28,12 +28,7 @@ async function main(): Promise<void> {
   if (dirs.length === 0) usage();
   const cfg = loadConfig();
   const threshold = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load({
-    modelsDir: cfg.MODELS_DIR,
-    intraOpThreads: cfg.ORT_INTRA_OP_THREADS,
-    fakeThreshold: threshold,
-    extraSpoofModels: cfg.EXTRA_SPOOF_MODELS,
-  });
+  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
   const models = engine.spoofSpecs.map((s) => s.name);
   const t0 = Date.now();
   const scored: Scored[] = [];

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { loadConfig } from '../shared/config';
 import { CUE_NAMES } from '../workers/liveness/engine/cues';
 import { chooseL2, fitFusion, fusedLikelihood, L2_GRID } from '../workers/liveness/engine/fusion';
-import { LivenessEngine } from '../workers/liveness/engine/index';
+import { configuredEngineOptions, LivenessEngine } from '../workers/liveness/engine/index';
 import { apcer, auc, bpcer, crossValidatedLikelihoods, eer, pct, readManifest, type Scored, scoreDataset, trainingRows } from './liveness/evaluation';
 
 const OUT = path.join(__dirname, '..', 'workers', 'liveness', 'engine', 'fusion.json');
@@ -28,12 +28,7 @@ async function main(): Promise<void> {
   const cfg = loadConfig();
   const fixedL2 = option(args, '--l2');
   const cues = args.includes('--no-cues') ? [] : [...CUE_NAMES];
-  const engine = await LivenessEngine.load({
-    modelsDir: cfg.MODELS_DIR,
-    intraOpThreads: cfg.ORT_INTRA_OP_THREADS,
-    fakeThreshold: cfg.FAKE_THRESHOLD,
-    extraSpoofModels: cfg.EXTRA_SPOOF_MODELS,
-  });
+  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
   const models = engine.spoofSpecs.map((s) => s.name);
   const scored: Scored[] = [];
   for (const dir of dirs) scored.push(...(await scoreDataset(engine, dir, readManifest(dir), option(args, '--cache'))));

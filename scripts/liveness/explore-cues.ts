@@ -11,7 +11,7 @@ import { AppError } from '../../shared/errors';
 import { loadConfig } from '../../shared/config';
 import { chooseL2, fitFusion, fusedLikelihood, type FusionParams, sourceHeldOutLogLoss, type TrainingRow } from '../../workers/liveness/engine/fusion';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import { LivenessEngine } from '../../workers/liveness/engine/index';
+import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
 import { BUILTIN_SPOOF_SPECS } from '../../workers/liveness/engine/spoof';
 import { apcer, auc, bootstrapAuc, bpcer, pct, readManifest, type Scored, scoreDataset } from './evaluation';
 
@@ -114,12 +114,7 @@ async function main(): Promise<void> {
   const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
   const cfg = loadConfig();
   const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load({
-    modelsDir: cfg.MODELS_DIR,
-    intraOpThreads: cfg.ORT_INTRA_OP_THREADS,
-    fakeThreshold: t,
-    extraSpoofModels: cfg.EXTRA_SPOOF_MODELS,
-  });
+  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
   // Operator models (EXTRA_SPOOF_MODELS, e.g. the built-ins at another crop scale) are tried as extra features.
   const extras = (cfg.EXTRA_SPOOF_MODELS ? engine.spoofSpecs.filter((s) => !BUILTIN_SPOOF_SPECS.some((b) => b.name === s.name)) : []).map((s) => s.name);
   const models = engine.spoofSpecs.map((s) => s.name).filter((n) => !extras.includes(n));

@@ -5,19 +5,14 @@ import { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
-import { LivenessEngine, verifyLivenessModels } from './engine';
+import { configuredEngineOptions, LivenessEngine, verifyLivenessModels } from './engine';
 import { createLivenessHandler, createLivenessSettle, warmUpLiveness } from './handler';
 
 export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
   queueName: QUEUE_NAMES.liveness,
   parseInput: (raw) => livenessInputSchema.parse(raw),
   async createHandler({ config, metrics, log }) {
-    const engine = await LivenessEngine.load({
-      modelsDir: config.MODELS_DIR,
-      intraOpThreads: config.ORT_INTRA_OP_THREADS,
-      fakeThreshold: config.FAKE_THRESHOLD,
-      extraSpoofModels: config.EXTRA_SPOOF_MODELS,
-    });
+    const engine = await LivenessEngine.load(configuredEngineOptions(config));
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'liveness models loaded');
     await warmUpLiveness(engine, config.MODELS_DIR, log);

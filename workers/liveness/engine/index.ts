@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import { verifiedModelPath, modelEntry, sha256File, ModelIntegrityError } from '../../../models/manifest';
 import { InvalidInputError } from '../../../shared/errors';
+import type { Config } from '../../../shared/config';
 import type { LivenessResult, Rectangle } from '../../../shared/queues/contracts';
 import { type FusionParams, fusedLogit, shippedFusion, sigmoid } from './fusion';
 import { DEFAULT_DECODE_OPTIONS, type DecodeOptions, decodeImage, type ImageFormat } from './decode';
@@ -24,6 +25,18 @@ export interface LivenessEngineOptions {
   fusion?: FusionParams;
   decode?: Partial<DecodeOptions>;
   quality?: Partial<QualityThresholds>;
+}
+
+/** The engine as the worker runs it, from the validated configuration (the worker and the scripts share it). */
+export function configuredEngineOptions(
+  config: Pick<Config, 'MODELS_DIR' | 'ORT_INTRA_OP_THREADS' | 'FAKE_THRESHOLD' | 'EXTRA_SPOOF_MODELS'>,
+): LivenessEngineOptions {
+  return {
+    modelsDir: config.MODELS_DIR,
+    intraOpThreads: config.ORT_INTRA_OP_THREADS,
+    fakeThreshold: config.FAKE_THRESHOLD,
+    extraSpoofModels: config.EXTRA_SPOOF_MODELS,
+  };
 }
 
 /** What the ensemble saw, for the fitting and evaluation scripts (not part of the API's answer). */
