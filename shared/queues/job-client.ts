@@ -1,12 +1,12 @@
 // Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
 // await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
 // backlog implies — jobs waiting x measured time per job / workers, plus its own time — would not fit
-// what is left of the request's budget. The time per job is an EWMA of the cycle time each worker reports
-// with its outcome (fetch, payload, engine, settle, publish, on the worker's own clock; job-runner.ts), not
-// the time the API sees between enqueue and answer: that one also holds the API's own queueing during a
-// burst and inflated the estimate until a third of a servable burst was shed. How the cycles become one time
-// per job is service-time.ts. A count cap stays as a ceiling for Redis memory and for the time before the
-// first outcome has been measured.
+// what is left of the request's budget. The time per job comes from the cycle each worker reports with its
+// outcome (fetch, payload, engine, settle, publish, on the worker's own clock and in its CPU time;
+// job-runner.ts), turned into one figure by service-time.ts — not from the time the API sees between enqueue
+// and answer: that one also holds the API's own queueing during a burst and inflated the estimate until a
+// third of a servable burst was shed. A count cap stays as a ceiling for Redis memory and for the time before
+// the first outcome has been measured.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -48,9 +48,7 @@ export interface SubmitOptions<I> {
 const WORKER_COUNT_TTL_MS = 3000;
 /**
  * Share of the remaining budget the expected wait may fill; a tenth is left for the estimate's error and the
- * answer's way back. The workers' cycle time measured during a burst errs high (it includes the CPU the API
- * spends taking the burst in: 186 ms estimated against 72 ms served at load 9), so the error is mostly on
- * the safe side; 0.8 shed the tail of bursts the workers then served with seconds to spare.
+ * answer's way back. 0.8 shed the tail of bursts the workers then served with seconds to spare.
  */
 export const ADMISSION_HEADROOM = 0.9;
 
