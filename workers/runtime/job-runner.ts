@@ -111,10 +111,9 @@ export class JobRunner<I, R> {
       }
       const payload = await redis.getdelBuffer(raw.payloadKey);
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
-      const cpuBefore = process.cpuUsage();
+      const cpuBefore = processCpuMs();
       const value = await this.opts.handler({ envelope, payload, log });
-      const cpu = process.cpuUsage(cpuBefore);
-      handlerCpuMs = (cpu.user + cpu.system) / 1000;
+      handlerCpuMs = processCpuMs() - cpuBefore;
       outcome = { ok: true, value, workerMs: Date.now() - started };
       engineRan = true;
       this.opts.fault?.('after_engine');
