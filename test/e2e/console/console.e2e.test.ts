@@ -12,9 +12,9 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generate } from 'otplib';
-import { projectRoot } from '../../../shared/paths';
+import { launchChromium, SCREENSHOTS_DIR } from '../../support/browser';
 import { http } from '../../support/http';
 import { quietLog } from '../../support/config';
 import { portrait } from '../../support/images';
@@ -23,16 +23,6 @@ import type { RunningWorker } from '../../../workers/runtime/worker-process';
 import { startConsole, type ConsoleHarness } from '../../integration/console/harness';
 import { listMessages } from '../../../shared/mail/mailbox';
 
-const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1280, height: 860 };
 const run = promisify(execFile);
@@ -73,7 +63,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
    */
   async function checkPage(name: string): Promise<void> {
     shot++;
-    const base = path.join(SHOTS, `${String(shot).padStart(2, '0')}-${name}`);
+    const base = path.join(SCREENSHOTS_DIR, `${String(shot).padStart(2, '0')}-${name}`);
     for (const viewport of [DESKTOP, PHONE]) {
       await page.setViewportSize(viewport);
       await page.screenshot({ path: `${base}-${viewport.width}.png`, fullPage: true });
@@ -93,11 +83,11 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   const mainText = async () => (await page.textContent('main')) ?? '';
 
   before(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
-    for (const f of fs.readdirSync(SHOTS)) if (f.endsWith('.png')) fs.rmSync(path.join(SHOTS, f));
+    fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+    for (const f of fs.readdirSync(SCREENSHOTS_DIR)) if (f.endsWith('.png')) fs.rmSync(path.join(SCREENSHOTS_DIR, f));
     // The alert scheduler runs every 5 minutes in production; 300 ms lets the test see its pass.
     h = await startConsole('console-e2e', { USAGE_ALERT_INTERVAL_MS: '300', SUPPORT_EMAIL: 'help@liveness.example.com' });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: DESKTOP });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);

@@ -7,22 +7,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { projectRoot } from '../../../shared/paths';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium, SCREENSHOTS_DIR } from '../../support/browser';
 import { SENTENCE } from '../../fixtures/emotion/audio';
 import { selfieJpeg } from '../../fixtures/liveness/images';
 import { startTryItStack, type TryItStack } from './stack';
 
-const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const RECORD_SECONDS = 12;
 
 interface AxeViolation {
@@ -52,10 +42,10 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
 
   async function shootBothWidths(name: string): Promise<void> {
     await page.setViewportSize({ width: 1280, height: 860 });
-    await page.screenshot({ path: path.join(SHOTS, `try-${name}-1280.png`), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `try-${name}-1280.png`), fullPage: true });
     expect(await axeSeriousViolations(), `${name} at 1280 px`).to.deep.equal([]);
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: path.join(SHOTS, `try-${name}-390.png`), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `try-${name}-390.png`), fullPage: true });
     expect(await axeSeriousViolations(), `${name} at 390 px`).to.deep.equal([]);
     // Nothing may force a horizontal scroll at phone width.
     expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(390);
@@ -63,7 +53,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
   }
 
   before(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
+    fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
     // Speech long enough that the fake microphone never loops within the recording.
     const raw = path.join(dir, 'raw.wav');
     execFileSync('espeak-ng', ['-v', 'en-us', '-w', raw, `${SENTENCE} ${SENTENCE} ${SENTENCE}`]);
@@ -76,17 +66,13 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
 
     // 20 s instead of the shipped 5 s budgets: two shared cores run chromium too; this file tests the pages.
     s = await startTryItStack('try-e2e', { EMOTION_BUDGET_MS: '20000', LIVENESS_BUDGET_MS: '20000' });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        ...CHROMIUM_ARGS,
-        '--use-fake-ui-for-media-stream',
-        '--use-fake-device-for-media-stream',
-        `--use-file-for-fake-audio-capture=${mic}`,
-        `--use-file-for-fake-video-capture=${camera}`,
-        '--autoplay-policy=no-user-gesture-required',
-      ],
-    });
+    browser = await launchChromium([
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${mic}`,
+      `--use-file-for-fake-video-capture=${camera}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     await context.addCookies([{ name: s.cookie.name, value: s.cookie.value, url: s.h.base }]);
     await context.grantPermissions(['microphone', 'camera'], { origin: s.h.base });
@@ -119,7 +105,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
         .map(Number);
       return m! * 60 + sec! >= secs;
     }, RECORD_SECONDS);
-    await page.screenshot({ path: path.join(SHOTS, 'try-emotion-recording-1280.png') });
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, 'try-emotion-recording-1280.png') });
     await page.click('#stop');
     await page.waitForSelector('#try-emotion[data-state=done], #try-emotion[data-state=error]');
     expect(await page.textContent('#status')).to.match(/^Done/);
