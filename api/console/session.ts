@@ -8,6 +8,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { randomId } from './secrets';
+import { LuaScript } from '../../shared/redis-script';
 
 /**
  * anonymous: holds only a CSRF token (the sign-in and registration forms need one);
@@ -63,7 +64,7 @@ const VISITOR_ID = /^[A-Za-z0-9_-]{32,64}$/;
 // KEYS[1] index (sorted set: member = session key suffix, score = expiry ms), KEYS[2] session key.
 // ARGV: now, expiry, cap, member, value, ttl ms, key base, mode ('evict' oldest or 'refuse' when full), index ttl ms.
 // Returns 1 when stored, 0 when refused. Expired members are dropped first, so the cap counts live sessions.
-const INDEXED_WRITE = `
+const INDEXED_WRITE = new LuaScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local cap = tonumber(ARGV[3])
 local known = redis.call('ZSCORE', KEYS[1], ARGV[4])
@@ -76,7 +77,7 @@ while redis.call('ZCARD', KEYS[1]) > cap do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[9])
 return 1
-`;
+`);
 
 /** Key of the session index of one account (all its live sessions). */
 const accountIndexKey = (prefix: string, customerId: string) => `${prefix}:console:account-sessions:${customerId}`;
@@ -130,20 +131,20 @@ export class SessionStore {
     const lifetime = withAccount ? this.timeouts.idleMs : Math.min(this.timeouts.idleMs, this.limits.anonymousTtlMs);
     const ttl = Math.max(1, Math.min(lifetime, untilAbsolute));
     const index = withAccount ? accountIndexKey(this.prefix, data.customerId!) : this.anonymousIndex();
-    const stored = await this.redis.eval(
-      INDEXED_WRITE,
-      2,
-      index,
-      this.key(id),
-      now,
-      now + ttl,
-      withAccount ? this.limits.perAccount : this.limits.anonymousCap,
-      this.member(id),
-      JSON.stringify(data),
-      ttl,
-      sessionKeyBase(this.prefix),
-      withAccount ? 'evict' : 'refuse',
-      this.timeouts.absoluteMs,
+    const stored = await INDEXED_WRITE.run(
+      this.redis,
+      [index, this.key(id)],
+      [
+        now,
+        now + ttl,
+        withAccount ? this.limits.perAccount : this.limits.anonymousCap,
+        this.member(id),
+        JSON.stringify(data),
+        ttl,
+        sessionKeyBase(this.prefix),
+        withAccount ? 'evict' : 'refuse',
+        this.timeouts.absoluteMs,
+      ],
     );
     return stored === 1;
   }

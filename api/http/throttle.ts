@@ -6,9 +6,10 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config';
 import { TooManyRequestsError } from '../../shared/errors';
 import { sha256Hex } from '../../shared/accounts/secrets';
+import { LuaScript } from '../../shared/redis-script';
 
 // KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, cost (0 = only look, -1 = give one back). Returns {allowed, retryAfterMs}.
-const TOKEN_BUCKET = `
+const TOKEN_BUCKET = new LuaScript(`
 local cap = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
@@ -31,7 +32,7 @@ if cost > 0 then
   redis.call('PEXPIRE', KEYS[1], math.ceil(cap / rate) + 1000)
 end
 return {1, 0}
-`;
+`);
 
 export interface ThrottleOptions {
   burst: number;
@@ -50,14 +51,10 @@ export class Throttle {
   ) {}
 
   private async run(subject: string, cost: -1 | 0 | 1): Promise<void> {
-    const [allowed, waitMs] = (await this.redis.eval(
-      TOKEN_BUCKET,
-      1,
-      `${this.prefix}:throttle:${subject}`,
-      this.opts.burst,
-      this.opts.ratePerSecond / 1000,
-      Date.now(),
-      cost,
+    const [allowed, waitMs] = (await TOKEN_BUCKET.run(
+      this.redis,
+      [`${this.prefix}:throttle:${subject}`],
+      [this.opts.burst, this.opts.ratePerSecond / 1000, Date.now(), cost],
     )) as [number, number];
     if (allowed === 1) return;
     const retryAfter = Math.max(this.opts.minRetryAfterSeconds ?? 1, Math.ceil(waitMs / 1000));

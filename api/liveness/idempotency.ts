@@ -10,6 +10,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AppError, InvalidRequestError } from '../../shared/errors';
+import { LuaScript } from '../../shared/redis-script';
 
 export const DONE_TTL_MS = 24 * 60 * 60 * 1000;
 /** Covers the API's steps after the budget (take the job back, release, last look) and a job in its last instant. */
@@ -29,18 +30,18 @@ export type IdempotencyClaim =
   | { kind: 'committed'; outcomeJson: string };
 
 // KEYS: entry. ARGV: body hash, request id, pending TTL. Returns {'new'} or the entry's bodyHash, state, response, outcome.
-const CLAIM = `
+const CLAIM = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'bodyHash', ARGV[1], 'state', 'pending', 'rid', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {'new'}
 end
 return redis.call('HMGET', KEYS[1], 'bodyHash', 'state', 'response', 'outcome')
-`;
+`);
 
 // KEYS: entry. ARGV: request id, response JSON ('' = none), TTL. Only the claiming request finishes its entry;
 // without a response a pending entry is freed, a committed one kept (it holds the billed answer).
-const FINISH = `
+const FINISH = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'rid') ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
   if redis.call('HGET', KEYS[1], 'state') == 'pending' then redis.call('DEL', KEYS[1]) end
@@ -50,7 +51,7 @@ redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
 redis.call('HDEL', KEYS[1], 'outcome')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
-`;
+`);
 
 export class IdempotencyStore {
   constructor(
@@ -66,14 +67,14 @@ export class IdempotencyStore {
     if (!KEY_SHAPE.test(key)) throw new InvalidRequestError('Idempotency-Key must be 1-255 printable ASCII characters');
     const entryKey = `${this.prefix}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
     const bodyHash = crypto.createHash('sha256').update(body).digest('hex');
-    const reply = (await this.redis.eval(CLAIM, 1, entryKey, bodyHash, requestId, String(this.budgetMs + PENDING_MARGIN_MS))) as Array<string | null>;
+    const reply = (await CLAIM.run(this.redis, [entryKey], [bodyHash, requestId, String(this.budgetMs + PENDING_MARGIN_MS)])) as Array<string | null>;
     if (reply[0] === 'new' && reply.length === 1) {
       return {
         kind: 'new',
         entryKey,
         finish: async (response) => {
           // Only final answers are kept; a 5xx or 429 of an unbilled call can be retried with the same key.
-          await this.redis.eval(FINISH, 1, entryKey, requestId, response ? JSON.stringify(response) : '', String(DONE_TTL_MS));
+          await FINISH.run(this.redis, [entryKey], [requestId, response ? JSON.stringify(response) : '', String(DONE_TTL_MS)]);
         },
       };
     }

@@ -11,6 +11,7 @@
 // operator editing the database by hand): at most ENTRY_TTL_SECONDS. Scheduled changes that come due
 // are applied by AccountService on the next authentication (it compares the cached due month with the clock).
 import type { Redis } from 'ioredis';
+import { LuaScript } from '../redis-script';
 
 /** Lifetime of a cached authentication: the staleness bound for database edits that bypass AccountService. */
 export const ENTRY_TTL_SECONDS = 300;
@@ -18,21 +19,21 @@ export const ENTRY_TTL_SECONDS = 300;
 const MARK_TTL_SECONDS = ENTRY_TTL_SECONDS * 2;
 
 // KEYS: entry, revoked, generation. ARGV: generation seen at lookup start ('' = none), JSON, TTL seconds.
-const PUT_IF_CURRENT = `
+const PUT_IF_CURRENT = new LuaScript(`
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local gen = redis.call('GET', KEYS[3]) or ''
 if gen ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
 return 1
-`;
+`);
 
 // KEYS: generation, entry. ARGV: mark TTL seconds.
-const FORGET = `
+const FORGET = new LuaScript(`
 redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
 return 1
-`;
+`);
 
 /** What a cache read found: the entry (or null) and the generation a later put must still match. */
 export type CacheLookup<T> = { kind: 'revoked' } | { kind: 'hit'; value: T } | { kind: 'miss'; generation: string | null };
@@ -73,20 +74,22 @@ export class AuthCache<T> {
   /** Caches `auth` unless the key was revoked or its account changed since `generation` was read. */
   async put(digest: string, generation: string | null, auth: T): Promise<boolean> {
     if (generation === null) return false;
-    const written = await this.redis
-      .eval(PUT_IF_CURRENT, 3, this.entry(digest), this.revokedMark(digest), this.generation(digest), generation, JSON.stringify(auth), ENTRY_TTL_SECONDS)
-      .catch(() => 0);
+    const written = await PUT_IF_CURRENT.run(
+      this.redis,
+      [this.entry(digest), this.revokedMark(digest), this.generation(digest)],
+      [generation, JSON.stringify(auth), ENTRY_TTL_SECONDS],
+    ).catch(() => 0);
     return written === 1;
   }
 
   /** The key with this digest was replaced: refuse it everywhere from now on. */
   async revoke(digest: string): Promise<void> {
     await this.redis.set(this.revokedMark(digest), '1', 'EX', MARK_TTL_SECONDS);
-    await this.redis.eval(FORGET, 2, this.generation(digest), this.entry(digest), MARK_TTL_SECONDS);
+    await FORGET.run(this.redis, [this.generation(digest), this.entry(digest)], [MARK_TTL_SECONDS]);
   }
 
   /** The account behind these digests changed: drop what was cached, and refuse re-caches of older reads. */
   async forget(digests: string[]): Promise<void> {
-    await Promise.all(digests.map((d) => this.redis.eval(FORGET, 2, this.generation(d), this.entry(d), MARK_TTL_SECONDS)));
+    await Promise.all(digests.map((d) => FORGET.run(this.redis, [this.generation(d), this.entry(d)], [MARK_TTL_SECONDS])));
   }
 }

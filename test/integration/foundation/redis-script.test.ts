@@ -1,0 +1,61 @@
+// Our Lua scripts reach Redis by SHA1 (shared/redis-script.ts): the text travels only when Redis does not know
+// the script (first use, a restart, SCRIPT FLUSH), and a call never fails for that reason.
+import { expect } from 'chai';
+import type { Redis } from 'ioredis';
+import { LuaScript } from '../../../shared/redis-script';
+import { waitUntilReady } from '../../../shared/redis';
+import { isolation, testRedisConnections } from '../../support/engines';
+
+/** Calls of one command so far, from INFO commandstats. */
+async function calls(redis: Redis, command: string): Promise<number> {
+  const info = await redis.info('commandstats');
+  const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info);
+  return m ? Number(m[1]) : 0;
+}
+
+describe('Lua scripts by SHA1', () => {
+  const { prefix } = isolation('lua-script');
+  const { conn, closeAll } = testRedisConnections();
+  let redis: Redis;
+  before(async () => {
+    redis = conn('producer');
+    await waitUntilReady(redis);
+  });
+  after(closeAll);
+
+  // A script of its own (the test's prefix in a comment), so no other test can have loaded it already.
+  const script = new LuaScript(`-- ${prefix}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
+
+  it('runs when Redis has never seen it, and then goes by its SHA1 without sending the text again', async () => {
+    const key = `${prefix}:counter`;
+    const [known] = (await redis.script('EXISTS', script.sha1)) as number[];
+    expect(known).to.equal(0);
+    expect(await script.run(redis, [key], [2])).to.equal(2);
+    const [loaded] = (await redis.script('EXISTS', script.sha1)) as number[];
+    expect(loaded).to.equal(1);
+    const evalsBefore = await calls(redis, 'eval');
+    const evalshasBefore = await calls(redis, 'evalsha');
+    expect(await script.run(redis, [key], [3])).to.equal(5);
+    expect((await calls(redis, 'evalsha')) - evalshasBefore).to.be.at.least(1);
+    // Other tests may run scripts meanwhile, but never by EVAL once loaded: only a NOSCRIPT retry sends the text.
+    expect(await script.run(redis, [key], [0])).to.equal(5);
+    expect(await calls(redis, 'eval')).to.be.at.most(evalsBefore + 1);
+    await redis.del(key);
+  });
+
+  it('survives SCRIPT FLUSH (a Redis restart loses the loaded scripts)', async () => {
+    const key = `${prefix}:after-flush`;
+    expect(await script.run(redis, [key], [1])).to.equal(1);
+    await redis.script('FLUSH');
+    expect(await script.run(redis, [key], [1])).to.equal(2);
+    await redis.del(key);
+  });
+
+  it('passes script errors through', async () => {
+    const failing = new LuaScript(`-- ${prefix} failing\nreturn redis.error_reply('BROKEN on purpose')`);
+    let caught: unknown;
+    await failing.run(redis, [`${prefix}:x`]).catch((err: unknown) => (caught = err));
+    expect(caught).to.be.instanceOf(Error);
+    expect((caught as Error).message).to.match(/BROKEN on purpose/);
+  });
+});
