@@ -7,7 +7,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { AppError, deserializeJobError, InternalError, InvalidRequestError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
 import type { AccountService } from '../../shared/accounts/account-service';
-import type { CreditLedger } from '../../shared/billing/credit-ledger';
+import type { CreditLedger, ReserveResult } from '../../shared/billing/credit-ledger';
 import type { JobClient } from '../../shared/queues/job-client';
 import { JobTimeoutError, type Admission } from '../../shared/queues/job-client';
 import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
@@ -134,23 +134,7 @@ async function runAndBill(
   const auth = req.auth!;
   const customerId = auth.account._id;
   const plan: PlanView = d.accounts.planView(auth.account);
-  const reservation = await req.deadline.race('reservation', d.ledger.reserve(customerId, plan, req.requestId));
-  if (!reservation.ok) {
-    d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
-    // Credits still in flight count as spent: a capped caller has none left to use.
-    setQuota(res, { customerId, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit });
-    const retryAfter = Math.ceil((nextMonthStart(new Date(reservation.at)).getTime() - reservation.at) / 1000);
-    throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
-  }
-  let admission: Admission;
-  try {
-    await req.deadline.race('throttle', d.throttle.take(`key:${auth.keyId}`));
-    admission = await d.jobs.assertCapacity(req.deadline);
-  } catch (err) {
-    // Refused before any work: the credit goes back (late if the deadline passed, but it goes back).
-    await d.ledger.release(customerId, reservation.month, req.requestId).catch(() => false);
-    throw err;
-  }
+  const { reservation, admission } = await reserveAndAdmit(d, req, res, plan);
   const input: LivenessInput = {
     imageFormat,
     billing: {
@@ -175,6 +159,45 @@ async function runAndBill(
     value = await committedResult(d, req, err);
   }
   return answer(d, req, res, value);
+}
+
+/**
+ * The three checks before any work — a credit (quota), a fair-use token (throttle), room in the time budget
+ * (admission) — go out at once, one round trip, and are judged in the documented order: quota, then throttle, then
+ * capacity. A refused call keeps nothing: the credit goes back (late if the deadline passed, but it goes back),
+ * and a caller refused for its quota gets its fair-use token back too, as if the throttle had not been asked.
+ */
+async function reserveAndAdmit(
+  d: CheckDeps,
+  req: Request,
+  res: Response,
+  plan: PlanView,
+): Promise<{ reservation: ReserveResult & { ok: true }; admission: Admission }> {
+  const { account, keyId } = req.auth!;
+  const throttleKey = `key:${keyId}`;
+  const [reserved, throttled, admitted] = await Promise.allSettled([
+    req.deadline.race('reservation', d.ledger.reserve(account._id, plan, req.requestId)),
+    req.deadline.race('throttle', d.throttle.take(throttleKey)),
+    d.jobs.assertCapacity(req.deadline),
+  ]);
+  if (reserved.status === 'rejected' || !reserved.value.ok) {
+    if (admitted.status === 'fulfilled') d.jobs.withdraw(admitted.value);
+    if (throttled.status === 'fulfilled') await d.throttle.refund(throttleKey).catch(() => undefined);
+    if (reserved.status === 'rejected') throw reserved.reason;
+    const at = reserved.value.at;
+    d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
+    // Credits still in flight count as spent: a capped caller has none left to use.
+    setQuota(res, { customerId: account._id, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit });
+    const retryAfter = Math.ceil((nextMonthStart(new Date(at)).getTime() - at) / 1000);
+    throw new TooManyRequestsError('quota_exceeded', `The monthly limit of ${plan.monthlyLimit} calls is reached and the hard cap is on`, retryAfter);
+  }
+  const reservation = reserved.value;
+  if (throttled.status === 'rejected' || admitted.status === 'rejected') {
+    if (admitted.status === 'fulfilled') d.jobs.withdraw(admitted.value);
+    await d.ledger.release(account._id, reservation.month, req.requestId).catch(() => false);
+    throw throttled.status === 'rejected' ? throttled.reason : (admitted as PromiseRejectedResult).reason;
+  }
+  return { reservation, admission: admitted.value };
 }
 
 /** Writes the 200 answer of a call and returns it for the idempotency entry. */

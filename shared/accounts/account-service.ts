@@ -148,14 +148,20 @@ export class AccountService {
    * Resolves an X-API-Key. Null for a missing, malformed, unknown or replaced key (401);
    * ForbiddenError when the key is valid but the account may not use the API (403);
    * DeadlineExceededError (503) when the answer cannot come before `deadline`.
+   * `beforeDatabase`: a check the database read must wait for (and fail with); the cache read does not wait.
    */
-  async authenticate(presented: string | undefined, deadline = Deadline.after(DEFAULT_AUTH_DEADLINE_MS)): Promise<AuthenticatedKey | null> {
+  async authenticate(
+    presented: string | undefined,
+    deadline = Deadline.after(DEFAULT_AUTH_DEADLINE_MS),
+    beforeDatabase?: Promise<unknown>,
+  ): Promise<AuthenticatedKey | null> {
     if (!presented || !API_KEY_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
     const cached = this.cache ? await deadline.race('authentication cache', this.cache.get(digest)) : ({ kind: 'miss', generation: null } as const);
     if (cached.kind === 'revoked') return null;
     if (cached.kind === 'hit' && !this.changeDue(cached.value.account)) return this.admit(cached.value);
     const generation = cached.kind === 'miss' ? cached.generation : null;
+    await beforeDatabase;
     const auth = await deadline.race(
       'authentication',
       this.lookups.run(digest, () => this.lookUp(digest, generation, deadline)),

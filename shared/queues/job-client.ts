@@ -119,6 +119,11 @@ export class JobClient {
     this.admittedNotEnqueued--;
   }
 
+  /** An admitted job that will not be enqueued after all (the caller was refused for another reason). */
+  withdraw(admission: Admission): void {
+    this.enqueued(admission);
+  }
+
   /** Estimated time per job (service-time.ts); null before the first outcome. */
   get serviceTimeMs(): number | null {
     return this.serviceTime.ms;

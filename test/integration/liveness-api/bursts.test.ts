@@ -67,6 +67,22 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
     expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: acc.customerId })).to.equal(50);
   }
 
+  it('spends no fair-use token on calls refused for the quota: a capped key keeps its whole throttle burst', async () => {
+    const acc = await stack.createAccount('enterprise', { monthlyLimit: 1, hardCap: true });
+    expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
+    // More capped calls than the shipped burst (60): each asks the quota and the throttle at once, and gives the token back.
+    for (let i = 0; i < 70; i++) {
+      const capped = await stack.check(acc.primaryKey, face);
+      expect(capped.status).to.equal(429);
+      expect(capped.body.error.code).to.equal('quota_exceeded');
+    }
+    const key = await stack.api.deps.models.ApiKey.findOne({ customerId: acc.customerId, slot: 'primary' }).lean();
+    const [tokens, at] = await stack.api.deps.redis.hmget(`${stack.prefix}:throttle:key:${key!._id}`, 't', 'ts');
+    const { THROTTLE_BURST: burst, THROTTLE_RATE_PER_SEC: rate } = stack.api.deps.config;
+    const now = Math.min(burst, Number(tokens) + ((Date.now() - Number(at)) * rate) / 1000);
+    expect(now).to.be.at.least(burst - 1);
+  });
+
   it('serves 300 calls at once from 30 customers, shedding only what the measured wait says cannot fit the budget, billing exactly the 200s', async () => {
     const customers = await Promise.all(Array.from({ length: 30 }, () => stack.createAccount('starter')));
     // One call first, so the API has measured a service time (before that only the count ceiling applies).
