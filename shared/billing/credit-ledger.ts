@@ -12,8 +12,9 @@ import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from '../accounts/account-service';
 import { monthOf, nextMonthStart, type Clock } from './month';
-import { encodeOutboxEvent, outboxKey, pendingOutboxEntries } from './usage-outbox';
+import { encodeOutboxEvent, outboxKey, pendingOutboxEntries, PUBLISH_STORED, type OutcomeReply } from './usage-outbox';
 import { SingleFlight } from '../single-flight';
+import { LuaScript } from '../redis-script';
 
 export interface UsageSnapshot {
   month: string;
@@ -47,6 +48,8 @@ export interface SettleRequest {
   abandonedOutcomeJson: string;
   /** The caller's idempotency entry: still pending for this request, it takes the committed answer. */
   idempotency?: { key: string; ttlMs: number };
+  /** Where the stored outcome is published in the same step (none: not published). */
+  reply?: OutcomeReply;
 }
 
 export interface SettleResult {
@@ -62,7 +65,7 @@ const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 
 // Hash fields: calls (committed + in flight), used, overage, d:DD (daily committed), p:<requestId> (in flight, value = ms).
 // Returns -1 when the hash is missing (seed it from the events, then ask again), 0 when capped, 1 when reserved.
-const RESERVE = `
+const RESERVE = new LuaScript(`
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return -1 end
 local limit, capped, rid, now, stale = tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -80,20 +83,23 @@ end
 redis.call('HINCRBY', key, 'calls', 1)
 redis.call('HSET', key, 'p:' .. rid, now)
 return 1
-`;
+`);
 
 // The worker's one step after the engine. KEYS: credits hash, result key, outbox stream, [idempotency entry].
 // ARGV: request id, limit, hard cap, day (DD of the reservation), result JSON, worker ms, result TTL, event JSON,
-// abandoned outcome JSON, idempotency TTL. With the reservation present, it commits the credit, stores the
+// abandoned outcome JSON, idempotency TTL, reply channel, reply head. With the reservation present, it commits the credit, stores the
 // answer (carrying the committed counts) and appends the usage event: all or nothing. Without it (the API
 // released it when it gave up, or this job was committed before), nothing is billed and the first stored
-// outcome stays. Returns {committed, stored outcome}.
-const SETTLE = `
+// outcome stays. Either way the stored outcome is published to the reply channel in the same step. Returns
+// {committed, stored outcome}.
+const SETTLE = new LuaScript(`
 local credits, resultKey, outbox, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local rid, limit, capped, day = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 if redis.call('HDEL', credits, 'p:' .. rid) == 0 then
   redis.call('SET', resultKey, ARGV[9], 'PX', ARGV[7], 'NX')
-  return {0, redis.call('GET', resultKey)}
+  local stored = redis.call('GET', resultKey)
+  ${PUBLISH_STORED(11)}
+  return {0, stored}
 end
 local used = redis.call('HINCRBY', credits, 'used', 1)
 redis.call('HINCRBY', credits, 'd:' .. day, 1)
@@ -113,23 +119,25 @@ if idem and redis.call('HGET', idem, 'rid') == rid and redis.call('HGET', idem, 
   redis.call('HSET', idem, 'state', 'committed', 'outcome', outcome)
   redis.call('PEXPIRE', idem, ARGV[10])
 end
+local stored = outcome
+${PUBLISH_STORED(11)}
 return {1, outcome}
-`;
+`);
 
-const RELEASE = `
+const RELEASE = new LuaScript(`
 if redis.call('HDEL', KEYS[1], 'p:' .. ARGV[1]) == 0 then return 0 end
 redis.call('HINCRBY', KEYS[1], 'calls', -1)
 return 1
-`;
+`);
 
 // Seeds a missing hash from the durable counts; a no-op when another process got there first.
-const SEED = `
+const SEED = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'calls', ARGV[1], 'used', ARGV[1], 'overage', ARGV[2])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], 'd:' .. ARGV[i], ARGV[i + 1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
-`;
+`);
 
 export class CreditLedger {
   /** One rebuild per customer and month however many calls find the counters missing at once (a burst's first calls). */
@@ -181,7 +189,7 @@ export class CreditLedger {
     // Relative TTL: Redis keeps real time, our clock may be a test's.
     const ttlMs = Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
     const dailyArgs = [...daily].flatMap(([d, n]) => [d, String(n)]);
-    await this.redis.eval(SEED, 1, this.key(customerId, month), String(calls.length), String(overage), String(ttlMs), ...dailyArgs);
+    await SEED.run(this.redis, [this.key(customerId, month)], [String(calls.length), String(overage), String(ttlMs), ...dailyArgs]);
   }
 
   /** Takes one credit for `requestId`, atomically refusing past the limit when the hard cap is on. */
@@ -190,15 +198,10 @@ export class CreditLedger {
     const at = this.clock().getTime();
     const month = monthOf(new Date(at));
     const run = () =>
-      this.redis.eval(
-        RESERVE,
-        1,
-        this.key(customerId, month),
-        String(plan.monthlyLimit),
-        plan.hardCap ? '1' : '0',
-        requestId,
-        String(at),
-        String(STALE_RESERVATION_MS),
+      RESERVE.run(
+        this.redis,
+        [this.key(customerId, month)],
+        [String(plan.monthlyLimit), plan.hardCap ? '1' : '0', requestId, String(at), String(STALE_RESERVATION_MS)],
       );
     let ok = await run();
     if (ok === -1) {
@@ -226,10 +229,7 @@ export class CreditLedger {
       at: reservedAt,
     });
     const keys = [this.key(r.customerId, r.month), r.resultKey, outboxKey(this.prefix), ...(r.idempotency ? [r.idempotency.key] : [])];
-    const [committed, stored] = (await this.redis.eval(
-      SETTLE,
-      keys.length,
-      ...keys,
+    const [committed, stored] = (await SETTLE.run(this.redis, keys, [
       r.requestId,
       String(r.limit),
       r.hardCap ? '1' : '0',
@@ -240,13 +240,15 @@ export class CreditLedger {
       event,
       r.abandonedOutcomeJson,
       String(r.idempotency?.ttlMs ?? 0),
-    )) as [number, string];
+      r.reply?.channel ?? '',
+      r.reply?.head ?? '',
+    ])) as [number, string];
     return { committed: committed === 1, stored };
   }
 
   /** Returns a reservation's credit; a no-op (false) when the worker already committed it. */
   async release(customerId: string, month: string, requestId: string): Promise<boolean> {
-    return (await this.redis.eval(RELEASE, 1, this.key(customerId, month), requestId)) === 1;
+    return (await RELEASE.run(this.redis, [this.key(customerId, month)], [requestId])) === 1;
   }
 
   async snapshot(customerId: string, plan: PlanView): Promise<UsageSnapshot> {

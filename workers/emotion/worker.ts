@@ -27,7 +27,7 @@ export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
   },
   // Not credit-billed, but its usage event goes through the same outbox, stored with the answer in one step.
   createSettle({ config, redis }) {
-    return async (outcome, { requestId, resultKey, envelope }) => {
+    return async (outcome, { requestId, resultKey, envelope, reply }) => {
       const event =
         outcome.ok && envelope
           ? {
@@ -42,7 +42,7 @@ export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
               }),
             }
           : undefined;
-      return storeOutcome(redis, config.QUEUE_PREFIX, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event);
+      return storeOutcome(redis, config.QUEUE_PREFIX, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event, reply);
     };
   },
   observe(metrics, outcome) {

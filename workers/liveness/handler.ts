@@ -49,9 +49,9 @@ export function createLivenessHandler(engine: LivenessAnalyzer): JobHandler<Live
 const ABANDONED = serializeJobError(new ServiceUnavailableError('the request was abandoned before its result was ready', 2, 'abandoned'));
 
 export function createLivenessSettle(ledger: CreditLedger, redis: Redis, prefix: string): Settle<LivenessInput, LivenessJobValue> {
-  return async (outcome, { requestId, resultKey, envelope }) => {
+  return async (outcome, { requestId, resultKey, envelope, reply }) => {
     const billing = envelope?.input.billing;
-    if (!outcome.ok || !billing) return storeOutcome(redis, prefix, resultKey, JSON.stringify(outcome), RESULT_TTL_MS);
+    if (!outcome.ok || !billing) return storeOutcome(redis, prefix, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, undefined, reply);
     const { result } = outcome.value;
     const abandoned = { ok: false, error: ABANDONED, workerMs: outcome.workerMs };
     const settled = await ledger.settle({
@@ -73,6 +73,7 @@ export function createLivenessSettle(ledger: CreditLedger, redis: Redis, prefix:
       },
       abandonedOutcomeJson: JSON.stringify(abandoned),
       idempotency: billing.idempotencyEntry ? { key: billing.idempotencyEntry, ttlMs: IDEMPOTENCY_TTL_MS } : undefined,
+      reply,
     });
     return settled.stored;
   };

@@ -1,13 +1,14 @@
 // Owns the worker side of the queue round trip: take the bytes, run the handler before the deadline, settle
-// the outcome (store it where the API's late look finds it; for a billed job the credit commit and the usage
-// event go in the same Lua script), then publish it. One job at a time per process (CPU-bound inference).
+// the outcome: store it where the API's late look finds it and publish it to the waiting API process, in one Lua
+// script (for a billed job the credit commit and the usage event go in the same script). One job at a time per
+// process (CPU-bound inference).
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
 import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
-import { storeOutcome } from '../../shared/billing/usage-outbox';
+import { storeOutcome, type OutcomeReply } from '../../shared/billing/usage-outbox';
 import type { FaultHook } from './fault-hook';
 
 export interface JobContext<I> {
@@ -24,11 +25,14 @@ export interface SettleContext<I> {
   resultKey: string;
   /** Absent when the job's input did not parse. */
   envelope?: JobEnvelope<I>;
+  /** Where the stored outcome is published, in the same step (the result bus's message around it). */
+  reply: OutcomeReply;
 }
 
 /**
  * Stores a job's outcome under its result key in one atomic step (with whatever must happen with it: the credit
- * commit, the usage event) and returns the stored outcome as JSON. The first stored outcome of a job wins.
+ * commit, the usage event), publishes it to `reply` in that step, and returns the stored outcome as JSON. The
+ * first stored outcome of a job wins.
  */
 export type Settle<I, R> = (outcome: JobOutcome<R>, ctx: SettleContext<I>) => Promise<string>;
 
@@ -128,13 +132,16 @@ export class JobRunner<I, R> {
       engineRan && ++this.enginesRun > WARM_UP_JOBS
         ? this.cycle(raw.enqueuedAt, { at: started, cpuAt: startedCpu }, { at: settleAt, cpuAt: settleCpuAt })
         : null;
-    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope };
-    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS));
-    const stored = await settle(outcome, ctx);
-    if (engineRan) this.opts.fault?.('after_commit');
-    // The stored outcome, not this run's: a re-run after a stall must not contradict what a waiter may have read.
+    // The settle script publishes the stored outcome, not this run's: a re-run after a stall must not contradict
+    // what a waiter may have read. The result bus's message is this head, the stored outcome and a closing brace.
     const cycleFields = cycle === null ? '' : `,"cycleMs":${cycle.ms},"cycleCpuMs":${cycle.cpuMs}`;
-    await redis.publish(raw.replyTo, `{"jobId":${JSON.stringify(raw.requestId)}${cycleFields},"outcome":${stored}}`);
+    const reply: OutcomeReply = { channel: raw.replyTo, head: `{"jobId":${JSON.stringify(raw.requestId)}${cycleFields},"outcome":` };
+    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope, reply };
+    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS, undefined, c.reply));
+    const stored = await settle(outcome, ctx);
+    // Commit and publish are one step (the same script), so a crash can no longer fall between them; both fault
+    // steps stay, at the same point, so the suite keeps proving each named step.
+    if (engineRan) this.opts.fault?.('after_commit');
     const publishedAt = Date.now();
     const publishedCpu = processCpuMs();
     this.previous = { settleAt, publishedAt, settleMs: publishedAt - settleAt, settleCpuAt, settleCpuMs: publishedCpu - settleCpuAt };
