@@ -13,7 +13,7 @@ import { chooseL2, fitFusion, fusedLikelihood, type FusionParams, sourceHeldOutL
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
 import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
 import { BUILTIN_SPOOF_SPECS } from '../../workers/liveness/engine/spoof';
-import { apcer, auc, bootstrapAuc, bpcer, pct, readManifest, type Scored, scoreDataset } from './evaluation';
+import { apcer, auc, bootstrapAuc, bpcer, groupsOf, pairedDelta, pct, readManifest, type Scored, scoreDataset } from './evaluation';
 
 interface Row {
   file: string;
@@ -25,7 +25,6 @@ interface Row {
 }
 
 const isCue = (f: string) => (CUE_NAMES as readonly string[]).includes(f);
-const groupsOf = (rows: Row[]) => [...new Set(rows.map((r) => r.group))];
 
 /** The fusion's own training rows (fusion.ts): `feats` split into model logits and cues. */
 const training = (rows: Row[]): Array<TrainingRow & { row: Row }> => rows.map((r) => ({ row: r, logits: r.x, cues: r.x, isSpoof: r.spoof, group: r.group }));
@@ -79,35 +78,6 @@ function forward(train: Row[], base: string[], threshold: number): string[] {
   }
 }
 
-/** Paired bootstrap over repositories of metric(a) - metric(b) (metric of spoof scores, live scores); 95% interval. */
-function pairedDelta(
-  rows: Row[],
-  a: Map<Row, number>,
-  b: Map<Row, number>,
-  metric: (spoof: number[], live: number[]) => number = auc,
-  rounds = 2000,
-): [number, number] {
-  const groups = groupsOf(rows);
-  const by = new Map(groups.map((g) => [g, rows.filter((r) => r.group === g)]));
-  let state = 7;
-  const rand = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
-  const ds: number[] = [];
-  for (let k = 0; k < rounds; k++) {
-    const sample = groups.flatMap(() => by.get(groups[Math.floor(rand() * groups.length)]!)!);
-    const sp = sample.filter((r) => r.spoof),
-      lv = sample.filter((r) => !r.spoof);
-    const m = (s: Map<Row, number>) =>
-      metric(
-        sp.map((r) => s.get(r)!),
-        lv.map((r) => s.get(r)!),
-      );
-    const d = m(a) - m(b);
-    if (!Number.isNaN(d)) ds.push(d);
-  }
-  ds.sort((x, y) => x - y);
-  return [ds[Math.floor(0.025 * ds.length)]!, ds[Math.floor(0.975 * ds.length)]!];
-}
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const cache = args.includes('--cache') ? args[args.indexOf('--cache') + 1] : undefined;
@@ -155,7 +125,7 @@ async function main(): Promise<void> {
           t,
         ),
       );
-    const delta = base ? pairedDelta(rows, res.scores, base) : undefined;
+    const delta = base ? pairedDelta(rows, (r) => r.spoof, res.scores, base) : undefined;
     console.log(
       `${name.padEnd(34)} AUC ${auc(sp, lv).toFixed(3)} (${lo.toFixed(3)}-${hi.toFixed(3)}) APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}` +
         ` | print ${type('print')} screen ${type('screen')} mask ${type('mask')} unk ${type('unknown')}` +
@@ -231,7 +201,7 @@ async function main(): Promise<void> {
   const feats = [...models, ...CUE_NAMES];
   const cueRes = outer(rows, (train) => ({ feats, l2: chooseL2For(train, feats, t) }), t);
   const ci = (m: (sp: number[], lv: number[]) => number, pct100 = false) => {
-    const [lo, hi] = pairedDelta(rows, cueRes.scores, base, m);
+    const [lo, hi] = pairedDelta(rows, (r) => r.spoof, cueRes.scores, base, m);
     return pct100 ? `${(100 * lo).toFixed(1)}..${(100 * hi).toFixed(1)} points` : `${lo.toFixed(3)}..${hi.toFixed(3)}`;
   };
   console.log(

@@ -32,10 +32,10 @@
 // the two cross-collection checks (fit on one set, score the other).
 import { loadConfig } from '../../shared/config';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import { type CueTerm, type FusionParams, fusedLogit, L2_GRID, sigmoid, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { type CueTerm, fitLogisticL2, type FusionParams, fusedLogit, L2_GRID, sigmoid, type TrainingRow } from '../../workers/liveness/engine/fusion';
 import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
 import { seededRandom } from '../stats';
-import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, pct, readManifest, type Scored, scoreDataset } from './evaluation';
+import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, groupsOf, pairedDelta, pct, readManifest, type Scored, scoreDataset } from './evaluation';
 
 interface Row extends TrainingRow {
   dataset: string;
@@ -59,7 +59,6 @@ const RECIPES: Recipe[] = [
 const BAG_SEED = 2026;
 
 const logit = (p: number) => Math.log(p / (1 - p));
-const groupsOf = <R extends { group: string }>(rows: R[]) => [...new Set(rows.map((r) => r.group))];
 const bothClasses = (rows: TrainingRow[]) => rows.some((r) => r.isSpoof) && rows.some((r) => !r.isSpoof);
 
 /** Sample weights: 1 each, or (balanced) N/G per repository, halved between the classes where it has both. */
@@ -76,84 +75,6 @@ function sampleWeights(rows: TrainingRow[], balanced: boolean): number[] {
   });
 }
 
-/** fusion.ts's fitLogisticL2 with a weight per sample (unit weights give the same fit). */
-function fitLogisticWeighted(x: number[][], y: number[], sw: number[], l2: number, signFree: readonly boolean[]): { w: number[]; b: number } {
-  const k = x[0]?.length ?? 0;
-  const active = Array.from({ length: k }, () => true);
-  for (;;) {
-    const idx = active.flatMap((a, i) => (a ? [i] : []));
-    const { w, b } = newtonWeighted(
-      x.map((r) => idx.map((i) => r[i]!)),
-      y,
-      sw,
-      l2,
-    );
-    const full = Array.from({ length: k }, () => 0);
-    idx.forEach((i, j) => (full[i] = w[j]!));
-    const constrained = idx.filter((i) => signFree[i] !== true);
-    const worst = constrained.reduce((m, i) => (full[i]! < (full[m] ?? 0) ? i : m), constrained[0] ?? -1);
-    if (worst < 0 || full[worst]! >= 0) return { w: full, b };
-    active[worst] = false;
-  }
-}
-
-function newtonWeighted(x: number[][], y: number[], sw: number[], l2: number): { w: number[]; b: number } {
-  const k = x[0]?.length ?? 0;
-  const d = k + 1;
-  const theta = new Array<number>(d).fill(0);
-  for (let it = 0; it < 100; it++) {
-    const g = new Array<number>(d).fill(0);
-    const H = Array.from({ length: d }, () => new Array<number>(d).fill(0));
-    for (let j = 0; j < k; j++) {
-      g[j] = l2 * theta[j]!;
-      H[j]![j] = l2;
-    }
-    H[k]![k] = 1e-9;
-    for (let i = 0; i < x.length; i++) {
-      const row = [...x[i]!, 1];
-      let z = 0;
-      for (let j = 0; j < d; j++) z += theta[j]! * row[j]!;
-      const p = sigmoid(z);
-      const s = sw[i]!;
-      const r = s * (p - y[i]!);
-      const wt = s * Math.max(p * (1 - p), 1e-9);
-      for (let j = 0; j < d; j++) {
-        g[j] = g[j]! + r * row[j]!;
-        const Hj = H[j]!;
-        for (let l = 0; l < d; l++) Hj[l] = Hj[l]! + wt * row[j]! * row[l]!;
-      }
-    }
-    const step = solve(H, g);
-    let moved = 0;
-    for (let j = 0; j < d; j++) {
-      theta[j] = theta[j]! - step[j]!;
-      moved += Math.abs(step[j]!);
-    }
-    if (moved < 1e-10) break;
-  }
-  return { w: theta.slice(0, k), b: theta[k]! };
-}
-
-function solve(A: number[][], b: number[]): number[] {
-  const n = b.length;
-  const M = A.map((r, i) => [...r, b[i]!]);
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
-    [M[c], M[p]] = [M[p]!, M[c]!];
-    const piv = M[c]![c]!;
-    if (Math.abs(piv) < 1e-15) continue;
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = M[r]![c]! / piv;
-      const Mr = M[r]!,
-        Mc = M[c]!;
-      for (let l = c; l <= n; l++) Mr[l] = Mr[l]! - f * Mc[l]!;
-    }
-  }
-  return M.map((r, i) => (Math.abs(r[i]!) < 1e-15 ? 0 : r[n]! / r[i]!));
-}
-
 /** Unweighted mean and standard deviation of each cue over `rows` (as fusion.ts standardises). */
 function cueStats(rows: TrainingRow[], cues: readonly string[]): Array<{ mean: number; std: number }> {
   return cues.map((c) => {
@@ -167,12 +88,12 @@ function cueStats(rows: TrainingRow[], cues: readonly string[]): Array<{ mean: n
 /** fusion.ts's fitWeights with sample weights. */
 function fitOnce(rows: TrainingRow[], sw: number[], models: string[], cues: readonly string[], l2: number): FusionParams {
   const stats = cueStats(rows, cues);
-  const { w, b } = fitLogisticWeighted(
+  const { w, b } = fitLogisticL2(
     rows.map((r) => [...models.map((m) => r.logits[m] ?? 0), ...cues.map((c, j) => (r.cues![c]! - stats[j]!.mean) / stats[j]!.std)]),
     rows.map((r) => (r.isSpoof ? 1 : 0)),
-    sw,
     l2,
     [...models.map(() => false), ...cues.map(() => true)],
+    sw,
   );
   const out: FusionParams = { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
   if (cues.length > 0) out.cues = Object.fromEntries(cues.map((c, j) => [c, { weight: w[models.length + j]!, ...stats[j]! }]));
@@ -270,35 +191,6 @@ function fitRecipe(rows: TrainingRow[], recipe: Recipe, models: string[], cues: 
   );
   const shift = logit(threshold) - zStar;
   return { fusion: { ...base, bias: base.bias + shift }, l2, shift };
-}
-
-/** Paired bootstrap over repositories of metric(a) - metric(b); 95% interval (explore-cues.ts's, same seed). */
-function pairedDelta(
-  rows: Row[],
-  a: Map<Row, number>,
-  b: Map<Row, number>,
-  metric: (spoof: number[], live: number[]) => number,
-  rounds = 2000,
-): [number, number] {
-  const groups = groupsOf(rows);
-  const by = new Map(groups.map((g) => [g, rows.filter((r) => r.group === g)]));
-  let state = 7;
-  const rand = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
-  const ds: number[] = [];
-  for (let k = 0; k < rounds; k++) {
-    const sample = groups.flatMap(() => by.get(groups[Math.floor(rand() * groups.length)]!)!);
-    const sp = sample.filter((r) => r.isSpoof),
-      lv = sample.filter((r) => !r.isSpoof);
-    const m = (s: Map<Row, number>) =>
-      metric(
-        sp.map((r) => s.get(r)!),
-        lv.map((r) => s.get(r)!),
-      );
-    const d = m(a) - m(b);
-    if (!Number.isNaN(d)) ds.push(d);
-  }
-  ds.sort((x, y) => x - y);
-  return [ds[Math.floor(0.025 * ds.length)]!, ds[Math.floor(0.975 * ds.length)]!];
 }
 
 const mean = (v: number[]) => v.reduce((a, x) => a + x, 0) / v.length;
@@ -416,7 +308,7 @@ async function main(): Promise<void> {
     const qualifies = (dA <= 0 && dB <= 0 && (dA < 0 || dB < 0)) || (aucUp && dA <= 0 && dB <= 0);
     if (qualifies) qualifying.push(o.recipe.name);
     const ci = (m: (sp: number[], lv: number[]) => number, points: boolean) => {
-      const [l, h] = pairedDelta(rows, o.scores, shipped.scores, m);
+      const [l, h] = pairedDelta(rows, (r) => r.isSpoof, o.scores, shipped.scores, m);
       return points ? `${(100 * l).toFixed(1)}..${(100 * h).toFixed(1)} points` : `${l.toFixed(3)}..${h.toFixed(3)}`;
     };
     console.log(

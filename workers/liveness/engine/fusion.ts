@@ -53,8 +53,15 @@ export const fusedLikelihood = (f: FusionParams, logits: Record<string, number>,
  * penalised. Weights are kept non-negative (a feature whose weight would turn negative is dropped and
  * the rest refitted): every model's fake logit is evidence for "fake", so the fused score must rise with each.
  * `signFree[j]` exempts feature j from that constraint (a statistic with no known direction).
+ * `sampleWeights[i]` scales sample i's share of the loss (default 1 each: the same arithmetic, the same fit).
  */
-export function fitLogisticL2(x: number[][], y: number[], l2: number, signFree: readonly boolean[] = []): { w: number[]; b: number } {
+export function fitLogisticL2(
+  x: number[][],
+  y: number[],
+  l2: number,
+  signFree: readonly boolean[] = [],
+  sampleWeights?: readonly number[],
+): { w: number[]; b: number } {
   const k = x[0]?.length ?? 0;
   const active = Array.from({ length: k }, () => true);
   for (;;) {
@@ -63,6 +70,7 @@ export function fitLogisticL2(x: number[][], y: number[], l2: number, signFree: 
       x.map((r) => idx.map((i) => r[i]!)),
       y,
       l2,
+      sampleWeights,
     );
     const full = Array.from({ length: k }, () => 0);
     idx.forEach((i, j) => (full[i] = w[j]!));
@@ -73,7 +81,7 @@ export function fitLogisticL2(x: number[][], y: number[], l2: number, signFree: 
   }
 }
 
-function newton(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
+function newton(x: number[][], y: number[], l2: number, sampleWeights?: readonly number[]): { w: number[]; b: number } {
   const k = x[0]?.length ?? 0;
   const d = k + 1; // last parameter: bias
   const theta = new Array<number>(d).fill(0);
@@ -90,8 +98,9 @@ function newton(x: number[][], y: number[], l2: number): { w: number[]; b: numbe
       let z = 0;
       for (let j = 0; j < d; j++) z += theta[j]! * row[j]!;
       const p = sigmoid(z);
-      const r = p - y[i]!;
-      const wt = Math.max(p * (1 - p), 1e-9);
+      const s = sampleWeights?.[i] ?? 1;
+      const r = s * (p - y[i]!);
+      const wt = s * Math.max(p * (1 - p), 1e-9);
       for (let j = 0; j < d; j++) {
         g[j] = g[j]! + r * row[j]!;
         const Hj = H[j]!;
