@@ -78,6 +78,7 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
     }
     const key = await stack.api.deps.models.ApiKey.findOne({ customerId: acc.customerId, slot: 'primary' }).lean();
     const [tokens, at] = await stack.api.deps.redis.hmget(`${stack.prefix}:throttle:key:${key!._id}`, 't', 'ts');
+    // Reads the shipped throttle defaults (this stack overrides nothing), to compute the bucket's level now.
     const { THROTTLE_BURST: burst, THROTTLE_RATE_PER_SEC: rate } = stack.api.deps.config;
     const now = Math.min(burst, Number(tokens) + ((Date.now() - Number(at)) * rate) / 1000);
     expect(now).to.be.at.least(burst - 1);
