@@ -121,14 +121,20 @@ describe('liveness fusion', () => {
   let seed = 7;
   const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 
-  it('recovers the weights and bias of a logistic law from samples', () => {
+  /** n samples of two features uniform in [-4, 4], labelled 1 with probability sigmoid(w0 x0 + w1 x1 + bias). */
+  function logisticSamples(n: number, w0: number, w1: number, bias = 0): { x: number[][]; y: number[] } {
     const x: number[][] = [],
       y: number[] = [];
-    for (let i = 0; i < 4000; i++) {
+    for (let i = 0; i < n; i++) {
       const r = [rand() * 8 - 4, rand() * 8 - 4];
       x.push(r);
-      y.push(rand() < 1 / (1 + Math.exp(-(1.5 * r[0]! + 0.5 * r[1]! - 0.5))) ? 1 : 0);
+      y.push(rand() < 1 / (1 + Math.exp(-(w0 * r[0]! + w1 * r[1]! + bias))) ? 1 : 0);
     }
+    return { x, y };
+  }
+
+  it('recovers the weights and bias of a logistic law from samples', () => {
+    const { x, y } = logisticSamples(4000, 1.5, 0.5, -0.5);
     const { w, b } = fitLogisticL2(x, y, 1e-3);
     expect(w[0]).to.be.closeTo(1.5, 0.2);
     expect(w[1]).to.be.closeTo(0.5, 0.15);
@@ -136,26 +142,14 @@ describe('liveness fusion', () => {
   });
 
   it('keeps every weight non-negative: a feature that points the wrong way is dropped', () => {
-    const x: number[][] = [],
-      y: number[] = [];
-    for (let i = 0; i < 2000; i++) {
-      const r = [rand() * 8 - 4, rand() * 8 - 4];
-      x.push(r);
-      y.push(rand() < 1 / (1 + Math.exp(-(1.2 * r[0]! - 0.8 * r[1]!))) ? 1 : 0);
-    }
+    const { x, y } = logisticSamples(2000, 1.2, -0.8);
     const { w } = fitLogisticL2(x, y, 1);
     expect(w[0]).to.be.greaterThan(0.8);
     expect(w[1]).to.equal(0);
   });
 
   it("keeps a sign-free feature's negative weight (a cue) that a constrained fit would drop", () => {
-    const x: number[][] = [],
-      y: number[] = [];
-    for (let i = 0; i < 3000; i++) {
-      const r = [rand() * 8 - 4, rand() * 8 - 4];
-      x.push(r);
-      y.push(rand() < 1 / (1 + Math.exp(-(1.2 * r[0]! - 0.8 * r[1]!))) ? 1 : 0);
-    }
+    const { x, y } = logisticSamples(3000, 1.2, -0.8);
     const free = fitLogisticL2(x, y, 1, [false, true]).w;
     expect(free[0]).to.be.closeTo(1.2, 0.2);
     expect(free[1]).to.be.closeTo(-0.8, 0.2);
@@ -281,6 +275,29 @@ describe('liveness fusion', () => {
     const cv = crossValidatedLikelihoods([...others, ...b], ['m'], opts);
     const fusion = fitFusion(trainingRows(others), ['m'], opts);
     for (const s of b) expect(cv.get(s)).to.be.closeTo(fusedLikelihood(fusion, s.features!.spoofLogits), 1e-12);
+  });
+
+  it('counts a sample of weight 2 as that sample twice, and weights of 1 as no weights', () => {
+    const { x, y } = logisticSamples(500, 1, 0.5, 0.2);
+    const twice = fitLogisticL2([...x, ...x], [...y, ...y], 1);
+    const weighted = fitLogisticL2(
+      x,
+      y,
+      1,
+      [],
+      x.map(() => 2),
+    );
+    weighted.w.forEach((v, j) => expect(v).to.be.closeTo(twice.w[j]!, 1e-9));
+    expect(weighted.b).to.be.closeTo(twice.b, 1e-9);
+    expect(
+      fitLogisticL2(
+        x,
+        y,
+        1,
+        [],
+        x.map(() => 1),
+      ),
+    ).to.deep.equal(fitLogisticL2(x, y, 1));
   });
 });
 
