@@ -125,9 +125,13 @@ export class AuthFailureGuard {
     await this.byAddress.take(AuthFailureGuard.addressKey(req));
   }
 
-  /** The credential was right: the failure taken in advance by before() is given back. */
-  async succeeded(req: Request): Promise<void> {
-    await this.byAddress.refund(AuthFailureGuard.addressKey(req));
+  /**
+   * The credential was right: the failure taken in advance by before() is given back, without holding up the
+   * request (the command leaves now, ahead of this request's next ones and of any later check on the same
+   * connection); a refusal from Redis is logged.
+   */
+  succeeded(req: Request): void {
+    this.byAddress.refund(AuthFailureGuard.addressKey(req)).catch((err: unknown) => req.log.warn({ err }, 'failed-authentication allowance not given back'));
   }
 
   /** The credential was wrong (already counted against the address); counts it against the prefix, 429 once that is used up. */

@@ -29,9 +29,7 @@ export function requireApiKey(accounts: AccountService, failures: AuthFailureGua
       await req.deadline.race('authentication', failures.failed(req, presented));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
-    // The failure taken in advance goes back without holding up the request: the command leaves now, ahead of this
-    // request's next ones and of any later request's check on the same connection.
-    failures.succeeded(req).catch((err: unknown) => req.log.warn({ err }, 'failed-authentication allowance not given back'));
+    failures.succeeded(req);
     req.auth = auth;
     setQuota(res, { customerId: auth.account._id, remaining: null, overLimit: null });
     next();
