@@ -5,9 +5,10 @@ import { auc } from '../stats';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { type Config, loadConfig } from '../../shared/config';
 import { AppError } from '../../shared/errors';
-import { chooseL2, type FitOptions, fitFusion, fusedLikelihood, type TrainingRow } from '../../workers/liveness/engine/fusion';
-import type { LivenessEngine, LivenessFeatures } from '../../workers/liveness/engine/index';
+import { chooseL2, type FitOptions, fitFusion, fusedLikelihood, type FusionParams, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
 
 export interface ManifestRow {
   /** Path relative to the set's folder. */
@@ -126,6 +127,22 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
   return out;
 }
 
+/**
+ * The exploration scripts' shared start: `<dir> [<dir>...] [--cache f.json] [--name value for each of valued]`
+ * -> the configured engine, its spoof model names, every image of the sets scored (through the cache) and the
+ * default threshold.
+ */
+export async function scoreSetsFromArgs(args: string[], valued: readonly string[] = []) {
+  const takesValue = new Set(['--cache', ...valued]);
+  const cache = args.includes('--cache') ? args[args.indexOf('--cache') + 1] : undefined;
+  const dirs = args.filter((a, i) => !a.startsWith('--') && !takesValue.has(args[i - 1] ?? ''));
+  const config: Config = loadConfig();
+  const engine = await LivenessEngine.load(configuredEngineOptions(config));
+  const scored: Scored[] = [];
+  for (const d of dirs) scored.push(...(await scoreDataset(engine, d, readManifest(d), cache)));
+  return { config, engine, models: engine.spoofSpecs.map((s) => s.name), scored, dirs, cache, threshold: config.FAKE_THRESHOLD };
+}
+
 export const trainingRows = (scored: Scored[]): TrainingRow[] =>
   scored
     .filter((s) => s.row.kind === 'full' && s.features)
@@ -194,6 +211,75 @@ export function bootstrapAuc(items: Array<{ group: string; spoof: boolean; score
 }
 
 export const pct = (v: number) => (Number.isNaN(v) ? '  -  ' : `${(100 * v).toFixed(1)}%`);
+
+/**
+ * One recipe's nested out-of-source verdict on `rows` (each scored in `scores`): AUC with its interval over
+ * repositories, APCER and BPCER at t with frame counts, and APCER per attack type.
+ */
+export function scoredSummary<R extends { group: string; isSpoof: boolean; type: string }>(rows: readonly R[], scores: Map<R, number>, t: number): string {
+  const spoof = rows.filter((r) => r.isSpoof),
+    live = rows.filter((r) => !r.isSpoof);
+  const accepted = spoof.filter((r) => scores.get(r)! <= t).length,
+    rejected = live.filter((r) => scores.get(r)! > t).length;
+  const [lo, hi] = bootstrapAuc(rows.map((r) => ({ group: r.group, spoof: r.isSpoof, score: scores.get(r)! })));
+  const a = auc(
+    spoof.map((r) => scores.get(r)!),
+    live.map((r) => scores.get(r)!),
+  );
+  const type = (ty: string) =>
+    pct(
+      apcer(
+        spoof.filter((r) => r.type === ty).map((r) => scores.get(r)!),
+        t,
+      ),
+    );
+  return (
+    `AUC ${a.toFixed(3)} (${lo.toFixed(3)}-${hi.toFixed(3)}) APCER ${pct(accepted / spoof.length)} (${accepted}/${spoof.length}) ` +
+    `BPCER ${pct(rejected / live.length)} (${rejected}/${live.length}) | print ${type('print')} screen ${type('screen')} mask ${type('mask')}`
+  );
+}
+
+/**
+ * The decision rule of the fusion experiments (sessions 4-7), candidate against shipped on the same nested scores:
+ * it qualifies if APCER and BPCER at t are both no worse (frame counts) and one better, or its AUC is better
+ * (at 3 decimals) and neither rate is worse. `text` adds the paired bootstrap over repositories of each change.
+ */
+export function compareToShipped<R extends { group: string; isSpoof: boolean }>(
+  rows: readonly R[],
+  candidate: Map<R, number>,
+  shipped: Map<R, number>,
+  t: number,
+): { qualifies: boolean; text: string } {
+  const accepted = (s: Map<R, number>) => rows.filter((r) => r.isSpoof && s.get(r)! <= t).length;
+  const rejected = (s: Map<R, number>) => rows.filter((r) => !r.isSpoof && s.get(r)! > t).length;
+  const aucOf = (s: Map<R, number>) =>
+    auc(
+      rows.filter((r) => r.isSpoof).map((r) => s.get(r)!),
+      rows.filter((r) => !r.isSpoof).map((r) => s.get(r)!),
+    );
+  const dA = accepted(candidate) - accepted(shipped),
+    dB = rejected(candidate) - rejected(shipped);
+  const dAuc = aucOf(candidate) - aucOf(shipped);
+  const aucUp = Number(aucOf(candidate).toFixed(3)) > Number(aucOf(shipped).toFixed(3));
+  const qualifies = dA <= 0 && dB <= 0 && (dA < 0 || dB < 0 || aucUp);
+  const ci = (m: (sp: number[], lv: number[]) => number, points: boolean) => {
+    const [l, h] = pairedDelta(rows, (r) => r.isSpoof, candidate, shipped, m);
+    return points ? `${(100 * l).toFixed(1)}..${(100 * h).toFixed(1)} points` : `${l.toFixed(3)}..${h.toFixed(3)}`;
+  };
+  const signed = (d: number) => `${d >= 0 ? '+' : ''}${d}`;
+  return {
+    qualifies,
+    text:
+      `paired bootstrap over repositories (95%): AUC ${dAuc.toFixed(4)} (${ci(auc, false)}), APCER ${signed(dA)} frames (${ci((sp) => apcer(sp, t), true)}), ` +
+      `BPCER ${signed(dB)} frames (${ci((_, lv) => bpcer(lv, t), true)}); qualifies: ${qualifies ? 'yes' : 'no'}`,
+  };
+}
+
+/** "AUC a APCER b BPCER c" of `fusion` on `rows` at threshold t (the exploration scripts' one-line verdict). */
+export function fusionSummary(fusion: FusionParams, rows: readonly TrainingRow[], t: number): string {
+  const s = (spoof: boolean) => rows.filter((r) => r.isSpoof === spoof).map((r) => fusedLikelihood(fusion, r.logits, r.cues));
+  return `AUC ${auc(s(true), s(false)).toFixed(3)} APCER ${pct(apcer(s(true), t))} BPCER ${pct(bpcer(s(false), t))}`;
+}
 
 /** The distinct source repositories of some rows, in first-seen order. */
 export const groupsOf = <R extends { group: string }>(rows: readonly R[]): string[] => [...new Set(rows.map((r) => r.group))];

@@ -8,12 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../shared/errors';
-import { loadConfig } from '../../shared/config';
 import { chooseL2, fitFusion, fusedLikelihood, type FusionParams, sourceHeldOutLogLoss, type TrainingRow } from '../../workers/liveness/engine/fusion';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
 import { BUILTIN_SPOOF_SPECS } from '../../workers/liveness/engine/spoof';
-import { apcer, auc, bootstrapAuc, bpcer, groupsOf, pairedDelta, pct, readManifest, type Scored, scoreDataset } from './evaluation';
+import { apcer, auc, bootstrapAuc, bpcer, groupsOf, pairedDelta, pct, scoreSetsFromArgs } from './evaluation';
 
 interface Row {
   file: string;
@@ -79,17 +77,10 @@ function forward(train: Row[], base: string[], threshold: number): string[] {
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const cache = args.includes('--cache') ? args[args.indexOf('--cache') + 1] : undefined;
-  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
-  const cfg = loadConfig();
-  const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
+  const { config: cfg, engine, scored, dirs, threshold: t } = await scoreSetsFromArgs(process.argv.slice(2));
   // Operator models (EXTRA_SPOOF_MODELS, e.g. the built-ins at another crop scale) are tried as extra features.
   const extras = (cfg.EXTRA_SPOOF_MODELS ? engine.spoofSpecs.filter((s) => !BUILTIN_SPOOF_SPECS.some((b) => b.name === s.name)) : []).map((s) => s.name);
   const models = engine.spoofSpecs.map((s) => s.name).filter((n) => !extras.includes(n));
-  const scored: Scored[] = [];
-  for (const d of dirs) scored.push(...(await scoreDataset(engine, d, readManifest(d), cache)));
   const rows: Row[] = scored
     .filter((s) => s.row.kind === 'full' && s.features?.cues)
     .map((s) => ({

@@ -30,12 +30,19 @@
 // resamples, seed 7) of the AUC, APCER and BPCER changes; the spread over the outer folds of each fold
 // fusion's operating point (its APCER/BPCER at the threshold on all frames, and its anchor shift in logits);
 // the two cross-collection checks (fit on one set, score the other).
-import { loadConfig } from '../../shared/config';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import { type CueTerm, fitLogisticL2, type FusionParams, fusedLogit, L2_GRID, sigmoid, type TrainingRow } from '../../workers/liveness/engine/fusion';
-import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
+import {
+  cueStandardisation,
+  type CueTerm,
+  fitFusionTerms,
+  type FusionParams,
+  fusedLogit,
+  L2_GRID,
+  sigmoid,
+  type TrainingRow,
+} from '../../workers/liveness/engine/fusion';
 import { seededRandom } from '../stats';
-import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, groupsOf, pairedDelta, pct, readManifest, type Scored, scoreDataset } from './evaluation';
+import { apcer, bpcer, compareToShipped, crossValidatedLikelihoods, fusionSummary, groupsOf, pct, scoredSummary, scoreSetsFromArgs } from './evaluation';
 
 interface Row extends TrainingRow {
   dataset: string;
@@ -75,31 +82,6 @@ function sampleWeights(rows: TrainingRow[], balanced: boolean): number[] {
   });
 }
 
-/** Unweighted mean and standard deviation of each cue over `rows` (as fusion.ts standardises). */
-function cueStats(rows: TrainingRow[], cues: readonly string[]): Array<{ mean: number; std: number }> {
-  return cues.map((c) => {
-    const v = rows.map((r) => r.cues![c]!);
-    const mean = v.reduce((a, x) => a + x, 0) / v.length;
-    const sd = Math.sqrt(v.reduce((a, x) => a + (x - mean) ** 2, 0) / v.length);
-    return { mean, std: sd > 0 ? sd : 1 };
-  });
-}
-
-/** fusion.ts's fitWeights with sample weights. */
-function fitOnce(rows: TrainingRow[], sw: number[], models: string[], cues: readonly string[], l2: number): FusionParams {
-  const stats = cueStats(rows, cues);
-  const { w, b } = fitLogisticL2(
-    rows.map((r) => [...models.map((m) => r.logits[m] ?? 0), ...cues.map((c, j) => (r.cues![c]! - stats[j]!.mean) / stats[j]!.std)]),
-    rows.map((r) => (r.isSpoof ? 1 : 0)),
-    l2,
-    [...models.map(() => false), ...cues.map(() => true)],
-    sw,
-  );
-  const out: FusionParams = { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
-  if (cues.length > 0) out.cues = Object.fromEntries(cues.map((c, j) => [c, { weight: w[models.length + j]!, ...stats[j]! }]));
-  return out;
-}
-
 /** The mean of several fusions' logits, written as one fusion whose cues are standardised with `stats`. */
 function averageLogits(fits: FusionParams[], models: string[], cues: readonly string[], stats: Array<{ mean: number; std: number }>): FusionParams {
   const n = fits.length;
@@ -124,7 +106,7 @@ function averageLogits(fits: FusionParams[], models: string[], cues: readonly st
 
 /** The recipe's weights and bias on `rows`, before the anchor. */
 function fitUnanchored(rows: TrainingRow[], recipe: Recipe, models: string[], cues: readonly string[], l2: number): FusionParams {
-  if (recipe.bags === 0) return fitOnce(rows, sampleWeights(rows, recipe.balanced), models, cues, l2);
+  if (recipe.bags === 0) return fitFusionTerms(rows, models, cues, l2, { sampleWeights: sampleWeights(rows, recipe.balanced) });
   const groups = groupsOf(rows).sort();
   const byGroup = new Map(groups.map((g) => [g, rows.filter((r) => r.group === g)]));
   const rand = seededRandom(BAG_SEED);
@@ -133,9 +115,9 @@ function fitUnanchored(rows: TrainingRow[], recipe: Recipe, models: string[], cu
     // Each drawn copy is its own group, so a repository drawn twice carries twice the weight.
     const bag = groups.flatMap((_, i) => byGroup.get(groups[Math.floor(rand() * groups.length)]!)!.map((r) => ({ ...r, group: `${r.group}#${i}` })));
     if (!bothClasses(bag)) continue;
-    fits.push(fitOnce(bag, sampleWeights(bag, recipe.balanced), models, cues, l2));
+    fits.push(fitFusionTerms(bag, models, cues, l2, { sampleWeights: sampleWeights(bag, recipe.balanced) }));
   }
-  return averageLogits(fits, models, cues, cueStats(rows, cues));
+  return averageLogits(fits, models, cues, cueStandardisation(rows, cues));
 }
 
 /** Each row's logit from the recipe fitted without its repository (no anchor), with the row's sample weight. */
@@ -197,16 +179,8 @@ const mean = (v: number[]) => v.reduce((a, x) => a + x, 0) / v.length;
 const sd = (v: number[]) => Math.sqrt(v.reduce((a, x) => a + (x - mean(v)) ** 2, 0) / v.length);
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const cache = args.includes('--cache') ? args[args.indexOf('--cache') + 1] : undefined;
-  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
-  const cfg = loadConfig();
-  const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
-  const models = engine.spoofSpecs.map((s) => s.name);
+  const { models, scored, threshold: t } = await scoreSetsFromArgs(process.argv.slice(2));
   const cues = [...CUE_NAMES];
-  const scored: Scored[] = [];
-  for (const d of dirs) scored.push(...(await scoreDataset(engine, d, readManifest(d), cache)));
   const full = scored.filter((s) => s.row.kind === 'full' && s.features?.cues);
   const rows: Row[] = full.map((s) => ({
     logits: s.features!.spoofLogits,
@@ -248,37 +222,11 @@ async function main(): Promise<void> {
   }
   const shipped = outcomes[0]!;
 
-  const counts = (s: Map<Row, number>) => ({
-    accepted: rows.filter((r) => r.isSpoof && s.get(r)! <= t).length,
-    rejected: rows.filter((r) => !r.isSpoof && s.get(r)! > t).length,
-  });
-  const spoofN = rows.filter((r) => r.isSpoof).length,
-    liveN = rows.length - spoofN;
-  const aucOf = (s: Map<Row, number>) =>
-    auc(
-      rows.filter((r) => r.isSpoof).map((r) => s.get(r)!),
-      rows.filter((r) => !r.isSpoof).map((r) => s.get(r)!),
-    );
-  const base = counts(shipped.scores);
-  const baseAuc = aucOf(shipped.scores);
   const qualifying: string[] = [];
 
   console.log(`\nnested leave-one-source-out, full frames, threshold ${t}:`);
   for (const o of outcomes) {
-    const c = counts(o.scores);
-    const a = aucOf(o.scores);
-    const [lo, hi] = bootstrapAuc(rows.map((r) => ({ group: r.group, spoof: r.isSpoof, score: o.scores.get(r)! })));
-    const type = (ty: string) =>
-      pct(
-        apcer(
-          rows.filter((r) => r.isSpoof && r.type === ty).map((r) => o.scores.get(r)!),
-          t,
-        ),
-      );
-    console.log(
-      `${o.recipe.name.padEnd(30)} AUC ${a.toFixed(3)} (${lo.toFixed(3)}-${hi.toFixed(3)}) APCER ${pct(c.accepted / spoofN)} (${c.accepted}/${spoofN}) BPCER ${pct(c.rejected / liveN)} (${c.rejected}/${liveN})` +
-        ` | print ${type('print')} screen ${type('screen')} mask ${type('mask')}`,
-    );
+    console.log(`${o.recipe.name.padEnd(30)} ${scoredSummary(rows, o.scores, t)}`);
     // Where the operating point of each outer fold's fusion lands on the same 370 frames: its spread is how much
     // the operating point moves when one repository is left out.
     const opA = o.folds.map((f) =>
@@ -302,19 +250,9 @@ async function main(): Promise<void> {
         ` (${Math.min(...shifts).toFixed(3)}..${Math.max(...shifts).toFixed(3)}); L2 over folds ${[...l2s].map(([k, v]) => `${k} x${v}`).join(', ')}`,
     );
     if (o === shipped) continue;
-    const dA = c.accepted - base.accepted,
-      dB = c.rejected - base.rejected;
-    const aucUp = Number(a.toFixed(3)) > Number(baseAuc.toFixed(3));
-    const qualifies = (dA <= 0 && dB <= 0 && (dA < 0 || dB < 0)) || (aucUp && dA <= 0 && dB <= 0);
-    if (qualifies) qualifying.push(o.recipe.name);
-    const ci = (m: (sp: number[], lv: number[]) => number, points: boolean) => {
-      const [l, h] = pairedDelta(rows, (r) => r.isSpoof, o.scores, shipped.scores, m);
-      return points ? `${(100 * l).toFixed(1)}..${(100 * h).toFixed(1)} points` : `${l.toFixed(3)}..${h.toFixed(3)}`;
-    };
-    console.log(
-      `    minus S, paired bootstrap over repositories (95%): AUC ${(a - baseAuc).toFixed(4)} (${ci(auc, false)}), APCER ${dA >= 0 ? '+' : ''}${dA} frames (${ci((sp) => apcer(sp, t), true)}),` +
-        ` BPCER ${dB >= 0 ? '+' : ''}${dB} frames (${ci((_, lv) => bpcer(lv, t), true)}); qualifies: ${qualifies ? 'yes' : 'no'}`,
-    );
+    const verdict = compareToShipped(rows, o.scores, shipped.scores, t);
+    if (verdict.qualifies) qualifying.push(o.recipe.name);
+    console.log(`    minus S, ${verdict.text}`);
   }
   console.log(`\ndecision (pre-registered rule): ${qualifying.length ? `ship ${qualifying[0]}` : 'none qualifies, keep the shipped recipe'}`);
 
@@ -340,10 +278,7 @@ async function main(): Promise<void> {
     if (tr.length === 0 || te.length === 0) continue;
     for (const recipe of RECIPES) {
       const { fusion } = fitRecipe(tr, recipe, models, cues, t);
-      const s = (spoof: boolean) => te.filter((r) => r.isSpoof === spoof).map((r) => sigmoid(fusedLogit(fusion, r.logits, r.cues)));
-      console.log(
-        `  ${train} -> ${test}: ${recipe.name.padEnd(30)} AUC ${auc(s(true), s(false)).toFixed(3)} APCER ${pct(apcer(s(true), t))} BPCER ${pct(bpcer(s(false), t))}`,
-      );
+      console.log(`  ${train} -> ${test}: ${recipe.name.padEnd(30)} ${fusionSummary(fusion, te, t)}`);
     }
   }
 }

@@ -220,23 +220,43 @@ export function sourceHeldOutLogLoss(rows: TrainingRow[], models: string[], opts
 }
 
 function fitWeights(rows: TrainingRow[], models: string[], opts: FitOptions): FusionParams {
-  const cueNames = opts.cues ?? [];
+  return fitFusionTerms(rows, models, opts.cues ?? [], opts.l2);
+}
+
+/** Mean and (population) standard deviation of each cue over `rows`; a constant cue gets std 1. */
+export function cueStandardisation(rows: readonly TrainingRow[], cueNames: readonly string[]): Array<{ mean: number; std: number }> {
   const cueValue = (r: TrainingRow, c: string) => {
     const v = r.cues?.[c];
     if (v === undefined) throw new Error(`training row of ${r.group} lacks the face cue "${c}"`);
     return v;
   };
-  const stats = cueNames.map((c) => {
+  return cueNames.map((c) => {
     const mean = rows.reduce((a, r) => a + cueValue(r, c), 0) / rows.length;
     const sd = Math.sqrt(rows.reduce((a, r) => a + (cueValue(r, c) - mean) ** 2, 0) / rows.length);
     return { mean, std: sd > 0 ? sd : 1 };
   });
+}
+
+/**
+ * The fusion's weights and bias (no anchor) by L2 logistic regression on `rows`: one non-negative weight per
+ * model logit, one sign-free weight per cue standardised on `standardiseOn` (default: the rows themselves).
+ * `sampleWeights[i]` scales row i's share of the loss (default 1 each).
+ */
+export function fitFusionTerms(
+  rows: readonly TrainingRow[],
+  models: readonly string[],
+  cueNames: readonly string[],
+  l2: number,
+  extra: { sampleWeights?: readonly number[]; standardiseOn?: readonly TrainingRow[] } = {},
+): FusionParams {
+  const stats = cueStandardisation(extra.standardiseOn ?? rows, cueNames);
   const { w, b } = fitLogisticL2(
-    rows.map((r) => [...models.map((m) => r.logits[m] ?? 0), ...cueNames.map((c, j) => (cueValue(r, c) - stats[j]!.mean) / stats[j]!.std)]),
+    rows.map((r) => [...models.map((m) => r.logits[m] ?? 0), ...cueNames.map((c, j) => (r.cues![c]! - stats[j]!.mean) / stats[j]!.std)]),
     rows.map((r) => (r.isSpoof ? 1 : 0)),
-    opts.l2,
+    l2,
     // Model logits must keep non-negative weights; a cue has no known direction, so its weight is sign-free.
     [...models.map(() => false), ...cueNames.map(() => true)],
+    extra.sampleWeights,
   );
   const out: FusionParams = { weights: Object.fromEntries(models.map((m, i) => [m, w[i]!])), bias: b };
   if (cueNames.length > 0) out.cues = Object.fromEntries(cueNames.map((c, j) => [c, { weight: w[models.length + j]!, ...stats[j]! }]));
