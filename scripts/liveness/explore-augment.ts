@@ -34,7 +34,16 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import { equalErrorPoint, fitFusionTerms, type FusionParams, fusedLogit, L2_GRID, sigmoid, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import {
+  equalErrorPoint,
+  fitFusionTerms,
+  type FusionParams,
+  fusedLogit,
+  L2_GRID,
+  shippedFusion,
+  sigmoid,
+  type TrainingRow,
+} from '../../workers/liveness/engine/fusion';
 import {
   apcer,
   auc,
@@ -259,6 +268,23 @@ async function main(): Promise<void> {
       return `${o.recipe.name.slice(0, 2).trim()}: AUC ${auc(sp, lv).toFixed(3)} APCER ${pct(apcer(sp, t))} BPCER ${pct(bpcer(lv, t))}`;
     });
     console.log(`  ${aug.name.padEnd(7)} ${line.join(' | ')}`);
+  }
+  // Added after the pre-registered run, a diagnostic only: which terms of the shipped fusion move a live frame's
+  // fused logit when its camera pipeline changes (mean over the live frames whose copy kept its face).
+  console.log('\nshipped fusion, mean change of each term of the fused logit, live frames, copy minus original:');
+  for (const aug of AUGMENTATIONS) {
+    const byId = augmented.get(aug.name)!;
+    const shifts = new Map<string, number[]>();
+    const push = (term: string, v: number) => shifts.set(term, [...(shifts.get(term) ?? []), v]);
+    for (const r of originals.filter((o) => !o.isSpoof)) {
+      const f = byId.get(r.id)?.features;
+      if (!f?.cues) continue;
+      for (const [m, w] of Object.entries(shippedFusion.weights)) push(m, w * (f.spoofLogits[m]! - r.logits[m]!));
+      for (const [c, term] of Object.entries(shippedFusion.cues ?? {})) push(c, (term.weight * (f.cues[c as keyof typeof f.cues] - r.cues![c]!)) / term.std);
+    }
+    const mean = (v: number[]) => v.reduce((a, x) => a + x, 0) / v.length;
+    const total = [...shifts.values()].reduce((a, v) => a + mean(v), 0);
+    console.log(`  ${aug.name.padEnd(7)} ${total >= 0 ? '+' : ''}${total.toFixed(3)}: ${[...shifts].map(([k, v]) => `${k} ${mean(v).toFixed(3)}`).join(', ')}`);
   }
 
   console.log('\nfit on all frames (weights per logit; cues per standard deviation):');
