@@ -1,8 +1,15 @@
-// Owns rate limits and lockouts for guessable secrets (passwords, TOTP codes, verification links):
-// failures are counted in Redis per subject within a window; past the limit the subject is locked
-// until the window ends, whether or not the next guess is right.
+// Owns rate limits and lockouts for guessable secrets (passwords, TOTP codes, verification links) and for
+// mail the console sends: attempts are counted in Redis per subject within a window; past the limit the
+// subject is locked until the window ends, whether or not the next guess is right.
+//
+// An attempt is TAKEN (counted) before the secret is checked, in one atomic step with the limit check, and
+// given back when it turns out right: N concurrent guesses can never all pass a check made before any of
+// them was counted. Subjects are hashed into fixed-size keys, so a long or made-up subject (an e-mail
+// address typed by an anonymous visitor) costs Redis the same few bytes as any other.
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TooManyRequestsError } from '../../shared/errors';
+import { LuaScript } from '../../shared/redis-script';
 
 export interface AttemptRule {
   /** Short name in keys and messages: 'sign-in', 'totp', … */
@@ -31,6 +38,13 @@ export const RULES = {
   totp: { name: 'totp', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong codes. Two-factor sign-in is locked for a few minutes.' },
   /** Per client address: invalid or expired verification links opened. */
   verifyLink: { name: 'verify-link', maxFailures: 20, windowMs: 15 * 60_000, message: 'Too many invalid verification links. Try again later.' },
+  /** Per client address: verification links asked for (bounds what one address can make the console mail and count). */
+  verifyResendByIp: {
+    name: 'verify-resend-ip',
+    maxFailures: 20,
+    windowMs: 60 * 60_000,
+    message: 'Too many verification e-mails asked for from your network. Try again later.',
+  },
   /** Per e-mail address: new verification links asked for (each one is sent, so count every request). */
   verifyResend: {
     name: 'verify-resend',
@@ -51,6 +65,23 @@ export const RULES = {
   passwordChange: { name: 'password-change', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong passwords. Try again in a few minutes.' },
 } satisfies Record<string, AttemptRule>;
 
+/**
+ * KEYS[1] the counter; ARGV[1] the limit, ARGV[2] the window (ms). Counts one attempt (the window starts at the
+ * first) and answers { attempts so far including this one, ms left in the window }.
+ */
+const TAKE = new LuaScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return { n, redis.call('PTTL', KEYS[1]) }
+`);
+
+/** KEYS[1] the counter: one attempt given back (never below zero, never creating the key). */
+const GIVE_BACK = new LuaScript(`
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then redis.call('DECR', KEYS[1]) end
+return 0
+`);
+
 export class AttemptLimiter {
   constructor(
     private readonly redis: Redis,
@@ -58,25 +89,27 @@ export class AttemptLimiter {
   ) {}
 
   private key(rule: AttemptRule, subject: string): string {
-    return `${this.prefix}:console:attempts:${rule.name}:${subject.toLowerCase()}`;
+    const digest = createHash('sha256').update(subject.toLowerCase()).digest('base64url').slice(0, 22);
+    return `${this.prefix}:console:attempts:${rule.name}:${digest}`;
   }
 
-  /** Throws 429 (with Retry-After) while the subject is locked. */
-  async assertOpen(rule: AttemptRule, subject: string): Promise<void> {
-    const key = this.key(rule, subject);
-    const count = Number((await this.redis.get(key)) ?? '0');
-    if (count < rule.maxFailures) return;
-    const ttl = await this.redis.pttl(key);
+  /**
+   * Counts one attempt before it is made; throws 429 (with Retry-After) when it is past the rule's allowance.
+   * Returns the attempts used in this window, this one included. Give it back with `succeeded` when the
+   * secret was right (for rules that count failures); a wrong one stays counted.
+   */
+  async take(rule: AttemptRule, subject: string): Promise<number> {
+    const [count, ttl] = (await TAKE.run(this.redis, [this.key(rule, subject)], [rule.maxFailures, rule.windowMs])) as [number, number];
+    if (count <= rule.maxFailures) return count;
     throw new TooManyRequestsError('too_many_attempts', rule.message, Math.max(1, Math.ceil(ttl / 1000)));
   }
 
-  /** Counts one failure; the window starts at the first failure (fixed window, not sliding). */
-  async fail(rule: AttemptRule, subject: string): Promise<number> {
-    const key = this.key(rule, subject);
-    const results = await this.redis.multi().incr(key).pexpire(key, rule.windowMs, 'NX').exec();
-    return Number(results?.[0]?.[1] ?? 0);
+  /** Gives back the attempt `take` counted: the guess was right (failures before it stay counted). */
+  async succeeded(rule: AttemptRule, subject: string): Promise<void> {
+    await GIVE_BACK.run(this.redis, [this.key(rule, subject)]);
   }
 
+  /** Forgets every counted attempt (a right password clears the account's earlier failures). */
   async reset(rule: AttemptRule, subject: string): Promise<void> {
     await this.redis.del(this.key(rule, subject));
   }

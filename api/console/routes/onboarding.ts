@@ -8,7 +8,7 @@ import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword, passwordProblems } from '../passwords';
 import { VERIFICATION_TTL_MS } from '../verification-token';
-import { readRegistration, type RegistrationInput } from '../validation';
+import { isAddrSpec, readRegistration, type RegistrationInput } from '../validation';
 import {
   checkInboxPage,
   keysAlreadyShownPage,
@@ -105,28 +105,22 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     const ctx = await pageContext(d, req, res);
     const ip = clientIp(req);
     try {
-      await d.attempts.assertOpen(RULES.verifyLink, ip);
+      await d.attempts.take(RULES.verifyLink, ip);
     } catch (err) {
       if (err instanceof TooManyRequestsError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
       throw err;
     }
     const token = typeof req.query.token === 'string' ? req.query.token : '';
     const check = await d.verification.check(token);
-    if (!check.ok && check.reason === 'invalid') {
-      await d.attempts.fail(RULES.verifyLink, ip);
-      return sendPage(res, verifyProblemPage(ctx, { reason: 'invalid' }), 400);
-    }
+    if (!check.ok && check.reason === 'invalid') return sendPage(res, verifyProblemPage(ctx, { reason: 'invalid' }), 400);
     const account = await d.accounts.get(check.customerId);
-    if (!account || account.email !== check.email) {
-      await d.attempts.fail(RULES.verifyLink, ip);
-      return sendPage(res, verifyProblemPage(ctx, { reason: 'invalid' }), 400);
-    }
+    if (!account || account.email !== check.email) return sendPage(res, verifyProblemPage(ctx, { reason: 'invalid' }), 400);
     if (!check.ok) {
-      await d.attempts.fail(RULES.verifyLink, ip);
       // A used link of an activated account: nothing to resend, the way forward is signing in.
       const reason = check.reason === 'used' && account.status !== 'pending' ? 'active' : check.reason;
       return sendPage(res, verifyProblemPage(ctx, { reason, email: check.email }), 410);
     }
+    await d.attempts.succeeded(RULES.verifyLink, ip);
     if (account.status !== 'pending') return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
     // Opening the link does not use it up (mail scanners prefetch links); setting the password does.
     const session = await d.sessions.rotate(req.consoleSession!, { stage: 'verified', customerId: account._id, verifyNonce: check.nonce });
@@ -141,9 +135,11 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
   r.post('/verify/resend', async (req, res) => {
     const ctx = await pageContext(d, req, res);
     const email = formField(req, 'email').trim().toLowerCase();
-    if (!email) return sendPage(res, resendPage(ctx), 400);
-    await d.attempts.assertOpen(RULES.verifyResend, email);
-    await d.attempts.fail(RULES.verifyResend, email);
+    // Not an address we could have registered: nothing to send and nothing to count.
+    if (!isAddrSpec(email)) return sendPage(res, resendPage(ctx, email), 400);
+    // Every request counts (each may send a mail): per client address first, then per e-mail address.
+    await d.attempts.take(RULES.verifyResendByIp, clientIp(req));
+    await d.attempts.take(RULES.verifyResend, email);
     const account = await d.accounts.getByEmail(email);
     // The same answer whether or not the address is registered: the page must not reveal accounts.
     if (account && account.status === 'pending') await sendVerification(req, account);

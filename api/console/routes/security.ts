@@ -38,16 +38,16 @@ export function securityRoutes(d: ConsoleDeps): Router {
   r.post('/security/password', auth, async (req, res) => {
     const a = await account(req);
     try {
-      await d.attempts.assertOpen(RULES.passwordChange, a._id);
+      await d.attempts.take(RULES.passwordChange, a._id);
     } catch (err) {
       if (!(err instanceof TooManyRequestsError)) throw err;
       res.setHeader('Retry-After', String(err.retryAfterSeconds));
       return page(req, res, a, { form: 'password', text: err.message }, 429);
     }
     if (!(await verifyPassword(formField(req, 'current'), a.passwordHash))) {
-      await d.attempts.fail(RULES.passwordChange, a._id);
       return page(req, res, a, { form: 'password', text: 'The current password is not correct.' }, 400);
     }
+    await d.attempts.succeeded(RULES.passwordChange, a._id);
     const password = formField(req, 'password');
     const problems = passwordProblems(password);
     if (password !== formField(req, 'confirm')) problems.push('The same password typed twice');

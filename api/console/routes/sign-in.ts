@@ -31,8 +31,9 @@ export async function checkSecondFactor(
   account: Account,
   input: { code?: string; recoveryCode?: string },
 ): Promise<{ ok: true; usedRecoveryCode: boolean } | { ok: false; error: string; status: number; retryAfter?: number }> {
+  let attempts: number;
   try {
-    await d.attempts.assertOpen(RULES.totp, account._id);
+    attempts = await d.attempts.take(RULES.totp, account._id);
   } catch (err) {
     if (!(err instanceof TooManyRequestsError)) throw err;
     return { ok: false, error: err.message, status: 429, retryAfter: err.retryAfterSeconds };
@@ -42,8 +43,7 @@ export async function checkSecondFactor(
   if (recovery) ok = await d.accounts.spendRecoveryCode(account._id, hashRecoveryCode(recovery));
   else if (account.totpSecretEnc) ok = await d.totp.check(account._id, d.totp.openSecret(account.totpSecretEnc, account._id), input.code ?? '');
   if (!ok) {
-    const failures = await d.attempts.fail(RULES.totp, account._id);
-    const left = RULES.totp.maxFailures - failures;
+    const left = RULES.totp.maxFailures - attempts;
     const what = recovery
       ? 'That recovery code is not valid or was already used.'
       : 'That code is not valid. Check the time on your phone and try the current code.';
@@ -71,9 +71,17 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const email = formField(req, 'email').trim().toLowerCase();
     const password = formField(req, 'password');
     const ip = clientIp(req);
+    // Both attempts are counted before the password is hashed (so concurrent guesses cannot all pass the
+    // limits) and given back when it was right.
     try {
-      await d.attempts.assertOpen(RULES.signInAddress, ip);
-      if (email) await d.attempts.assertOpen(RULES.signInAccount, email);
+      await d.attempts.take(RULES.signInAddress, ip);
+      try {
+        if (email) await d.attempts.take(RULES.signInAccount, email);
+      } catch (err) {
+        // Refused for the account: no password was tried, so the address keeps its attempt.
+        await d.attempts.succeeded(RULES.signInAddress, ip);
+        throw err;
+      }
     } catch (err) {
       if (!(err instanceof TooManyRequestsError)) throw err;
       res.setHeader('Retry-After', String(err.retryAfterSeconds));
@@ -82,11 +90,10 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const account = email && password ? await d.accounts.getByEmail(email) : null;
     const passwordOk = await verifyPassword(password, account?.passwordHash);
     if (!account || !passwordOk || account.status === 'pending') {
-      await d.attempts.fail(RULES.signInAddress, ip);
-      if (email) await d.attempts.fail(RULES.signInAccount, email);
       if (account) await d.accounts.audit(account._id, 'console.sign_in_failed', { ip });
       return sendPage(res, signInPage(ctx, { email, error: WRONG_CREDENTIALS }), 401);
     }
+    await d.attempts.succeeded(RULES.signInAddress, ip);
     await d.attempts.reset(RULES.signInAccount, email);
     // A suspended or cancelled account holds no console session (its sessions end on their next request too).
     if (account.status !== 'active') {
@@ -220,17 +227,15 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const email = formField(req, 'email').trim().toLowerCase();
     if (!email) return sendPage(res, forgotPasswordPage(ctx, { error: 'Enter your work e-mail address.' }), 400);
     const ip = clientIp(req);
+    // Every request counts, known address or not: the limits must not tell which addresses exist.
     try {
-      await d.attempts.assertOpen(RULES.resetByIp, ip);
-      await d.attempts.assertOpen(RULES.resetByAddress, email);
+      await d.attempts.take(RULES.resetByIp, ip);
+      await d.attempts.take(RULES.resetByAddress, email);
     } catch (err) {
       if (!(err instanceof TooManyRequestsError)) throw err;
       res.setHeader('Retry-After', String(err.retryAfterSeconds));
       return sendPage(res, forgotPasswordPage(ctx, { email, error: err.message }), 429);
     }
-    // Every request counts, known address or not: the limits must not tell which addresses exist.
-    await d.attempts.fail(RULES.resetByIp, ip);
-    await d.attempts.fail(RULES.resetByAddress, email);
     const account = await d.accounts.getByEmail(email);
     if (account && account.status !== 'pending' && account.passwordHash) {
       const link = `${baseUrl(d, req)}/console/reset-password?token=${encodeURIComponent(d.resets.issue(account._id, account.passwordHash))}`;

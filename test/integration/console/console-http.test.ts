@@ -131,6 +131,14 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(locked.html).to.contain('Too many failed sign-in attempts');
     });
 
+    it('counts concurrent wrong passwords before checking any: of 12 sent at once, 5 are tried and 7 refused with 429', async () => {
+      const user = await registerAndActivate(h);
+      const answers = await Promise.all(Array.from({ length: 12 }, () => signIn(new FormClient(h.base), user.email, 'Wrong#Passw0rd')));
+      expect(answers.filter((a) => a.status === 401)).to.have.length(RULES.signInAccount.maxFailures);
+      expect(answers.filter((a) => a.status === 429)).to.have.length(12 - RULES.signInAccount.maxFailures);
+      expect((await signIn(new FormClient(h.base), user.email, user.password)).status).to.equal(429);
+    });
+
     it('gives the same answer for an unknown e-mail as for a wrong password', async () => {
       const unknown = await signIn(new FormClient(h.base), 'nobody@example.com', 'Sturdy#Passw0rd');
       expect(unknown.status).to.equal(401);
@@ -150,6 +158,19 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(locked.status).to.equal(429);
       const account = await h.api.deps.accounts.get(user.customerId);
       expect(account!.totpEnabled).to.equal(false);
+    });
+
+    it('checks no more than 5 codes of a burst sent at once, and then refuses the right one too', async () => {
+      const user = await registerAndActivate(h);
+      const setup = await signIn(user.client, user.email, user.password);
+      const secret = secretOf(setup);
+      const right = await generate({ secret });
+      const wrongs = Array.from({ length: 40 }, (_, i) => String((Number(right) + 1 + i) % 1_000_000).padStart(6, '0'));
+      const answers = await Promise.all(wrongs.map((code) => user.client.submit(setup, '/console/two-factor/setup', { code }, false)));
+      // Attempts 1-4 are told how many tries are left (400); the 5th and every one refused before its check: 429.
+      expect(answers.filter((a) => a.status === 400)).to.have.length(RULES.totp.maxFailures - 1);
+      expect(answers.filter((a) => a.status === 429)).to.have.length(40 - (RULES.totp.maxFailures - 1));
+      expect((await user.client.submit(setup, '/console/two-factor/setup', { code: right }, false)).status).to.equal(429);
     });
 
     it('stores the TOTP secret encrypted, never in the clear', async () => {

@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
 import { buildConsoleDeps } from '../../../api/console/mount';
+import { RULES } from '../../../api/console/attempts';
 import { csrfOf, FormClient, startConsole, type ConsoleHarness } from './harness';
 
 /** A raw request: fetch() will not send a Host header of our choosing. */
@@ -114,5 +115,22 @@ describe('Console security: sessions, links and the development mailbox (finding
     const forwarded = await fetch(`${h.base}/console/dev/mailbox`, { headers: { 'x-forwarded-for': '203.0.113.5' } });
     expect(forwarded.status).to.equal(404);
     expect(await forwarded.text()).to.not.contain('Confirm');
+  });
+
+  // Last: it uses up this client address's allowance of verification e-mails.
+  it('an anonymous visitor asking for verification links adds bounded state: no key for a malformed address, 20 per hour per client address', async () => {
+    const client = new FormClient(h.base);
+    const form = await client.open('/console/verify/resend');
+    const before = await ourKeys();
+    const junk = await client.submit(form, '/console/verify/resend', { email: `${'x'.repeat(30_000)}@example.com` }, false);
+    expect(junk.status).to.equal(400);
+    expect(await ourKeys(), 'a malformed address is not counted').to.deep.equal(before);
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await client.submit(form, '/console/verify/resend', { email: `visitor-${i}@example.com` }, false)).status);
+    expect(statuses.filter((s) => s === 200).length).to.be.within(1, RULES.verifyResendByIp.maxFailures);
+    expect(statuses.slice(-5)).to.deep.equal([429, 429, 429, 429, 429]);
+    const added = (await ourKeys()).filter((k) => !before.includes(k) && k.includes(':console:attempts:'));
+    expect(added.length, 'one per-address counter and one per accepted e-mail').to.be.at.most(RULES.verifyResendByIp.maxFailures + 1);
+    for (const k of added) expect(k.length).to.be.below(120);
   });
 });

@@ -74,23 +74,51 @@ describe('Console token and credential rules', () => {
   });
 
   describe('lockout', () => {
+    const refused = (p: Promise<unknown>) => p.then(() => undefined).catch((e: unknown) => e);
+
     it('locks a subject after the allowed failures, even for a right answer, until the window ends', async () => {
       const limiter = new AttemptLimiter(redis, prefix);
-      for (let i = 0; i < RULES.signInAccount.maxFailures; i++) {
-        await limiter.assertOpen(RULES.signInAccount, 'victim@example.com');
-        await limiter.fail(RULES.signInAccount, 'victim@example.com');
-      }
-      const err = await limiter.assertOpen(RULES.signInAccount, 'victim@example.com').catch((e: unknown) => e);
+      for (let i = 1; i <= RULES.signInAccount.maxFailures; i++) expect(await limiter.take(RULES.signInAccount, 'victim@example.com')).to.equal(i);
+      const err = await refused(limiter.take(RULES.signInAccount, 'victim@example.com'));
       expect(err).to.be.instanceOf(TooManyRequestsError);
       expect((err as TooManyRequestsError).retryAfterSeconds).to.be.within(14 * 60, 15 * 60);
-      await limiter.assertOpen(RULES.signInAccount, 'other@example.com');
+      expect(await limiter.take(RULES.signInAccount, 'other@example.com')).to.equal(1);
     });
 
     it('counts e-mail addresses case-insensitively', async () => {
       const limiter = new AttemptLimiter(redis, prefix);
-      for (let i = 0; i < RULES.totp.maxFailures; i++) await limiter.fail(RULES.totp, i % 2 ? 'MiXeD@Example.com' : 'mixed@example.com');
-      const err = await limiter.assertOpen(RULES.totp, 'mixed@EXAMPLE.com').catch((e: unknown) => e);
-      expect(err).to.be.instanceOf(TooManyRequestsError);
+      for (let i = 0; i < RULES.totp.maxFailures; i++) await limiter.take(RULES.totp, i % 2 ? 'MiXeD@Example.com' : 'mixed@example.com');
+      expect(await refused(limiter.take(RULES.totp, 'mixed@EXAMPLE.com'))).to.be.instanceOf(TooManyRequestsError);
+    });
+
+    it('lets no more concurrent guesses through than the allowance (each is counted before it is checked)', async () => {
+      const limiter = new AttemptLimiter(redis, prefix);
+      const outcomes = await Promise.all(Array.from({ length: 200 }, () => refused(limiter.take(RULES.totp, 'burst@example.com'))));
+      expect(outcomes.filter((o) => o === undefined)).to.have.length(RULES.totp.maxFailures);
+      expect(outcomes.filter((o) => o instanceof TooManyRequestsError)).to.have.length(200 - RULES.totp.maxFailures);
+    });
+
+    it('gives a right attempt back, so successes never lock anyone out, while wrong ones stay counted', async () => {
+      const limiter = new AttemptLimiter(redis, prefix);
+      for (let i = 0; i < 3 * RULES.signInAddress.maxFailures; i++) {
+        await limiter.take(RULES.signInAddress, '192.0.2.7');
+        await limiter.succeeded(RULES.signInAddress, '192.0.2.7');
+      }
+      await limiter.take(RULES.signInAddress, '192.0.2.7'); // a wrong one
+      expect(await limiter.take(RULES.signInAddress, '192.0.2.7')).to.equal(2);
+      // Giving back what was never taken creates no key (and never counts below zero).
+      const before = (await redis.keys(`${prefix}:console:attempts:totp:*`)).length;
+      await limiter.succeeded(RULES.totp, 'never-taken@example.com');
+      expect(await redis.keys(`${prefix}:console:attempts:totp:*`)).to.have.length(before);
+    });
+
+    it('keeps a fixed-size key whatever the subject (an anonymous visitor cannot grow Redis with long addresses)', async () => {
+      const limiter = new AttemptLimiter(redis, prefix);
+      const long = `${'x'.repeat(30_000)}@example.com`;
+      await limiter.take(RULES.verifyResend, long);
+      const keys = await redis.keys(`${prefix}:console:attempts:verify-resend:*`);
+      expect(keys).to.have.length(1);
+      expect(keys[0]!.length).to.be.below(prefix.length + 60);
     });
   });
 
