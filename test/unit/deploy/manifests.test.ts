@@ -505,6 +505,7 @@ describe('deploy/ manifests', () => {
       environment?: Record<string, string | number | boolean>;
       deploy?: { replicas?: number | string; resources?: { limits?: { memory?: string } } };
       volumes?: string[];
+      ports?: string[];
       healthcheck?: { test: string[] };
       stop_grace_period?: string;
       depends_on?: Record<string, { condition: string }> | string[];
@@ -570,6 +571,26 @@ describe('deploy/ manifests', () => {
         expect(Object.keys(s.depends_on ?? {})).to.include.members(['redis', 'mongo']);
       });
     }
+
+    it('publishes no port that serves /metrics: the APIs move it to METRICS_PORT, which Prometheus scrapes inside the compose network', () => {
+      const scrape = readYamlOne<{ scrape_configs: { job_name: string; dns_sd_configs?: { port: number }[] }[] }>(path.join(PROM, 'prometheus.yml'));
+      for (const name of PROCESS_NAMES) {
+        const s = compose.services[name]!;
+        const p = PROCESSES[name];
+        const cfg = parseConfig(Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, interpolate(v)])));
+        // Where the process answers /metrics: an API on its customer port unless METRICS_PORT moves it.
+        const metricsPort = p.kind === 'api' ? (cfg.METRICS_PORT ?? p.port) : cfg.WORKER_METRICS_PORT;
+        const published = (s.ports ?? []).map((x) => Number(interpolate(x).split(':').at(-1)));
+        if (p.kind === 'api') expect(published, `${name} publishes its customer port`).to.include(p.port);
+        expect(published, `${name} publishes its /metrics port`).to.not.include(metricsPort);
+        const job = scrape.scrape_configs.find((j) => j.job_name === name);
+        expect(job?.dns_sd_configs?.[0]?.port, `prometheus.yml scrapes ${name} where it serves /metrics`).to.equal(metricsPort);
+      }
+      // Prometheus shows every scraped number: its own port stays on the host's loopback.
+      const prometheusPorts = compose.services.prometheus?.ports ?? [];
+      expect(prometheusPorts).to.not.be.empty;
+      for (const x of prometheusPorts) expect(interpolate(x), 'Prometheus is published on loopback only').to.match(/^127\.0\.0\.1:/);
+    });
 
     it('tells the APIs how many workers there are (backlog shedding) from the same variable as the replicas', () => {
       const api = compose.services['liveness-api']!.environment ?? {};
@@ -736,7 +757,8 @@ describe('deploy/ manifests', () => {
         const sd = s.dns_sd_configs?.[0];
         expect(sd?.names, s.job_name).to.deep.equal([s.job_name]);
         expect(compose.services, `compose service ${s.job_name}`).to.have.property(s.job_name);
-        expect(sd?.port).to.equal(PROCESSES[s.job_name as ProcessName].port);
+        // The port: each process's metrics port, checked with compose.yaml's ports (/metrics is never published).
+        expect(sd?.port).to.be.a('number');
       }
       expect(cfg.rule_files).to.deep.equal(['alerts.yml']);
     });
