@@ -25,6 +25,15 @@ import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 
+/**
+ * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
+ * shares one allowance and minting more tokens buys none; a token without an account (issued by an operator
+ * with the admin CLI) has its own.
+ */
+export function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+  return token.customerId ? `emotion-account:${token.customerId}` : `token:${token._id}`;
+}
+
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
 export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
 export const ANALYSIS_PATH = '/feelings/v3/analysis';
@@ -119,7 +128,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     cors,
     bearer(d.tokens, d.authFailures),
     async (req, _res, next) => {
-      await req.deadline.race('throttle', d.throttle.take(`token:${req.emotionToken!._id}`));
+      await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.emotionToken!)));
       next();
     },
     (req, _res, next) => {

@@ -137,7 +137,10 @@ function build(): OpenAPIObject {
       401: errorResponse(401, 'The `Authorization: Bearer` header is missing or malformed.'),
       403: errorResponse(403, 'The token is wrong or revoked.'),
       413: errorResponse(413, 'The body exceeds 10,485,760 bytes (refused while it streams in).'),
-      429: errorResponse(429, 'Too many requests for this token, or too many failed authentications from this address; `Retry-After` is 60 s or more.'),
+      429: errorResponse(
+        429,
+        'Too many requests for the account behind the token (all tokens of an account share one fair-use allowance), or too many failed authentications from this address; `Retry-After` is 60 s or more.',
+      ),
       500: errorResponse(500, 'Internal error.'),
       503: errorResponse(503, 'Temporarily unavailable (no worker, at capacity, or the 5 s processing time-out passed).'),
     },

@@ -12,6 +12,14 @@ export type EmotionToken = EmotionTokenDoc & { _id: string };
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,256}$/;
 
+/**
+ * Live (unrevoked) tokens an account may hold, enforced where customers create them (the dashboard). Their
+ * calls share one fair-use bucket per account anyway (api/emotion/app.ts), so more tokens never mean more
+ * allowance; the cap bounds the list and what one account can mint. Operators may issue more with the admin
+ * CLI (`--customer`); those count towards it on the dashboard.
+ */
+export const MAX_LIVE_TOKENS_PER_ACCOUNT = 10;
+
 /** The account behind a token as of now (AccountService.current: a scheduled cancellation applies on the 1st). */
 export type AccountLookup = (customerId: string) => Promise<{ status: string } | null>;
 

