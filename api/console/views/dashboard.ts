@@ -401,7 +401,7 @@ export function revokeConfirmPage(ctx: AppContext, o: { token: TokenView }): str
     nav: 'emotion',
     body: html`<section class="card narrow" aria-labelledby="confirm-h" id="revoke-confirm">
   <h1 id="confirm-h">Revoke the token “${o.token.name}”?</h1>
-  <p>The token starting with <code>${o.token.prefix}</code> <strong>stops working immediately</strong>: calls that still send it get 401. This cannot be undone; create a new token if you need one.</p>
+  <p>The token starting with <code>${o.token.prefix}</code> <strong>stops working immediately</strong>: calls that still send it get 403 (the spec's answer for a wrong token). This cannot be undone; create a new token if you need one.</p>
   <p class="muted small">Last used: ${o.token.lastUsedAt ? utc(o.token.lastUsedAt) : 'never'}.</p>
   <form method="post" action="/console/emotion/tokens/${o.token.id}/revoke" data-once class="actions">
     ${csrfField(ctx.csrf)}
