@@ -9,25 +9,9 @@ import { EmotionTokenService, MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../share
 import { parseConfig } from '../../../shared/config';
 import { fullySignedIn, startConsole, textOf, type ConsoleHarness } from '../console/harness';
 import { quietLog } from '../../support/config';
+import { admittedWithin, sendAll } from '../../support/buckets';
 
 const SHIPPED = parseConfig({});
-
-/** How many calls a bucket can have admitted in `ms`: its burst plus what it refilled meanwhile. */
-const admittedWithin = (burst: number, ratePerSec: number, ms: number) => burst + Math.ceil((ms / 1000) * ratePerSec) + 1;
-
-async function sendAll<T>(n: number, parallel: number, one: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await one(i);
-      }
-    }),
-  );
-  return out;
-}
 
 describe('Security: emotion API fair use is per account, and tokens per account are capped', function () {
   this.timeout(180_000);

@@ -15,6 +15,7 @@ import { createModels, type Models } from '../../../shared/db/models';
 import { systemClock } from '../../../shared/billing/month';
 import { isolation } from '../../support/engines';
 import { quietLog, testConfig } from '../../support/config';
+import { admittedWithin, sendAll } from '../../support/buckets';
 
 const SHIPPED = parseConfig({});
 /** The shipped brute-force allowance (test/support/config.ts lifts it for other files; these tests need the real one). */
@@ -27,23 +28,6 @@ const SHIPPED_AUTH_LIMITS = {
 };
 
 const randomSecret = () => crypto.randomBytes(32).toString('base64url');
-
-/** How many failures a bucket can have admitted in `ms`: its burst plus what it refilled meanwhile. */
-const admittedWithin = (burst: number, ratePerSec: number, ms: number) => burst + Math.ceil((ms / 1000) * ratePerSec) + 1;
-
-async function sendAll<T>(n: number, parallel: number, one: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await one(i);
-      }
-    }),
-  );
-  return out;
-}
 
 describe('Security: failed-authentication limits behind a proxy (findings 2 and 12)', function () {
   this.timeout(180_000);
