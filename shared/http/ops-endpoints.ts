@@ -27,7 +27,30 @@ export interface Readiness {
   check(): Promise<{ ok: boolean; detail: Record<string, boolean> }>;
 }
 
+/** How long one readiness answer is reused: /readyz needs no credential, so a flood of it costs one check a second. */
+export const READINESS_REUSE_MS = 1000;
+
+/**
+ * `check` shared by its callers: concurrent calls wait for one run, and its answer is reused for `reuseMs`
+ * (a failed run is not reused beyond the callers that waited for it, so recovery is seen at once).
+ */
+export function sharedCheck<T extends { ok: boolean }>(check: () => Promise<T>, reuseMs = READINESS_REUSE_MS, now = () => Date.now()): () => Promise<T> {
+  let last: { at: number; answer: T } | undefined;
+  let running: Promise<T> | undefined;
+  return () => {
+    if (last && last.answer.ok && now() - last.at < reuseMs) return Promise.resolve(last.answer);
+    running ??= check()
+      .then((answer) => {
+        last = { at: now(), answer };
+        return answer;
+      })
+      .finally(() => (running = undefined));
+    return running;
+  };
+}
+
 export function mountOpsEndpoints(app: Express, metrics: Metrics, readiness: Readiness): void {
+  const check = sharedCheck(() => readiness.check());
   app.get('/livez', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -36,7 +59,7 @@ export function mountOpsEndpoints(app: Express, metrics: Metrics, readiness: Rea
       res.status(503).json({ status: 'draining' });
       return;
     }
-    const { ok, detail } = await readiness.check();
+    const { ok, detail } = await check();
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'error', ...detail });
   });
   app.get('/metrics', async (_req, res, next) => {
