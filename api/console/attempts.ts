@@ -104,6 +104,23 @@ export class AttemptLimiter {
     throw new TooManyRequestsError('too_many_attempts', rule.message, Math.max(1, Math.ceil(ttl / 1000)));
   }
 
+  /**
+   * Takes one attempt from each (rule, subject) in order, e.g. per client address, then per account. When one
+   * refuses, those already taken are given back (the request does no work) and its 429 is thrown.
+   */
+  async takeAll(limits: ReadonlyArray<readonly [AttemptRule, string]>): Promise<void> {
+    const taken: Array<readonly [AttemptRule, string]> = [];
+    try {
+      for (const [rule, subject] of limits) {
+        await this.take(rule, subject);
+        taken.push([rule, subject]);
+      }
+    } catch (err) {
+      await Promise.all(taken.map(([rule, subject]) => this.succeeded(rule, subject)));
+      throw err;
+    }
+  }
+
   /** Gives back the attempt `take` counted: the guess was right (failures before it stay counted). */
   async succeeded(rule: AttemptRule, subject: string): Promise<void> {
     await GIVE_BACK.run(this.redis, [this.key(rule, subject)]);

@@ -138,8 +138,10 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     // Not an address we could have registered: nothing to send and nothing to count.
     if (!isAddrSpec(email)) return sendPage(res, resendPage(ctx, email), 400);
     // Every request counts (each may send a mail): per client address first, then per e-mail address.
-    await d.attempts.take(RULES.verifyResendByIp, clientIp(req));
-    await d.attempts.take(RULES.verifyResend, email);
+    await d.attempts.takeAll([
+      [RULES.verifyResendByIp, clientIp(req)],
+      [RULES.verifyResend, email],
+    ]);
     const account = await d.accounts.getByEmail(email);
     // The same answer whether or not the address is registered: the page must not reveal accounts.
     if (account && account.status === 'pending') await sendVerification(req, account);

@@ -74,14 +74,14 @@ export function signInRoutes(d: ConsoleDeps): Router {
     // Both attempts are counted before the password is hashed (so concurrent guesses cannot all pass the
     // limits) and given back when it was right.
     try {
-      await d.attempts.take(RULES.signInAddress, ip);
-      try {
-        if (email) await d.attempts.take(RULES.signInAccount, email);
-      } catch (err) {
-        // Refused for the account: no password was tried, so the address keeps its attempt.
-        await d.attempts.succeeded(RULES.signInAddress, ip);
-        throw err;
-      }
+      await d.attempts.takeAll(
+        email
+          ? [
+              [RULES.signInAddress, ip],
+              [RULES.signInAccount, email],
+            ]
+          : [[RULES.signInAddress, ip]],
+      );
     } catch (err) {
       if (!(err instanceof TooManyRequestsError)) throw err;
       res.setHeader('Retry-After', String(err.retryAfterSeconds));
@@ -229,8 +229,10 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const ip = clientIp(req);
     // Every request counts, known address or not: the limits must not tell which addresses exist.
     try {
-      await d.attempts.take(RULES.resetByIp, ip);
-      await d.attempts.take(RULES.resetByAddress, email);
+      await d.attempts.takeAll([
+        [RULES.resetByIp, ip],
+        [RULES.resetByAddress, email],
+      ]);
     } catch (err) {
       if (!(err instanceof TooManyRequestsError)) throw err;
       res.setHeader('Retry-After', String(err.retryAfterSeconds));

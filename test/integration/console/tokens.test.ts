@@ -112,6 +112,20 @@ describe('Console token and credential rules', () => {
       expect(await redis.keys(`${prefix}:console:attempts:totp:*`)).to.have.length(before);
     });
 
+    it('takes from several limits in order, and gives back the ones taken when a later one refuses', async () => {
+      const limiter = new AttemptLimiter(redis, prefix);
+      for (let i = 0; i < RULES.signInAccount.maxFailures; i++) await limiter.take(RULES.signInAccount, 'locked@example.com');
+      const refusal = await refused(
+        limiter.takeAll([
+          [RULES.signInAddress, '198.51.100.9'],
+          [RULES.signInAccount, 'locked@example.com'],
+        ]),
+      );
+      expect(refusal).to.be.instanceOf(TooManyRequestsError);
+      // The address's attempt was given back: its next one is its first.
+      expect(await limiter.take(RULES.signInAddress, '198.51.100.9')).to.equal(1);
+    });
+
     it('keeps a fixed-size key whatever the subject (an anonymous visitor cannot grow Redis with long addresses)', async () => {
       const limiter = new AttemptLimiter(redis, prefix);
       const long = `${'x'.repeat(30_000)}@example.com`;
