@@ -66,12 +66,12 @@ export const RULES = {
 } satisfies Record<string, AttemptRule>;
 
 /**
- * KEYS[1] the counter; ARGV[1] the limit, ARGV[2] the window (ms). Counts one attempt (the window starts at the
- * first) and answers { attempts so far including this one, ms left in the window }.
+ * KEYS[1] the counter; ARGV[1] the window (ms). Counts one attempt (the window starts at the first) and answers
+ * { attempts so far including this one, ms left in the window }; the caller compares with its limit.
  */
 const TAKE = new LuaScript(`
 local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { n, redis.call('PTTL', KEYS[1]) }
 `);
 
@@ -99,7 +99,7 @@ export class AttemptLimiter {
    * secret was right (for rules that count failures); a wrong one stays counted.
    */
   async take(rule: AttemptRule, subject: string): Promise<number> {
-    const [count, ttl] = (await TAKE.run(this.redis, [this.key(rule, subject)], [rule.maxFailures, rule.windowMs])) as [number, number];
+    const [count, ttl] = (await TAKE.run(this.redis, [this.key(rule, subject)], [rule.windowMs])) as [number, number];
     if (count <= rule.maxFailures) return count;
     throw new TooManyRequestsError('too_many_attempts', rule.message, Math.max(1, Math.ceil(ttl / 1000)));
   }
