@@ -6,11 +6,9 @@
 // L2_GRID with the lowest leave-one-source-out log-loss (chosen again inside each fold of the reported figures).
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../shared/config';
 import { CUE_NAMES } from '../workers/liveness/engine/cues';
 import { chooseL2, fitFusion, fusedLikelihood, L2_GRID } from '../workers/liveness/engine/fusion';
-import { configuredEngineOptions, LivenessEngine } from '../workers/liveness/engine/index';
-import { apcer, auc, bpcer, crossValidatedLikelihoods, eer, pct, readManifest, type Scored, scoreDataset, trainingRows } from './liveness/evaluation';
+import { apcer, auc, bpcer, crossValidatedLikelihoods, eer, pct, scoreSetsFromArgs, trainingRows } from './liveness/evaluation';
 
 const OUT = path.join(__dirname, '..', 'workers', 'liveness', 'engine', 'fusion.json');
 function option(args: string[], name: string): string | undefined {
@@ -19,19 +17,13 @@ function option(args: string[], name: string): string | undefined {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const valued = new Set(['--l2', '--cache']);
-  const dirs = args.filter((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
-  if (dirs.length === 0) {
+  if (!args.some((a, i) => !a.startsWith('--') && args[i - 1] !== '--l2' && args[i - 1] !== '--cache')) {
     process.stderr.write('usage: npx tsx scripts/fit-liveness-fusion.ts <dir> [<dir>...] [--l2 3] [--no-cues] [--cache scores.json] [--dry-run]\n');
     process.exit(2);
   }
-  const cfg = loadConfig();
+  const { config: cfg, models, scored } = await scoreSetsFromArgs(args, ['--l2']);
   const fixedL2 = option(args, '--l2');
   const cues = args.includes('--no-cues') ? [] : [...CUE_NAMES];
-  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
-  const models = engine.spoofSpecs.map((s) => s.name);
-  const scored: Scored[] = [];
-  for (const dir of dirs) scored.push(...(await scoreDataset(engine, dir, readManifest(dir), option(args, '--cache'))));
   const full = scored.filter((s) => s.row.kind === 'full' && s.features);
   const groups = [...new Set(full.map((s) => s.row.group))].sort();
   const rows = trainingRows(scored);

@@ -143,6 +143,16 @@ export async function scoreSetsFromArgs(args: string[], valued: readonly string[
   return { config, engine, models: engine.spoofSpecs.map((s) => s.name), scored, dirs, cache, threshold: config.FAKE_THRESHOLD };
 }
 
+/** A scored full frame as a fitting row that also says its set and attack type (the exploration scripts' rows). */
+export const labelledRow = (s: Scored): TrainingRow & { dataset: string; type: string } => ({
+  logits: s.features!.spoofLogits,
+  cues: s.features!.cues!,
+  isSpoof: s.row.label === 'spoof',
+  group: s.row.group,
+  dataset: s.row.dataset,
+  type: s.row.type,
+});
+
 export const trainingRows = (scored: Scored[]): TrainingRow[] =>
   scored
     .filter((s) => s.row.kind === 'full' && s.features)

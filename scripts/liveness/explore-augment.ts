@@ -52,6 +52,7 @@ import {
   crossValidatedLikelihoods,
   fusionSummary,
   groupsOf,
+  labelledRow,
   pct,
   readManifest,
   type Scored,
@@ -133,15 +134,7 @@ async function scoreAugmented(engine: Parameters<typeof scoreDataset>[0], dirs: 
   return byAug;
 }
 
-const toRow = (s: Scored, id: string): Row => ({
-  id,
-  logits: s.features!.spoofLogits,
-  cues: s.features!.cues!,
-  isSpoof: s.row.label === 'spoof',
-  group: s.row.group,
-  dataset: s.row.dataset,
-  type: s.row.type,
-});
+const toRow = (s: Scored, id: string): Row => ({ id, ...labelledRow(s) });
 
 /** A fitting set: original frames, and for recipe A each original's augmented copies. */
 interface FitSet {

@@ -42,7 +42,18 @@ import {
   type TrainingRow,
 } from '../../workers/liveness/engine/fusion';
 import { seededRandom } from '../stats';
-import { apcer, bpcer, compareToShipped, crossValidatedLikelihoods, fusionSummary, groupsOf, pct, scoredSummary, scoreSetsFromArgs } from './evaluation';
+import {
+  apcer,
+  bpcer,
+  compareToShipped,
+  crossValidatedLikelihoods,
+  fusionSummary,
+  groupsOf,
+  labelledRow,
+  pct,
+  scoredSummary,
+  scoreSetsFromArgs,
+} from './evaluation';
 
 interface Row extends TrainingRow {
   dataset: string;
@@ -182,14 +193,7 @@ async function main(): Promise<void> {
   const { models, scored, threshold: t } = await scoreSetsFromArgs(process.argv.slice(2));
   const cues = [...CUE_NAMES];
   const full = scored.filter((s) => s.row.kind === 'full' && s.features?.cues);
-  const rows: Row[] = full.map((s) => ({
-    logits: s.features!.spoofLogits,
-    cues: s.features!.cues!,
-    isSpoof: s.row.label === 'spoof',
-    group: s.row.group,
-    dataset: s.row.dataset,
-    type: s.row.type,
-  }));
+  const rows: Row[] = full.map(labelledRow);
   const groups = groupsOf(rows);
   console.log(`${rows.length} full frames (${rows.filter((r) => !r.isSpoof).length} live) from ${groups.length} repositories; threshold ${t}`);
 
