@@ -4,7 +4,7 @@
 // - otherwise: a private redis-server and FerretDB (SQLite) under var/test-engines/, stopped at the end.
 import fs from 'node:fs';
 import path from 'node:path';
-import { startFerretDb, startRedis, type Engine } from '../../scripts/engines/local-engines';
+import { startFerretDb, startRedis, type Engine } from '../../dev/engines/local-engines';
 import { varDir } from '../../shared/paths';
 
 const started: Engine[] = [];

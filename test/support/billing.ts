@@ -1,9 +1,8 @@
 // Test helpers for the credit ledger: settle a reserved call the way the liveness worker does (one Lua script:
-// commit, stored answer, usage event in the outbox), and wait until the outbox drainers have written every event.
-import type { Redis } from 'ioredis';
+// commit, stored answer, usage event in the outbox), and wait until the outbox drainers have written every event
+// (outboxDrained lives with the process harness, which the benchmarks share).
 import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
 import type { PlanView } from '../../shared/accounts/account-service';
-import { outboxKey } from '../../shared/billing/usage-outbox';
 import { queueKeys } from '../../shared/queues/keys';
 
 /** A minimal engine result, for settling without running the engine. */
@@ -41,15 +40,7 @@ export function settleReserved(
   });
 }
 
-/** Resolves once the usage outbox is empty (every event written to MongoDB and removed), or throws after timeoutMs. */
-export async function outboxDrained(redis: Redis, prefix: string, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if ((await redis.xlen(outboxKey(prefix))) === 0) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`usage outbox not drained within ${timeoutMs} ms`);
-}
+export { outboxDrained } from '../../dev/harness/harness';
 
 /** Polls a count until it equals `expected` (usage events arrive through the outbox after the answer); returns the last count. */
 export async function settledCount(count: () => Promise<number>, expected: number, timeoutMs = 20_000): Promise<number> {

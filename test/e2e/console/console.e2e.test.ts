@@ -17,7 +17,7 @@ import { generate } from 'otplib';
 import { launchChromium, SCREENSHOTS_DIR } from '../../support/browser';
 import { http } from '../../support/http';
 import { quietLog } from '../../support/config';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessWorker } from '../../../workers/liveness/worker';
 import type { RunningWorker } from '../../../workers/runtime/worker-process';
 import { startConsole, type ConsoleHarness } from '../../integration/console/harness';

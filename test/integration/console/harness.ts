@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startLivenessApi, type RunningLivenessApi } from '../../../api/liveness/server';
 import { mountConsole } from '../../../api/console/mount';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
-import { startLocalMail, type LocalMail } from '../../../scripts/engines/local-mail';
+import { startLocalMail, type LocalMail } from '../../../dev/engines/local-mail';
 import { linksIn, listMessages, type StoredMessage } from '../../../shared/mail/mailbox';
 import type { PlanId } from '../../../shared/billing/plans';
 import type { Clock } from '../../../shared/billing/month';

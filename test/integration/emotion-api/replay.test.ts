@@ -26,7 +26,7 @@ describe('batch replay (npm run -s replay)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const replay = (...args: string[]) => runCli('scripts/replay.ts', args, {});
+  const replay = (...args: string[]) => runCli('cli/replay/main.ts', args, {});
   const url = () => `http://127.0.0.1:${stack.api.port}/feelings/v3/analysis`;
 
   it('sends every audio file of a folder, writes JSONL and CSV, and summarises with failure reasons', async () => {

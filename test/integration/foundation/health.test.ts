@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startFerretDb, startRedis, type Engine } from '../../../scripts/engines/local-engines';
+import { startFerretDb, startRedis, type Engine } from '../../../dev/engines/local-engines';
 import { startLivenessApi, type RunningLivenessApi } from '../../../api/liveness/server';
 import { isolation } from '../../support/engines';
 import { quietLog, testConfig } from '../../support/config';

@@ -14,7 +14,7 @@ describe('operator CLI (npm run -s admin)', () => {
   after(() => stack.stop());
 
   const admin = async (...args: string[]) => {
-    const res = await runCli('scripts/admin.ts', [...args, '--json'], env);
+    const res = await runCli('api/admin/main.ts', [...args, '--json'], env);
     return { ...res, json: res.stdout ? JSON.parse(res.stdout) : null };
   };
 

@@ -4,8 +4,8 @@ import { startLivenessStack, type LivenessStack } from '../../support/liveness-s
 import { testMongoUri, testRedisUrl } from '../../support/engines';
 import { hourOf, monthOf } from '../../../shared/billing/month';
 import type { Models } from '../../../shared/db/models';
-import { hoursSince } from '../../../scripts/admin/commands/metering';
-import { firstKeptMonth } from '../../../scripts/admin/commands/retention';
+import { hoursSince } from '../../../api/admin/commands/metering';
+import { firstKeptMonth } from '../../../api/admin/commands/retention';
 
 /** A billed liveness call's usage event as the outbox drainer writes it (the rollup and retention read these). */
 function recordUsageEvent(models: Models, e: { requestId: string; customerId: string; overage: boolean; at: Date } & Record<string, unknown>) {
@@ -37,7 +37,7 @@ describe('operator CLI: scripting, contract limits and the metering schedule', f
   });
   after(() => stack.stop());
 
-  const admin = (...args: string[]) => runCli('scripts/admin.ts', args, env);
+  const admin = (...args: string[]) => runCli('api/admin/main.ts', args, env);
 
   it('--get FIELD prints just that value, so a shell can use it without jq', async () => {
     const res = await admin('account', 'create', '--email', 'get@example.com', '--plan', 'starter', '--get', 'primaryKey');

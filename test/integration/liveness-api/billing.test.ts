@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { rollUpOverage } from '../../../shared/billing/usage-events';
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@
 // fair-use throttle and before capacity, and admission sheds only what the measured wait says cannot be
 // served within the budget.
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import type { HttpResult } from '../../support/http';
 import { outboxDrained } from '../../support/billing';

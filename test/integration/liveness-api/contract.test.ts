@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { outboxDrained } from '../../support/billing';
-import { portrait, blank } from '../../support/images';
+import { portrait, blank } from '../../../dev/harness/sample-images';
 import { http } from '../../support/http';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 

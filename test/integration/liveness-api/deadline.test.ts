@@ -3,7 +3,7 @@
 // needs the database answers 503 with Retry-After within the budget + 1 s and is not billed; a known key
 // needs no database read at all.
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { testMongoUri } from '../../support/engines';
 import { StallableProxy } from '../../support/stallable-proxy';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { blank, portrait } from '../../support/images';
+import { blank, portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { outboxDrained, settleReserved } from '../../support/billing';
 import { DONE_TTL_MS, IdempotencyStore } from '../../../api/liveness/idempotency';

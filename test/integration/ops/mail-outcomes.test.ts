@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createMailer } from '../../../api/console/mail/mailer';
 import { verificationMail } from '../../../api/console/mail/templates';
-import { startLocalMail, type LocalMail } from '../../../scripts/engines/local-mail';
+import { startLocalMail, type LocalMail } from '../../../dev/engines/local-mail';
 import { quietLog, testConfig } from '../../support/config';
 
 /** A port with nothing listening: SMTP delivery to it fails at once. */

@@ -10,7 +10,7 @@ import { systemClock } from '../../../shared/billing/month';
 import { createRedis, closeRedis } from '../../../shared/redis';
 import { QUEUE_NAMES } from '../../../shared/queues/contracts';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
-import { spawnService, type ServiceKind, type ServiceProcess } from '../../support/processes';
+import { spawnService, type ServiceKind, type ServiceProcess } from '../../../dev/harness/processes';
 
 export interface OpsEnv {
   env: Record<string, string>;

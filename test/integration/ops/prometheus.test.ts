@@ -6,10 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { writeLocalPrometheusConfig } from '../../../deploy/prometheus/render-local-config';
-import { freePort } from '../../../scripts/engines/local-engines';
-import { portrait } from '../../support/images';
+import { freePort } from '../../../dev/engines/local-engines';
+import { portrait } from '../../../dev/harness/sample-images';
 import { speech } from '../../support/emotion-stack';
-import type { ServiceProcess } from '../../support/processes';
+import type { ServiceProcess } from '../../../dev/harness/processes';
 import { checkLiveness, opsEnv, sleep, until, type OpsEnv } from './ops-support';
 
 interface Sample {

@@ -2,8 +2,8 @@
 // worker finishes the job it holds, takes no new one, and nothing is lost or charged twice.
 import { expect } from 'chai';
 import { settledCount } from '../../support/billing';
-import { portrait } from '../../support/images';
-import { serverMs, type ServiceProcess } from '../../support/processes';
+import { portrait } from '../../../dev/harness/sample-images';
+import { serverMs, type ServiceProcess } from '../../../dev/harness/processes';
 import { checkLiveness, opsEnv, sleep, until, type OpsEnv } from './ops-support';
 
 type Answer = { status: number; body: any; requestId: string | null };

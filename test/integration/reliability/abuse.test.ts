@@ -5,10 +5,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
-import { median, prng } from './harness';
+import { median } from '../../../dev/harness/harness';
+import { seededRandom as prng } from '../../../research/stats';
 import { rawRequest } from './raw-http';
 import { PREFIX_BUCKETS } from '../../../api/http/throttle';
 
@@ -178,7 +179,7 @@ describe('Abuse: bombs, slow clients, oversized headers, key guessing, security 
 
     it('analyses a 280 kB FLAC of 25 minutes of silence (under the 30 min limit) in full, in bounded memory', async () => {
       // A 30 s budget (not the shipped 5 s): this test is about a complete answer and bounded memory; whether 25 min
-      // fit the 5 s budget depends on the machine's speed, which scripts/bench/emotion.ts measures on a quiet one.
+      // fit the 5 s budget depends on the machine's speed, which bench/emotion.ts measures on a quiet one.
       const roomy = await startEmotionStack('abuse-emotion-long', { env: { EMOTION_BUDGET_MS: '30000' } });
       try {
         const file = path.join(dir, 'silence-25m.flac');

@@ -1,7 +1,18 @@
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
-import type { ServiceProcess } from '../../support/processes';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, sleep, startServices, stopAll } from './harness';
+import { portrait } from '../../../dev/harness/sample-images';
+import type { ServiceProcess } from '../../../dev/harness/processes';
+import {
+  eventually,
+  isolationIds,
+  Ledger,
+  postLiveness,
+  PrivateEngines,
+  serverMs,
+  serviceEnv,
+  sleep,
+  startServices,
+  stopAll,
+} from '../../../dev/harness/harness';
 
 interface Sample {
   phase: string;

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { portrait } from '../../support/images';
-import { spawnService, type ServiceProcess } from '../../support/processes';
+import { portrait } from '../../../dev/harness/sample-images';
+import { spawnService, type ServiceProcess } from '../../../dev/harness/processes';
 import { outboxDrained } from '../../support/billing';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, startServices, stopAll } from './harness';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, startServices, stopAll } from '../../../dev/harness/harness';
 
 // A liveness worker SIGKILLed exactly at each step of settling a call (FAULT_KILL_AT, the test-only hook):
 // whatever the step, the calls billed equal the 200 answers, no usage event is lost and none is written twice.

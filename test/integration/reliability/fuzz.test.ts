@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import sharp from 'sharp';
-import { blank, portrait } from '../../support/images';
+import { blank, portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
 import { monthOf } from '../../../shared/billing/month';
-import { prng } from './harness';
+import { seededRandom as prng } from '../../../research/stats';
 import { rawRequest, type RawResult } from './raw-http';
 
 // Seeded: a failure prints its seed and case index; FUZZ_SEED=<n> replays the same cases.

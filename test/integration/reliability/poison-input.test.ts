@@ -1,7 +1,18 @@
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
-import type { ServiceProcess } from '../../support/processes';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, spawnEntry, startServices, stopAll } from './harness';
+import { portrait } from '../../../dev/harness/sample-images';
+import type { ServiceProcess } from '../../../dev/harness/processes';
+import {
+  eventually,
+  isolationIds,
+  Ledger,
+  postLiveness,
+  PrivateEngines,
+  serverMs,
+  serviceEnv,
+  spawnEntry,
+  startServices,
+  stopAll,
+} from '../../../dev/harness/harness';
 
 // Two worker processes serve the queue; one input makes the handler throw an unexpected error, another
 // kills the process that takes it. Neither may take the pool down, nor come back to crash the other worker.

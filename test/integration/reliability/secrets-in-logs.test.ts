@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { blank, portrait } from '../../support/images';
+import { blank, portrait } from '../../../dev/harness/sample-images';
 import { speech } from '../../support/emotion-stack';
-import type { ServiceProcess } from '../../support/processes';
-import { isolationIds, Ledger, PrivateEngines, serviceEnv, startServices, stopAll } from './harness';
+import type { ServiceProcess } from '../../../dev/harness/processes';
+import { isolationIds, Ledger, PrivateEngines, serviceEnv, startServices, stopAll } from '../../../dev/harness/harness';
 import { rawRequest } from './raw-http';
 
 /** Fragments a leaked upload would show: base64 slices at several offsets, and the raw text of the key. */

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
-import type { ServiceProcess } from '../../support/processes';
-import { spawnService } from '../../support/processes';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, startServices, stopAll } from './harness';
+import { portrait } from '../../../dev/harness/sample-images';
+import type { ServiceProcess } from '../../../dev/harness/processes';
+import { spawnService } from '../../../dev/harness/processes';
+import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, startServices, stopAll } from '../../../dev/harness/harness';
 
 // kill -9 of a liveness worker while requests wait: the API answers 503 inside its budget, charges nothing for
 // them, recovers once a new worker process starts (whose drainer writes the usage events the dead one left in

@@ -2,7 +2,7 @@
 // cases and on seeded random texts built from valid groups with one character changed.
 import { expect } from 'chai';
 import { decodeStrictBase64 } from '../../../api/liveness/strict-base64';
-import { seededRandom } from '../../../scripts/stats';
+import { seededRandom } from '../../../research/stats';
 
 const oldRule = (t: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(t) && t.length % 4 !== 1;
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../../shared/config';
-import { HEALTHY_RUN_MS, restartDelayMs } from '../../../scripts/restart-policy';
+import { HEALTHY_RUN_MS, restartDelayMs } from '../../../dev/restart-policy';
 
 describe('settlement configuration and the supervisor restart policy', () => {
   it('refuses the test-only fault hook when NODE_ENV=production', () => {

@@ -281,8 +281,8 @@ describe('deploy/ manifests', () => {
       expect(job.spec?.schedule).to.equal('10 * * * *');
       expect(job.spec?.concurrencyPolicy).to.equal('Forbid');
       const c = job.spec?.jobTemplate.spec?.template.spec?.containers[0];
-      expect(c?.command?.join(' ')).to.include('node dist/scripts/admin.js metering rollup --since');
-      expect(fs.existsSync(path.join(projectRoot, 'scripts', 'admin.ts')), 'the CLI the CronJob runs is built from scripts/admin.ts').to.equal(true);
+      expect(c?.command?.join(' ')).to.include('node dist/api/admin/main.js metering rollup --since');
+      expect(fs.existsSync(path.join(projectRoot, 'api', 'admin', 'main.ts')), 'the CLI the CronJob runs is built from api/admin/main.ts').to.equal(true);
     });
 
     it('kustomization.yaml lists every manifest except the examples, and pins the image', () => {

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, KNOWLEDGE_MAPPING, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FEATURE_NAMES } from '../../../models/emotion/feature-names';
-import { type Clip, clipScores, emotionClass, intensityWeight, speakerFolds } from '../../../models/emotion/fit';
-import { readEmotionManifest } from '../../../scripts/fit-emotion';
+import { type Clip, clipScores, emotionClass, intensityWeight, speakerFolds } from '../../../research/emotion/fit';
+import { readEmotionManifest } from '../../../research/emotion/fit-emotion';
 import { EmotionMapping } from '../../../workers/emotion/engine/mapping';
 import { FixtureDir } from '../../fixtures/emotion/audio';
 import { emotionLike, type EmotionLike } from '../../fixtures/emotion/stimuli';
@@ -76,7 +76,7 @@ describe('emotion mapping fit (npm run fit:emotion)', () => {
     }
     fs.writeFileSync(path.join(corpus, 'manifest.csv'), `${lines.join('\n')}\n`);
     const out = path.join(fx.dir, 'fitted', 'emotion-mapping.onnx');
-    const stdout = execFileSync('npx', ['tsx', 'scripts/fit-emotion.ts', corpus, '--out', out, '--folds', '3', '--bootstrap', '50'], {
+    const stdout = execFileSync('npx', ['tsx', 'research/emotion/fit-emotion.ts', corpus, '--out', out, '--folds', '3', '--bootstrap', '50'], {
       cwd: ROOT,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,9 @@
-// The programs the emotion tests drive come from one list, scripts/setup.sh's `need` lines (what
-// `scripts/setup.sh --test` installs): Praat included, and a program outside the list is refused by name.
+// The programs the emotion tests drive come from one list, dev/setup.sh's `need` lines (what
+// `dev/setup.sh --test` installs): Praat included, and a program outside the list is refused by name.
 import { expect } from 'chai';
 import { requirePrograms, setupPrograms } from '../../fixtures/emotion/programs';
 
-describe('emotion tests: required programs come from scripts/setup.sh', () => {
+describe('emotion tests: required programs come from dev/setup.sh', () => {
   it('lists every program the emotion fixtures call, with its Debian package', () => {
     const list = setupPrograms();
     for (const [program, pkg] of [
@@ -26,7 +26,7 @@ describe('emotion tests: required programs come from scripts/setup.sh', () => {
   });
 
   it('refuses a program setup.sh does not install, naming the fix', () => {
-    expect(() => requirePrograms('definitely-not-installed-tool')).to.throw(/not installed by scripts\/setup\.sh/);
+    expect(() => requirePrograms('definitely-not-installed-tool')).to.throw(/not installed by dev\/setup\.sh/);
     expect(() => requirePrograms('praat', 'espeak-ng', 'sox')).not.to.throw();
   });
 });

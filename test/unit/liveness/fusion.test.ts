@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, readManifest, type Scored, trainingRows } from '../../../scripts/liveness/evaluation';
+import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, readManifest, type Scored, trainingRows } from '../../../research/liveness/evaluation';
 import { coefficients } from '../../../workers/liveness/engine';
 import { CUE_NAMES } from '../../../workers/liveness/engine/cues';
 import {

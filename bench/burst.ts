@@ -1,0 +1,116 @@
+// Burst benchmark (`npm run bench:burst`), issue 18: on the shipped defaults (real processes, private Redis
+// and FerretDB, the default worker count), 30 customers × 10 liveness calls at once, then × 10 usage reads
+// at once. Prints status codes, p50/p99/max latency per burst and the database errors counted in the logs.
+// `-- --width 1280` sends a larger selfie (1280×960, JPEG quality 92, ~145 KB of JSON) instead of 640×480.
+import os from 'node:os';
+import { AccountService } from '../shared/accounts/account-service';
+import { systemClock } from '../shared/billing/month';
+import { loadConfig } from '../shared/config';
+import { portraitAt } from '../dev/harness/sample-images';
+import { arg, benchStack, f1, selfieBody } from './api';
+
+interface Shot {
+  status: number;
+  code: string;
+  ms: number;
+}
+
+async function shoot(url: string, init: RequestInit): Promise<Shot> {
+  const t0 = performance.now();
+  try {
+    const res = await fetch(url, init);
+    const text = await res.text();
+    let code = '';
+    try {
+      const error = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+      code = error?.code ?? '';
+      // A 503 at admission ("at capacity") and one after waiting ("within the time budget") differ in message only.
+      if (res.status === 503) code += /capacity/.test(error?.message ?? '') ? ' (admission)' : ' (waited: time-out)';
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, code, ms: performance.now() - t0 };
+  } catch (err) {
+    return { status: 0, code: String((err as { cause?: { code?: string } }).cause?.code ?? err), ms: performance.now() - t0 };
+  }
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+
+function report(label: string, shots: Shot[]): void {
+  const tally = new Map<string, number>();
+  for (const s of shots) tally.set(`${s.status}${s.code ? ` ${s.code}` : ''}`, (tally.get(`${s.status}${s.code ? ` ${s.code}` : ''}`) ?? 0) + 1);
+  const ms = shots.map((s) => s.ms).sort((a, b) => a - b);
+  console.log(`${label}: ${[...tally].map(([k, n]) => `${n} × ${k}`).join(', ')}`);
+  console.log(`  latency ms: p50 ${f1(pct(ms, 50))}  p99 ${f1(pct(ms, 99))}  max ${f1(ms[ms.length - 1] ?? NaN)}`);
+}
+
+const DATABASE_ERROR = /database unavailable|MongoServerSelectionError|MongoNetwork|MongoPoolCleared|MongoWaitQueueTimeout|MongoOperationTimeout/;
+
+async function main(): Promise<void> {
+  const customers = arg('customers', 30);
+  const perCustomer = arg('calls', 10);
+  const workers = loadConfig({ ...process.env }).LIVENESS_WORKERS;
+  console.log(
+    `bench:burst: ${customers} customers × ${perCustomer} calls at once, shipped defaults, ${workers} liveness worker(s); ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  const width = arg('width', 640);
+  const body = width === 640 ? (await selfieBody()).body : JSON.stringify({ image: (await portraitAt(width, 92)).toString('base64'), image_format: 'jpeg' });
+  const stack = await benchStack('burst', { shipped: true });
+  try {
+    await stack.spawn('liveness-api');
+    await Promise.all(Array.from({ length: Math.max(1, workers) }, () => stack.spawn('liveness-worker')));
+    const accounts = new AccountService(stack.models, systemClock);
+    const keys: string[] = [];
+    for (let i = 0; i < customers; i++) {
+      keys.push((await accounts.create({ email: `burst-${i}@example.com`, plan: 'starter' })).primaryKey!);
+    }
+    const base = `http://127.0.0.1:${stack.apis[0]!.port}`;
+    const checks = await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: perCustomer }, () =>
+          shoot(`${base}/v1/check/liveness`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }),
+        ),
+      ),
+    );
+    report(`liveness: ${checks.length} calls at once (${body.length} bytes of JSON each)`, checks);
+    const usage = await Promise.all(
+      keys.flatMap((key) => Array.from({ length: perCustomer }, () => shoot(`${base}/v1/usage`, { headers: { 'x-api-key': key } }))),
+    );
+    report(`usage: ${usage.length} reads at once`, usage);
+    let billed = 0;
+    for (const key of keys) {
+      const res = await fetch(`${base}/v1/usage`, { headers: { 'x-api-key': key } });
+      billed += ((await res.json()) as { data?: { total_calls?: number } }).data?.total_calls ?? 0;
+    }
+    console.log(`billed (usage total_calls): ${billed}; answered 200: ${checks.filter((s) => s.status === 200).length}`);
+    const logLines = [...stack.apis, ...stack.workers].flatMap((p) => p.logs);
+    const dbErrors = logLines.filter((l) => DATABASE_ERROR.test(l));
+    console.log(`database errors in the logs: ${dbErrors.length}`);
+    for (const line of [...new Set(dbErrors.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 300)))].slice(0, 5))
+      console.log(`  e.g. ${line}`);
+    const refusals = logLines.filter((l) => l.includes('admission refused'));
+    console.log(
+      `admission refusals logged: ${refusals.length}${refusals[0] ? `; first: ${refusals[0].replace(/.*?"reason"/, '{"reason"').slice(0, 200)}` : ''}`,
+    );
+    console.log(
+      `load average now: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
+  } finally {
+    await stack.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,109 @@
+// `npm run -s replay -- <files, folders or globs> [--url U] [--token T] [--concurrency N] [--out results.jsonl] [--csv results.csv]`
+// Replays audio files through the emotion API: a progress bar, retries of 429/503 honouring Retry-After,
+// resume by skipping files already answered in --out, and a summary at the end.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from '../../shared/cli-args';
+import { expandInputs } from './inputs';
+import { Progress } from './progress';
+import { sendFile, type ReplayRecord } from './client';
+import { readLocalState } from '../../shared/local-state';
+import { varDir } from '../../shared/paths';
+
+const USAGE =
+  'usage: npm run -s replay -- <files|folders|globs…> --token T [--url URL] [--concurrency N] [--out results.jsonl] [--csv results.csv] [--max-attempts N]';
+
+function defaultUrl(): string {
+  const local = readLocalState(varDir);
+  return `http://127.0.0.1:${local?.emotionPort ?? 8081}/feelings/v3/analysis`;
+}
+
+function readDone(out: string): Map<string, ReplayRecord> {
+  const done = new Map<string, ReplayRecord>();
+  if (!fs.existsSync(out)) return done;
+  for (const line of fs.readFileSync(out, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const rec = JSON.parse(line) as ReplayRecord;
+      if (rec.ok) done.set(rec.file, rec);
+    } catch {
+      // a line cut by an interrupted run: that file is simply sent again
+    }
+  }
+  return done;
+}
+
+function writeCsv(csv: string, records: ReplayRecord[]): void {
+  const rows = ['file,from,to,rough,soft,speech_ratio'];
+  for (const r of records) {
+    for (const i of r.result?.results ?? []) {
+      rows.push([JSON.stringify(r.file), i.from, i.to, i.rough, i.soft, i.speech_ratio ?? ''].join(','));
+    }
+  }
+  fs.writeFileSync(csv, `${rows.join('\n')}\n`);
+}
+
+async function main(): Promise<number> {
+  const { words, flags } = parseArgs(process.argv.slice(2));
+  const token = typeof flags.token === 'string' ? flags.token : undefined;
+  if (words.length === 0 || !token) {
+    process.stderr.write(`${USAGE}\n`);
+    return 64;
+  }
+  const url = typeof flags.url === 'string' ? flags.url : defaultUrl();
+  const concurrency = Math.max(1, Number(flags.concurrency ?? 2) || 2);
+  const maxAttempts = Math.max(1, Number(flags['max-attempts'] ?? 6) || 6);
+  const out = path.resolve(typeof flags.out === 'string' ? flags.out : 'results.jsonl');
+  const csv = typeof flags.csv === 'string' ? path.resolve(flags.csv) : null;
+
+  const { files, missing } = expandInputs(words);
+  for (const m of missing) process.stderr.write(`replay: nothing matches ${m}\n`);
+  const done = readDone(out);
+  const todo = files.filter((f) => !done.has(f));
+  process.stderr.write(`replay: ${files.length} file(s), ${done.size} already done in ${path.basename(out)}, ${todo.length} to send to ${url}\n`);
+
+  const progress = new Progress(todo.length);
+  const outStream = fs.createWriteStream(out, { flags: 'a' });
+  const results: ReplayRecord[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < todo.length) {
+      const file = todo[next++]!;
+      const rec = await sendFile(file, { url, token, maxAttempts, maxWaitSeconds: 120 });
+      outStream.write(`${JSON.stringify(rec)}\n`);
+      results.push(rec);
+      progress.tick(rec.ok);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, worker));
+  await new Promise<void>((resolve) => outStream.end(resolve));
+  progress.end();
+
+  const all = [...done.values(), ...results.filter((r) => r.ok)];
+  if (csv) writeCsv(csv, all);
+  const failed = results.filter((r) => !r.ok);
+  const intervals = all.flatMap((r) => r.result?.results ?? []);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const reasons = new Map<string, number>();
+  for (const f of failed) reasons.set(f.error?.code ?? String(f.status), (reasons.get(f.error?.code ?? String(f.status)) ?? 0) + 1);
+  const summary = {
+    files: files.length,
+    done: all.length,
+    skipped: done.size,
+    failed: failed.length,
+    failures: Object.fromEntries(reasons),
+    mean_rough: Number(mean(intervals.map((i) => i.rough)).toFixed(4)),
+    mean_soft: Number(mean(intervals.map((i) => i.soft)).toFixed(4)),
+    intervals: intervals.length,
+  };
+  process.stderr.write(
+    `replay: done ${summary.done} (skipped ${summary.skipped}), failed ${summary.failed}` +
+      `${failed.length ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}` +
+      `; mean rough ${summary.mean_rough}, mean soft ${summary.mean_soft} over ${summary.intervals} intervals\n`,
+  );
+  for (const f of failed) process.stderr.write(`  failed ${f.file}: ${f.status} ${f.error?.code} ${f.error?.message}\n`);
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  return failed.length || missing.length ? 1 : 0;
+}
+
+void main().then((code) => process.exit(code));

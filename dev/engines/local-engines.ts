@@ -1,0 +1,133 @@
+// Owns the embedded local engines: a private redis-server and FerretDB 1.24 (SQLite) as child processes
+// on free loopback ports. Used by `npm start` when REDIS_URL/MONGODB_URI are unset, and by the test suite.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const FERRETDB_VERSION = 'v1.24.2';
+
+export interface Engine {
+  readonly name: string;
+  readonly url: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function which(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, name);
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** Where dev/setup.sh puts the FerretDB it builds (or a ferretdb on PATH). */
+export function ferretDbBinary(): string {
+  const home = process.env.LC_ENGINE_HOME ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'lc-engines');
+  const built = path.join(home, `ferretdb-${FERRETDB_VERSION}`);
+  if (fs.existsSync(built)) return built;
+  const onPath = which('ferretdb');
+  if (onPath) return onPath;
+  throw new Error(`FerretDB ${FERRETDB_VERSION} not found: run "bash dev/setup.sh" (needs Go) or set MONGODB_URI`);
+}
+
+function waitForPort(port: number, proc: ChildProcess, name: string, timeoutMs = 20_000): Promise<void> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (proc.exitCode !== null) return reject(new Error(`${name} exited with code ${proc.exitCode} during start-up`));
+      const sock = net.connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve();
+      });
+      sock.once('error', () => {
+        sock.destroy();
+        if (Date.now() - started > timeoutMs) reject(new Error(`${name} did not listen on ${port} within ${timeoutMs} ms`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
+function stopProcess(proc: ChildProcess, timeoutMs = 5000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+function spawnEngine(bin: string, args: string[], logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  // detached: a Ctrl-C in the terminal reaches only the supervisor, which stops the engines last.
+  const proc = spawn(bin, args, { stdio: ['ignore', out, out], detached: true });
+  fs.closeSync(out);
+  return proc;
+}
+
+export async function startRedis(opts: { dir: string; port?: number }): Promise<Engine> {
+  fs.mkdirSync(opts.dir, { recursive: true });
+  const port = opts.port ?? (await freePort());
+  const bin = which('redis-server');
+  if (!bin) throw new Error('redis-server not found: run "bash dev/setup.sh" or set REDIS_URL');
+  const proc = spawnEngine(
+    bin,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      opts.dir,
+      '--maxmemory-policy',
+      'noeviction',
+      '--protected-mode',
+      'yes',
+    ],
+    path.join(opts.dir, 'redis.log'),
+  );
+  await waitForPort(port, proc, 'redis-server');
+  return { name: 'redis', url: `redis://127.0.0.1:${port}`, port, stop: () => stopProcess(proc) };
+}
+
+/**
+ * FerretDB on SQLite under dataDir (the embedded default), or on PostgreSQL when `postgresqlUrl` is given
+ * (bench:docstore compares the two). `sqliteQuery` appends connection parameters to the SQLite URL.
+ */
+export async function startFerretDb(opts: { dataDir: string; port?: number; postgresqlUrl?: string; sqliteQuery?: string }): Promise<Engine> {
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const port = opts.port ?? (await freePort());
+  const backend = opts.postgresqlUrl
+    ? ['--handler=postgresql', `--postgresql-url=${opts.postgresqlUrl}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/${opts.sqliteQuery ?? ''}`];
+  const proc = spawnEngine(
+    ferretDbBinary(),
+    [...backend, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${opts.dataDir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=warn'],
+    path.join(opts.dataDir, 'ferretdb.log'),
+  );
+  await waitForPort(port, proc, 'ferretdb');
+  return { name: 'ferretdb', url: `mongodb://127.0.0.1:${port}/`, port, stop: () => stopProcess(proc) };
+}
