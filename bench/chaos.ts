@@ -8,10 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { portrait } from '../dev/harness/sample-images';
 import { spawnService, type ServiceProcess } from '../dev/harness/processes';
-import { outboxDrained } from '../test/support/billing';
+
 import { parseConfig } from '../shared/config';
 import { HEALTHY_RUN_MS, restartDelayMs } from '../dev/restart-policy';
-import { isolationIds, Ledger, postLiveness, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../dev/harness/harness';
+import { isolationIds, Ledger, outboxDrained, postLiveness, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../dev/harness/harness';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
