@@ -60,6 +60,8 @@ export const configSchema = z
     METRICS_PORT: port.optional(),
     LIVENESS_PORT: port.default(8080),
     EMOTION_PORT: port.default(8081),
+    /** Where customers reach the emotion API (the console's examples); unset: the console's host on EMOTION_PORT. */
+    EMOTION_PUBLIC_BASE_URL: z.string().url().optional(),
     /** Port of a worker's /metrics and /health endpoints; 0 picks a free one, -1 disables. */
     WORKER_METRICS_PORT: z.coerce.number().int().min(-1).max(65535).default(0),
 

@@ -67,6 +67,17 @@ export function baseUrl(d: ConsoleDeps, req: Request): string {
   return `http://127.0.0.1:${req.socket.localPort ?? d.config.LIVENESS_PORT}`;
 }
 
+/**
+ * The emotion API's address for the console's examples: EMOTION_PUBLIC_BASE_URL, or else the console's own
+ * origin on EMOTION_PORT (right for `npm start`, where both front-ends share the host).
+ */
+export function emotionBaseUrl(d: ConsoleDeps, req: Request): string {
+  if (d.config.EMOTION_PUBLIC_BASE_URL) return d.config.EMOTION_PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const url = new URL(baseUrl(d, req));
+  url.port = String(d.config.EMOTION_PORT);
+  return url.origin;
+}
+
 export function sendPage(res: Response, body: string, status = 200): void {
   res.status(status).type('html').send(body);
 }
@@ -79,7 +90,8 @@ export async function pageContext(d: ConsoleDeps, req: Request, res: Response): 
     delete session.data.flash;
     await d.sessions.save(session);
   }
-  return { csrf: session.data.csrf, flash, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
+  const signedIn = session.data.stage === 'password' || session.data.stage === 'authenticated';
+  return { csrf: session.data.csrf, flash, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL, signedIn };
 }
 
 export async function appContext(d: ConsoleDeps, req: Request, res: Response, account: Account): Promise<AppContext> {

@@ -27,6 +27,28 @@ export const CLIENT_JS = String.raw`
       }
     });
   });
+  // Download buttons: <button data-download="listId" data-filename=… data-heading=…> saves the list's codes,
+  // one a line, as a text file made in the browser (the server never keeps them in the clear).
+  document.querySelectorAll('[data-download]').forEach(function (btn) {
+    btn.hidden = false;
+    btn.addEventListener('click', function () {
+      var list = document.getElementById(btn.getAttribute('data-download'));
+      if (!list) return;
+      var lines = Array.prototype.map.call(list.querySelectorAll('code'), function (c) { return c.textContent.trim(); });
+      var text = (btn.getAttribute('data-heading') || '') + '\n\n' + lines.join('\n') + '\n';
+      var a = document.createElement('a');
+      a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+      a.download = btn.getAttribute('data-filename') || 'download.txt';
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(function () { URL.revokeObjectURL(a.href); }, 10000);
+    });
+  });
+  document.querySelectorAll('[data-print]').forEach(function (btn) {
+    btn.hidden = false;
+    btn.addEventListener('click', function () { window.print(); });
+  });
   function selectText(el) {
     var range = document.createRange();
     range.selectNodeContents(el);
@@ -139,7 +161,7 @@ export const CLIENT_JS = String.raw`
     document.querySelectorAll('svg.chart rect[data-day]').forEach(function (bar) {
       var show = function () {
         var n = Number(bar.getAttribute('data-calls'));
-        readout.textContent = bar.getAttribute('data-day') + ': ' + n.toLocaleString('en-US') + (n === 1 ? ' call' : ' calls');
+        readout.textContent = bar.getAttribute('data-label') + ': ' + n.toLocaleString('en-US') + (n === 1 ? ' call' : ' calls');
       };
       bar.addEventListener('click', show);
       bar.addEventListener('mouseenter', show);

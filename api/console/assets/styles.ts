@@ -10,7 +10,8 @@ export const STYLES = String.raw`
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
 }
 * { box-sizing: border-box; }
-html { -webkit-text-size-adjust: 100%; }
+html { -webkit-text-size-adjust: 100%; scroll-padding-top: 84px; }
+@media (max-width: 720px) { html { scroll-padding-top: 12px; } }
 body { margin: 0; font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--text); background: var(--bg); }
 a { color: var(--primary); text-underline-offset: 2px; }
 a:hover { color: var(--primary-dark); }
@@ -19,6 +20,7 @@ h2 { font-size: 1.12rem; margin: 0 0 .75rem; }
 h3 { font-size: 1rem; margin: 0 0 .5rem; }
 p { margin: 0 0 .9rem; }
 code, .mono { font-family: var(--mono); font-size: .92em; }
+code.wrap { overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
 .small { font-size: .88rem; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0,0,0,0); border: 0; }
@@ -46,17 +48,17 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
 
 /* App layout */
 .topbar { background: var(--surface); border-bottom: 1px solid var(--border); position: sticky; top: 0; z-index: 5; }
-.topbar-inner { max-width: 1120px; margin: 0 auto; padding: 0 20px; display: flex; align-items: center; gap: 24px; min-height: 60px; flex-wrap: wrap; }
-.nav { display: flex; gap: 4px; flex-wrap: wrap; flex: 1; }
-.nav a { color: var(--muted); text-decoration: none; padding: 8px 12px; border-radius: 8px; font-weight: 500; }
+/* Brand, seven links and the account buttons fit one row from about 1150 px (narrower screens wrap the links). */
+.topbar-inner { max-width: 1120px; margin: 0 auto; padding: 0 20px; display: flex; align-items: center; gap: 18px; min-height: 60px; flex-wrap: wrap; }
+.nav { display: flex; gap: 2px; flex-wrap: wrap; flex: 1; }
+.nav a { color: var(--muted); text-decoration: none; padding: 8px 9px; border-radius: 8px; font-weight: 500; font-size: .94rem; white-space: nowrap; }
 .nav a:hover { background: var(--bg); color: var(--text); }
 .nav a[aria-current="page"] { color: var(--primary); background: var(--primary-soft); }
-.account-menu { display: flex; align-items: center; gap: 12px; }
-.account-menu .who { color: var(--muted); font-size: .88rem; max-width: 240px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.account-menu { display: flex; align-items: center; gap: 8px; }
 @media (max-width: 720px) {
   .topbar-inner { gap: 6px 12px; padding: 10px 16px 0; }
   .account-menu { margin-left: auto; }
-  .account-menu .who { display: none; }
+  .topbar { position: static; }
   .nav { order: 3; flex: 1 0 100%; flex-wrap: wrap; padding-bottom: 8px; }
   .nav a { white-space: nowrap; padding: 6px 10px; }
   main.app { padding: 20px 14px 48px; }
@@ -103,7 +105,7 @@ table.compact th, table.compact td { padding: 4px 8px; }
 .field label, .label { display: block; font-weight: 600; margin-bottom: 6px; font-size: .92rem; }
 .field .hint { color: var(--muted); font-size: .84rem; margin-top: 5px; }
 .row { display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }
-@media (max-width: 560px) { .row { grid-template-columns: 1fr; } .auth-card { padding: 24px 18px; } .readonly-pairs { grid-template-columns: 1fr; } .readonly-pairs dd { margin-bottom: 6px; } }
+@media (max-width: 560px) { .row { grid-template-columns: 1fr; } .auth-card { padding: 24px 18px; } }
 input[type=text], input[type=email], input[type=url], input[type=password], input:not([type]), select {
   width: 100%; padding: 10px 12px; font: inherit; color: inherit; background: #fff;
   border: 1px solid #c9d1df; border-radius: 8px; transition: border-color .15s, box-shadow .15s;
@@ -121,7 +123,9 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 12px 14
 legend { font-weight: 600; font-size: .85rem; color: var(--muted); padding: 0 6px; }
 .readonly-pairs { display: grid; grid-template-columns: auto 1fr; gap: 4px 14px; font-size: .9rem; margin: 0 0 10px; }
 .readonly-pairs dt { color: var(--muted); }
-.readonly-pairs dd { margin: 0; font-family: var(--mono); font-size: .85rem; word-break: break-all; }
+.readonly-pairs dd { margin: 0; font-family: var(--mono); font-size: .85rem; overflow-wrap: anywhere; }
+/* After the base rules, so it wins on phones: each label above its value, the value on the full width. */
+@media (max-width: 560px) { .readonly-pairs { grid-template-columns: 1fr; } .readonly-pairs dd { margin-bottom: 6px; } }
 
 /* Password rules */
 .rules { list-style: none; padding: 0; margin: 8px 0 0; display: grid; grid-template-columns: 1fr 1fr; gap: 4px 12px; font-size: .86rem; }
@@ -153,6 +157,8 @@ form.inline { display: inline; }
 .alert-success { background: var(--success-soft); border-color: #bfe6cf; color: #14532d; }
 .alert-info { background: var(--primary-soft); border-color: #c8d5ff; color: #1b3590; }
 .alert-warn { background: var(--warn-soft); border-color: #f3dc9c; color: var(--warn); }
+.alert:target { box-shadow: 0 0 0 3px #8aa6ff; }
+.alert .actions { margin-top: 10px; }
 .badge { display: inline-block; padding: 2px 9px; border-radius: 999px; font-size: .78rem; font-weight: 600; background: var(--bg); color: var(--muted); border: 1px solid var(--border); }
 .badge-primary { background: var(--primary-soft); color: var(--primary); border-color: #c8d5ff; }
 .badge-success { background: var(--success-soft); color: var(--success); border-color: #bfe6cf; }
@@ -219,7 +225,9 @@ ul.effects li { margin-bottom: 8px; }
 .qr { display: flex; gap: 20px; align-items: center; flex-wrap: wrap; margin: 10px 0 18px; }
 .qr svg { width: 208px; height: 208px; border: 1px solid var(--border); border-radius: 8px; background: #fff; flex: none; }
 .qr .manual { flex: 1; min-width: 200px; }
-.secret-text { font-family: var(--mono); background: var(--bg); padding: 8px 10px; border-radius: 6px; word-break: break-all; display: block; margin: 6px 0 8px; letter-spacing: .06em; }
+.secret-text { font-family: var(--mono); background: var(--bg); padding: 8px 10px; border-radius: 6px; display: block; margin: 6px 0 8px; letter-spacing: .06em; }
+/* The key wraps between its groups of four, never inside one. */
+.secret-text .group { white-space: nowrap; }
 
 /* Activity */
 .timeline { list-style: none; margin: 0; padding: 0; }
@@ -234,4 +242,11 @@ ul.effects li { margin-bottom: 8px; }
 .devbar { background: #1f2937; color: #f9fafb; font-size: .82rem; text-align: center; padding: 6px; }
 .devbar a { color: #c7d2fe; }
 footer.site { text-align: center; color: var(--muted); font-size: .82rem; padding: 24px 0 32px; }
+
+/* Printing (the recovery codes' Print button): the page's content only, no navigation or buttons. */
+@media print {
+  .topbar, .devbar, .skip, footer.site, .auth-foot, .auth-wrap > .brand, .steps, .actions, button, .btn { display: none !important; }
+  body { background: #fff; }
+  .card, .auth-card { border: 0; box-shadow: none; }
+}
 `;

@@ -54,6 +54,8 @@ const CSS = `
 #try-liveness #status { margin-top: 12px; }
 #status { padding: 10px 14px; border-radius: 8px; background: var(--primary-soft); }
 #status.error { background: var(--danger-soft); color: var(--danger); }
+#intervals-table td.unscored { color: var(--muted); font-style: italic; }
+.try-plot .unscored-mark { fill: #8a93a6; }
 `;
 
 /** Shared by both scripts: POST bytes with the session's CSRF token, answer parsed (or a readable error). */
@@ -195,6 +197,16 @@ const EMOTION_JS = String.raw`
 
   function fmt(v) { return v.toFixed(2); }
   function pct(v) { return Math.round(v * 100) + '%'; }
+  // Every time on the page with one decimal ("10.0–12.2 s"), so whole and partial intervals read alike.
+  function secs(v) { return v.toFixed(1); }
+  // The engine scores an interval only from 0.3 s of speech (the API's speech_ratio description) and answers
+  // 0/0 otherwise: such an interval is shown as not scored, never as two zeros. speech_ratio is rounded to
+  // 3 decimals, hence the small allowance.
+  function scored(r) { return r.rough !== 0 || r.soft !== 0 || r.speech_ratio * (r.to - r.from) >= 0.3 - 0.003; }
+  function notScoredText(r) { return r.to - r.from < 1 ? 'too short to score' : 'not scored: under 0.3 s of speech'; }
+  // ffprobe's format names ("matroska,webm", "mov,mp4,m4a,3gp,3g2,mj2") as people know them.
+  var FORMATS = { 'matroska,webm': 'WebM', wav: 'WAV', mp3: 'MP3', ogg: 'Ogg', flac: 'FLAC', aac: 'AAC', aiff: 'AIFF', asf: 'WMA', 'mov,mp4,m4a,3gp,3g2,mj2': 'MP4/M4A' };
+  function formatName(f) { return FORMATS[f] || String(f).split(',')[0].toUpperCase(); }
 
   // The plot: one group per interval, two bars (rough, soft), faded by the speech share, over a speech strip.
   // Drawn at the container's own width (redrawn on resize), so its labels keep their size on a phone.
@@ -205,7 +217,7 @@ const EMOTION_JS = String.raw`
     var plotW = W - L - R, plotH = H - T - B;
     var duration = body.summary.duration || (results.length ? results[results.length - 1].to : 0);
     var svg = svgEl('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'aria-labelledby': 'plot-title', 'data-intervals': results.length });
-    svg.appendChild(svgEl('title', { id: 'plot-title' }, 'Rough and soft per 5-second interval over ' + duration.toFixed(1) + ' s (details in the table below)'));
+    svg.appendChild(svgEl('title', { id: 'plot-title' }, 'Rough and soft per 5-second interval over ' + secs(duration) + ' s (details in the table below)'));
     [0, 0.5, 1].forEach(function (v) {
       var y = T + plotH * (1 - v);
       svg.appendChild(svgEl('line', { class: v === 0 ? 'axis' : 'grid-line', x1: L, x2: W - R, y1: y, y2: y }));
@@ -214,16 +226,21 @@ const EMOTION_JS = String.raw`
     var x = function (t) { return L + (duration > 0 ? (t / duration) * plotW : 0); };
     var every = Math.max(1, Math.ceil(results.length / Math.max(2, Math.floor(plotW / 56))));
     results.forEach(function (r, i) {
-      var g = svgEl('g', { class: 'interval', 'data-from': r.from, 'data-to': r.to, 'fill-opacity': (0.3 + 0.7 * r.speech_ratio).toFixed(2) });
+      var g = svgEl('g', { class: 'interval' + (scored(r) ? '' : ' unscored'), 'data-from': r.from, 'data-to': r.to, 'fill-opacity': (0.3 + 0.7 * r.speech_ratio).toFixed(2) });
       var x0 = x(r.from), x1 = x(r.to), w = x1 - x0, gap = Math.min(6, w * 0.12), bw = (w - 3 * gap) / 2;
-      g.appendChild(svgEl('rect', { class: 'rough', x: x0 + gap, y: T + plotH * (1 - r.rough), width: Math.max(1, bw), height: plotH * r.rough }));
-      g.appendChild(svgEl('rect', { class: 'soft', x: x0 + 2 * gap + bw, y: T + plotH * (1 - r.soft), width: Math.max(1, bw), height: plotH * r.soft }));
+      if (scored(r)) {
+        g.appendChild(svgEl('rect', { class: 'rough', x: x0 + gap, y: T + plotH * (1 - r.rough), width: Math.max(1, bw), height: plotH * r.rough }));
+        g.appendChild(svgEl('rect', { class: 'soft', x: x0 + 2 * gap + bw, y: T + plotH * (1 - r.soft), width: Math.max(1, bw), height: plotH * r.soft }));
+      } else if (w >= 24) {
+        // No bars for an unscored interval: a dash says "nothing measured" where zero-height bars would say 0.
+        g.appendChild(svgEl('text', { class: 'unscored-mark', x: (x0 + x1) / 2, y: T + plotH - 6, 'text-anchor': 'middle' }, '–'));
+      }
       g.appendChild(svgEl('rect', { class: 'speech', x: x0 + gap, y: T + plotH + 8, width: Math.max(1, (w - 2 * gap) * r.speech_ratio), height: 6 }));
       svg.appendChild(g);
       // Start labels, thinned out to fit, and never on top of the end label.
-      if (i % every === 0 && x(duration) - x0 > 72) svg.appendChild(svgEl('text', { x: x0, y: H - 22, 'text-anchor': 'start' }, r.from + ' s'));
+      if (i % every === 0 && x(duration) - x0 > 72) svg.appendChild(svgEl('text', { x: x0, y: H - 22, 'text-anchor': 'start' }, secs(r.from) + ' s'));
     });
-    svg.appendChild(svgEl('text', { x: W - R, y: H - 22, 'text-anchor': 'end' }, duration.toFixed(1) + ' s'));
+    svg.appendChild(svgEl('text', { x: W - R, y: H - 22, 'text-anchor': 'end' }, secs(duration) + ' s'));
     svg.appendChild(svgEl('text', { x: L, y: H - 4 }, 'time'));
     plot.textContent = '';
     plot.appendChild(svg);
@@ -251,7 +268,7 @@ const EMOTION_JS = String.raw`
     var s = body.summary;
     var dl = document.getElementById('summary');
     dl.textContent = '';
-    [['Duration', s.duration.toFixed(1) + ' s'], ['Speech', pct(s.speech_ratio)], ['Rough mean', fmt(s.rough_mean)], ['Rough max', fmt(s.rough_max)], ['Soft mean', fmt(s.soft_mean)], ['Soft max', fmt(s.soft_max)]].forEach(function (p) {
+    [['Duration', secs(s.duration) + ' s'], ['Speech', pct(s.speech_ratio)], ['Rough mean', fmt(s.rough_mean)], ['Rough max', fmt(s.rough_max)], ['Soft mean', fmt(s.soft_mean)], ['Soft max', fmt(s.soft_max)]].forEach(function (p) {
       var d = document.createElement('div'), dt = document.createElement('dt'), dd = document.createElement('dd');
       dt.textContent = p[0]; dd.textContent = p[1]; d.appendChild(dt); d.appendChild(dd); dl.appendChild(d);
     });
@@ -260,15 +277,21 @@ const EMOTION_JS = String.raw`
     tbody.textContent = '';
     results.forEach(function (r) {
       var tr = document.createElement('tr');
-      [r.from + '–' + r.to + ' s', fmt(r.rough), fmt(r.soft), pct(r.speech_ratio)].forEach(function (v, i) {
-        var cell = document.createElement(i === 0 ? 'th' : 'td');
-        if (i === 0) cell.setAttribute('scope', 'row'); else cell.className = 'num';
-        cell.textContent = v; tr.appendChild(cell);
+      var th = document.createElement('th');
+      th.setAttribute('scope', 'row');
+      th.textContent = secs(r.from) + '–' + secs(r.to) + ' s';
+      tr.appendChild(th);
+      var cells = scored(r) ? [[fmt(r.rough), 1], [fmt(r.soft), 1]] : [[notScoredText(r), 2]];
+      cells.concat([[pct(r.speech_ratio), 1]]).forEach(function (c) {
+        var td = document.createElement('td');
+        td.className = c[1] === 2 ? 'num unscored' : 'num';
+        if (c[1] === 2) td.colSpan = 2;
+        td.textContent = c[0]; tr.appendChild(td);
       });
       tbody.appendChild(tr);
     });
     var m = body.meta;
-    document.getElementById('meta').textContent = 'Decoded as ' + m.format_name + ', ' + m.sample_rate + ' Hz, ' + m.channels + ' channel' + (m.channels === 1 ? '' : 's') + ', ' + Math.round(m.bit_rate / 1000) + ' kbps.';
+    document.getElementById('meta').textContent = 'Read as ' + formatName(m.format_name) + ' audio, ' + m.sample_rate + ' Hz, ' + m.channels + ' channel' + (m.channels === 1 ? '' : 's') + ', ' + Math.round(m.bit_rate / 1000) + ' kbps.';
   }
 
   recordBtn.addEventListener('click', start);
@@ -327,6 +350,10 @@ const LIVENESS_JS = String.raw`
       say('Done. ' + (body.try_it.cap - body.try_it.used) + ' free tries left today.');
       root.setAttribute('data-state', 'done');
     }, function (err) {
+      // The previous photo's verdict, likelihood and face box must not stand beside this photo's error.
+      document.getElementById('result').hidden = true;
+      root.removeAttribute('data-verdict');
+      root.removeAttribute('data-boxes');
       say(err.message, true);
       root.setAttribute('data-state', 'error');
     }).then(function () { snapBtn.disabled = !video.srcObject; });
@@ -360,7 +387,7 @@ const LIVENESS_JS = String.raw`
     var lk = document.getElementById('likelihood');
     lk.textContent = '';
     var p = document.createElement('p');
-    p.textContent = 'Spoof likelihood ' + r.isFakeLikelihood.toFixed(3) + ' against the threshold ' + r.threshold + ' (at or above it: spoof).';
+    p.textContent = 'Spoof likelihood ' + r.isFakeLikelihood.toFixed(3) + ' against the threshold ' + r.threshold + ' (above it: spoof).';
     var bar = document.createElement('div'); bar.className = 'try-bar';
     bar.setAttribute('role', 'img');
     bar.setAttribute('aria-label', 'Likelihood ' + r.isFakeLikelihood.toFixed(3) + ', threshold ' + r.threshold);

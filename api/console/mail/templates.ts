@@ -1,4 +1,6 @@
 // Owns the console's e-mail messages (verification link, welcome, password reset, usage alerts): subject, plain text and simple HTML.
+import { monthName, utc } from '../views/format';
+
 export interface RenderedMail {
   template: string;
   subject: string;
@@ -112,7 +114,7 @@ export function usageAlertMail(o: {
   dashboardUrl: string;
 }): RenderedMail {
   const n = (v: number) => v.toLocaleString('en-US');
-  const reset = `${o.resetAt.toISOString().slice(0, 10)} 00:00 UTC`;
+  const reset = utc(o.resetAt); // the console's one date style
   const next =
     o.threshold >= 100
       ? o.hardCap
@@ -121,7 +123,7 @@ export function usageAlertMail(o: {
       : o.hardCap
         ? `When the limit is reached, detection stops until ${reset} (the hard cap is on).`
         : `Past the limit, calls continue and are billed as overage${o.perCallUsd === null ? '' : ` at $${o.perCallUsd.toFixed(2)} per call`}.`;
-  const head = `You have used ${n(o.used)} of ${n(o.limit)} included calls for ${o.month} (${o.threshold} % alert).`;
+  const head = `You have used ${n(o.used)} of ${n(o.limit)} included calls for ${monthName(o.month)} (${o.threshold} % alert).`;
   return {
     template: `usage-alert-${o.threshold}`,
     subject: `${PRODUCT}: ${o.threshold} % of this month's calls used`,

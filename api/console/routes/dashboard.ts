@@ -25,7 +25,7 @@ import {
   type PlanState,
   type TokenView,
 } from '../views/dashboard';
-import { appContext, signedInAccount, baseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { appContext, signedInAccount, baseUrl, emotionBaseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { dailyCsv, usageByKey, usageByToken, usageOf } from '../usage';
 
 function slotOf(value: string | undefined): KeySlot {
@@ -237,7 +237,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
   r.get('/emotion', auth, async (req, res) => {
     const a = await account(req);
     const month = monthOf(d.clock());
-    sendPage(res, emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month }));
+    sendPage(res, emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month, apiBase: emotionBaseUrl(d, req) }));
   });
 
   r.post('/emotion/tokens', auth, async (req, res) => {
@@ -245,7 +245,11 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     const name = formField(req, 'name').trim().slice(0, 80);
     const month = monthOf(d.clock());
     const again = async (error: string) =>
-      sendPage(res, emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month, name, nameError: error }), 400);
+      sendPage(
+        res,
+        emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month, apiBase: emotionBaseUrl(d, req), name, nameError: error }),
+        400,
+      );
     if (!name) return again('Give the token a name.');
     // Names are unique per account (revoked tokens included), so the list and the activity log stay unambiguous.
     const lockKey = `${d.config.QUEUE_PREFIX}:console:token-name:${a._id}`;

@@ -23,14 +23,16 @@ export function securityRoutes(d: ConsoleDeps): Router {
     const ctx = await appContext(d, req, res, a);
     sendPage(
       res,
-      securityPage(ctx, {
-        recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0,
-        usageAlerts: !!a.usageAlerts,
-        passwordChangedAt: a.passwordChangedAt ?? null,
-        error,
-      }),
+      securityPage(ctx, { recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0, usageAlerts: !!a.usageAlerts, password: await passwordSet(a), error }),
       status,
     );
+  }
+
+  /** When the password was last set: a change or reset stamps the account; the first one was chosen at activation. */
+  async function passwordSet(a: Account): Promise<{ at: Date; how: 'changed' | 'activation' } | null> {
+    if (a.passwordChangedAt) return { at: a.passwordChangedAt, how: 'changed' };
+    const activated = await d.models.Audit.findOne({ customerId: a._id, action: 'console.activated' }).sort({ at: -1 }).lean();
+    return activated ? { at: activated.at, how: 'activation' } : null;
   }
 
   r.get('/security', auth, async (req, res) => page(req, res, await account(req)));

@@ -25,11 +25,14 @@ import { baseUrl, clientIp, formField, pageContext, redirectToReveal, redirectWi
 
 const WRONG_CREDENTIALS = 'The e-mail address or password is incorrect.';
 
-/** Checks a 6-digit code, or (where allowed) a recovery code, under the TOTP lockout. */
+/**
+ * Checks a 6-digit code, or (where allowed) a recovery code, under the TOTP lockout. A refused one is
+ * written to the account's Activity (with `ip` where the caller has it), so the owner sees guessing.
+ */
 export async function checkSecondFactor(
   d: ConsoleDeps,
   account: Account,
-  input: { code?: string; recoveryCode?: string },
+  input: { code?: string; recoveryCode?: string; ip?: string },
 ): Promise<{ ok: true; usedRecoveryCode: boolean } | { ok: false; error: string; status: number; retryAfter?: number }> {
   let attempts: number;
   try {
@@ -43,6 +46,7 @@ export async function checkSecondFactor(
   if (recovery) ok = await d.accounts.spendRecoveryCode(account._id, hashRecoveryCode(recovery));
   else if (account.totpSecretEnc) ok = await d.totp.check(account._id, d.totp.openSecret(account.totpSecretEnc, account._id), input.code ?? '');
   if (!ok) {
+    await d.accounts.audit(account._id, 'console.two_factor_failed', { kind: recovery ? 'recovery_code' : 'code', ...(input.ip ? { ip: input.ip } : {}) });
     const left = RULES.totp.maxFailures - attempts;
     const what = recovery
       ? 'That recovery code is not valid or was already used.'
@@ -187,14 +191,12 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const account = await passwordStageAccount(req);
     if (!account?.totpEnabled || !account.totpSecretEnc) return res.redirect(303, '/console/sign-in');
     const recoveryCode = formField(req, 'recoveryCode');
-    const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code'), recoveryCode });
+    const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code'), recoveryCode, ip: clientIp(req) });
     if (!outcome.ok) {
       if (outcome.retryAfter) res.setHeader('Retry-After', String(outcome.retryAfter));
-      return sendPage(
-        res,
-        totpChallengePage(await pageContext(d, req, res), { email: account.email, error: outcome.error, recoveryOpen: !!recoveryCode }),
-        outcome.status,
-      );
+      // A refused recovery code is answered under the recovery-code field, which keeps what was typed.
+      const answer = recoveryCode.trim() ? { recoveryCode, recoveryError: outcome.error } : { error: outcome.error };
+      return sendPage(res, totpChallengePage(await pageContext(d, req, res), { email: account.email, ...answer }), outcome.status);
     }
     await authenticate(req, res, account);
     if (!account.welcomeSentAt) await sendWelcome(req, account);

@@ -47,7 +47,8 @@ function usageStats(u: UsageView, hardCap: boolean): SafeHtml {
 
 function quickstart(ctx: AppContext, o: { apiBase: string; keyPrefix: string | null }): SafeHtml {
   const key = o.keyPrefix ? `${o.keyPrefix}…` : 'YOUR_API_KEY';
-  const build = `{ printf '{"image_format":"jpeg","image":"'; base64 -w0 selfie.jpg; printf '"}'; } > body.json`;
+  // Portable: GNU base64 wraps lines (and macOS lacks -w0), so the line breaks are removed by tr.
+  const build = String.raw`{ printf '{"image_format":"jpeg","image":"'; base64 < selfie.jpg | tr -d '\n'; printf '"}'; } > body.json`;
   const call = `curl -sS ${o.apiBase}/v1/check/liveness \\\n  -H "X-API-Key: ${key}" \\\n  -H "Content-Type: application/json" \\\n  --data-binary @body.json`;
   return html`<section class="card span-12" aria-labelledby="qs-h" id="quickstart">
   <div class="card-head"><h2 id="qs-h">Quickstart</h2><span class="muted small">Replace <code>${key}</code> with your full key</span></div>
@@ -230,11 +231,11 @@ export function planPage(ctx: AppContext, o: { plan: PlanState; usage: UsageView
   return appPage(ctx, {
     title: 'Plan & billing',
     nav: 'plan',
-    body: html`<div class="page-head"><div><h1>Plan & billing</h1><p>Prices are the public marketplace prices in USD. Upgrades apply immediately; downgrades and cancellation at the end of the month. Every change asks you to confirm first.</p></div></div>
+    body: html`<div class="page-head"><div><h1>Plan & billing</h1><p>Prices are the public marketplace prices in USD. Upgrades apply immediately; downgrades and cancellation at the end of the month. Plan changes, cancellation and switching the hard cap off ask you to confirm first; switching the hard cap on applies at once, since it can only lower your bill.</p></div></div>
 ${
   scheduled
-    ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p>${scheduled} Until then nothing changes.</p>
-  <form method="post" action="/console/plan/scheduled/withdraw" class="inline">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form></div>`
+    ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p><strong>Scheduled.</strong> ${scheduled} Until then nothing changes.</p>
+  <form method="post" action="/console/plan/scheduled/withdraw" class="actions">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form></div>`
     : ''
 }
 <div class="grid">
@@ -346,7 +347,19 @@ export interface TokenView {
 
 const minutes = (seconds: number) => (seconds / 60).toLocaleString('en-US', { maximumFractionDigits: 1 });
 
-export function emotionPage(ctx: AppContext, o: { tokens: TokenView[]; month: string; nameError?: string; name?: string }): string {
+/** How to call the emotion API: its address, the Bearer header and a curl line that sends a WAV file. */
+function emotionQuickstart(apiBase: string): SafeHtml {
+  const call = `curl -sS ${apiBase}/feelings/v3/analysis \\\n  -H "Authorization: Bearer YOUR_TOKEN" \\\n  -H "Content-Type: audio/wav" \\\n  --data-binary @speech.wav`;
+  return html`<section class="card span-12" aria-labelledby="emo-qs-h" id="emotion-quickstart">
+  <h2 id="emo-qs-h">Calling the API</h2>
+  <p class="small">Send the audio file's bytes to <code class="wrap" id="emotion-endpoint">POST ${apiBase}/feelings/v3/analysis</code> with the header
+    <code class="wrap">Authorization: Bearer YOUR_TOKEN</code> and the file's type as <code class="wrap">Content-Type: audio/…</code>.</p>
+  <pre class="code" id="emotion-curl"><code>${call}</code></pre>
+  <p class="small muted">The answer holds <code>rough</code> and <code>soft</code> (0–1) for every 5 s of audio. Replace <code>YOUR_TOKEN</code> with a token created below.</p>
+</section>`;
+}
+
+export function emotionPage(ctx: AppContext, o: { tokens: TokenView[]; month: string; apiBase: string; nameError?: string; name?: string }): string {
   const active = o.tokens.filter((t) => !t.revokedAt);
   const totalCalls = o.tokens.reduce((a, t) => a + t.calls, 0);
   const totalSeconds = o.tokens.reduce((a, t) => a + t.audioSeconds, 0);
@@ -363,6 +376,7 @@ export function emotionPage(ctx: AppContext, o: { tokens: TokenView[]; month: st
       <div class="stat"><div class="label">Active tokens</div><div class="value">${int(active.length)}</div></div>
     </div>
   </section>
+  ${emotionQuickstart(o.apiBase)}
   <section class="card span-8" aria-labelledby="tokens-h">
     <h2 id="tokens-h">Tokens</h2>
     ${
@@ -427,7 +441,13 @@ export function tokenRevealedPage(ctx: AppContext, o: { name: string; token: str
 
 export function securityPage(
   ctx: AppContext,
-  o: { recoveryCodesLeft: number; usageAlerts: boolean; passwordChangedAt: Date | null; error?: { form: 'password' | 'codes'; text: string } },
+  o: {
+    recoveryCodesLeft: number;
+    usageAlerts: boolean;
+    /** When the password was last set: changed (or reset), or else chosen at activation. */
+    password: { at: Date; how: 'changed' | 'activation' } | null;
+    error?: { form: 'password' | 'codes'; text: string };
+  },
 ): string {
   const err = (form: 'password' | 'codes') => (o.error?.form === form ? html`<div class="alert alert-error" role="alert"><p>${o.error.text}</p></div>` : '');
   return appPage(ctx, {
@@ -437,7 +457,9 @@ export function securityPage(
 <div class="grid">
   <section class="card span-6" aria-labelledby="pw-h" id="change-password">
     <h2 id="pw-h">Change password</h2>
-    <p class="small muted">Last changed: ${o.passwordChangedAt ? utc(o.passwordChangedAt) : 'never'}. Changing it signs out every other session.</p>
+    <p class="small muted" id="password-set">${
+      o.password === null ? '' : o.password.how === 'changed' ? `Last changed ${utc(o.password.at)}.` : `Set at activation, ${utc(o.password.at)}.`
+    } Changing it signs out every other session.</p>
     ${err('password')}
     <form method="post" action="/console/security/password" data-once>
       ${csrfField(ctx.csrf)}
@@ -484,7 +506,11 @@ export function recoveryCodesBody(o: { codes: string[]; next: string }): SafeHtm
 <p class="lead">If you lose your phone, each code signs you in once instead of a 6-digit code.</p>
 <div class="alert alert-warn" role="note"><p><strong>Save them now: they are shown only this once.</strong> Print them or keep them in a password manager.</p></div>
 <ol class="codes" id="recovery-codes">${o.codes.map((c) => html`<li><code>${c}</code></li>`)}</ol>
-<button class="btn btn-secondary btn-sm" type="button" data-copy="recovery-codes" hidden>Copy all</button>
+<div class="actions">
+  <button class="btn btn-secondary btn-sm" type="button" data-copy="recovery-codes" hidden>Copy all</button>
+  <button class="btn btn-secondary btn-sm" type="button" id="codes-download" data-download="recovery-codes" data-filename="liveness-api-recovery-codes.txt" data-heading="Liveness API console: recovery codes. Each one signs in once in place of a code from your authenticator app." hidden>Download as a text file</button>
+  <button class="btn btn-secondary btn-sm" type="button" id="codes-print" data-print hidden>Print</button>
+</div>
 <div class="actions"><a class="btn btn-primary" href="${o.next}" id="codes-continue">I have saved them — continue</a></div>`;
 }
 
@@ -524,6 +550,8 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'console.password_changed': () => 'Changed the password (other sessions ended)',
   'console.password_reset_requested': () => 'Asked for a password reset link',
   'console.recovery_code_used': () => 'Signed in with a recovery code',
+  'console.two_factor_failed': (d) =>
+    d.kind === 'recovery_code' ? 'A recovery code that is not valid or was already used was refused' : 'A wrong two-factor code was refused',
   'console.recovery_codes_regenerated': () => 'Made new recovery codes',
   'usage_alerts.on': () => 'Turned usage alert e-mails on',
   'usage_alerts.off': () => 'Turned usage alert e-mails off',

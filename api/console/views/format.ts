@@ -10,9 +10,18 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 
 export const calls = (n: number) => plural(n, 'call');
 
-/** "1 December 2026" from "2026-12": the first day of a month, for "takes effect on …". */
+/**
+ * The console's one date style, "1 Dec 2026" (with a time: "1 Dec 2026, 00:00 UTC"), for every date it
+ * shows: activity, keys, plan changes, the usage chart and its table.
+ */
+export function day(d: Date | string): string {
+  const t = typeof d === 'string' ? new Date(d.length === 10 ? `${d}T00:00:00Z` : d) : d;
+  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}`;
+}
+
+/** "1 Dec 2026" from "2026-12": the first day of a month, for "takes effect on …". */
 export function firstOf(ym: string): string {
-  return `1 ${monthName(ym)}`;
+  return day(`${ym}-01`);
 }
 
 export function usd(n: number): string {
@@ -29,7 +38,7 @@ export function utc(d: Date | string | null | undefined): string {
   const t = typeof d === 'string' ? new Date(d) : d;
   const hh = String(t.getUTCHours()).padStart(2, '0');
   const mm = String(t.getUTCMinutes()).padStart(2, '0');
-  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}, ${hh}:${mm} UTC`;
+  return `${day(t)}, ${hh}:${mm} UTC`;
 }
 
 /** "December 2026" from "2026-12". */

@@ -10,6 +10,8 @@ export interface PageContext {
   devMailbox: boolean;
   /** The support address (SUPPORT_EMAIL). */
   support: string;
+  /** Past the password (two-factor step or fully signed in): the card's footer offers no "Sign in" link. */
+  signedIn?: boolean;
 }
 
 export interface AppContext extends PageContext {
@@ -93,7 +95,7 @@ ${devbar(ctx)}
     ${flashBox(ctx.flash)}
     ${o.body}
   </main>
-  <p class="auth-foot">Need help? Write to ${supportLink(ctx)}. &nbsp;·&nbsp; <a href="/console/sign-in">Sign in</a></p>
+  <p class="auth-foot">Need help? Write to ${supportLink(ctx)}.${ctx.signedIn ? '' : html` &nbsp;·&nbsp; <a href="/console/sign-in">Sign in</a>`}</p>
 </div>
 </body>
 </html>`.value
@@ -115,7 +117,6 @@ ${devbar(ctx)}
       ${NAV.map((n) => html`<a href="${n.href}"${n.id === o.nav ? html` aria-current="page"` : ''}>${n.label}</a>`)}
     </nav>
     <div class="account-menu">
-      <span class="who" title="${ctx.email}">${ctx.company || ctx.email}</span>
       <a href="/console/security"${o.nav === 'security' ? html` aria-current="page"` : ''} class="btn btn-secondary btn-sm">Security</a>
       <form method="post" action="/console/sign-out" class="inline">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Sign out</button></form>
     </div>
@@ -125,7 +126,7 @@ ${devbar(ctx)}
   ${flashBox(ctx.flash)}
   ${o.body}
 </main>
-<footer class="site">Signed in as ${ctx.email} · All times UTC · <a href="/console/activity">Activity</a> · Help: ${supportLink(ctx)}</footer>
+<footer class="site">Signed in as ${ctx.email}${ctx.company ? ` (${ctx.company})` : ''} · All times UTC · <a href="/console/activity">Activity</a> · Help: ${supportLink(ctx)}</footer>
 </body>
 </html>`.value
   }`;

@@ -27,17 +27,17 @@ Registered but never confirmed your e-mail? <a href="/console/verify/resend">Get
   });
 }
 
-function codeField(error?: string) {
+function codeField(error?: string, focus = true) {
   return html`<div class="field">
     <label for="code">6-digit code</label>
     <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="6" required
-      data-rule="code" aria-describedby="code-error" aria-invalid="${error ? 'true' : 'false'}" autofocus>
+      data-rule="code" aria-describedby="code-error" aria-invalid="${error ? 'true' : 'false'}"${focus ? html` autofocus` : ''}>
     <div class="error-text" id="code-error" role="alert">${error ?? ''}</div>
   </div>`;
 }
 
 export function totpSetupPage(ctx: PageContext, o: { email: string; secret: string; qrSvg: string; error?: string }): string {
-  const grouped = o.secret.replace(/(.{4})/g, '$1 ').trim();
+  const groups = o.secret.match(/.{1,4}/g) ?? [];
   return authPage(ctx, {
     title: 'Set up two-factor sign-in',
     step: 5,
@@ -48,7 +48,7 @@ export function totpSetupPage(ctx: PageContext, o: { email: string; secret: stri
   <div role="img" aria-label="QR code for your authenticator app">${raw(o.qrSvg)}</div>
   <div class="manual">
     <div class="label">Can't scan? Enter this key manually</div>
-    <code class="secret-text" id="totp-secret" data-secret="${o.secret}">${grouped}</code>
+    <code class="secret-text" id="totp-secret" data-secret="${o.secret}">${groups.map((g, i) => html`${i > 0 ? ' ' : ''}<span class="group">${g}</span>`)}</code>
     <button class="btn btn-secondary btn-sm" type="button" data-copy="totp-secret" hidden>Copy key</button>
     <p class="muted small">Account: ${o.email} · Time-based · 6 digits · 30 seconds</p>
   </div>
@@ -61,21 +61,25 @@ export function totpSetupPage(ctx: PageContext, o: { email: string; secret: stri
   });
 }
 
-export function totpChallengePage(ctx: PageContext, o: { email: string; error?: string; recoveryOpen?: boolean }): string {
+/** `error` answers the 6-digit code; `recoveryError` answers a recovery code (its section open, the typed code kept). */
+export function totpChallengePage(ctx: PageContext, o: { email: string; error?: string; recoveryCode?: string; recoveryError?: string }): string {
+  const recoveryOpen = o.recoveryError !== undefined;
   return authPage(ctx, {
     title: 'Two-factor sign-in',
     body: html`<h1>Enter your code</h1>
 <p class="lead">Open your authenticator app and enter the 6-digit code for <strong>${o.email}</strong>.</p>
 <form method="post" action="/console/sign-in/two-factor" data-validate novalidate>
   ${csrfField(ctx.csrf)}
-  ${codeField(o.error)}
+  ${codeField(o.error, !recoveryOpen)}
   <div class="actions"><button class="btn btn-primary" type="submit">Verify</button></div>
 </form>
-<details class="small" id="use-recovery"${o.recoveryOpen ? ' open' : ''}><summary>Lost your phone? Use a recovery code</summary>
+<details class="small" id="use-recovery"${recoveryOpen ? ' open' : ''}><summary>Lost your phone? Use a recovery code</summary>
 <form method="post" action="/console/sign-in/two-factor">
   ${csrfField(ctx.csrf)}
   <div class="field"><label for="recovery-code">Recovery code</label>
-    <input id="recovery-code" name="recoveryCode" type="text" autocomplete="off" spellcheck="false" maxlength="16" class="mono" placeholder="xxxxx-xxxxx"></div>
+    <input id="recovery-code" name="recoveryCode" type="text" autocomplete="off" spellcheck="false" maxlength="16" class="mono" placeholder="xxxxx-xxxxx"
+      value="${o.recoveryCode ?? ''}" aria-describedby="recovery-code-error" aria-invalid="${o.recoveryError ? 'true' : 'false'}"${recoveryOpen ? html` autofocus` : ''}>
+    <div class="error-text" id="recovery-code-error" role="alert">${o.recoveryError ?? ''}</div></div>
   <button class="btn btn-secondary" type="submit">Sign in with a recovery code</button>
 </form>
 <p class="muted">No codes either? Write to ${supportLink(ctx)} from this address; we verify your identity before resetting two-factor sign-in.</p>

@@ -38,7 +38,7 @@ export function emotionTryPage(ctx: AppContext, o: { dailyCap: number; maxSecond
     </figure>
     <dl class="try-summary" id="summary"></dl>
     <div class="table-wrap"><table id="intervals-table"><caption class="sr-only">Rough, soft and speech share per interval</caption>
-      <thead><tr><th scope="col">Interval</th><th scope="col">Rough</th><th scope="col">Soft</th><th scope="col">Speech</th></tr></thead><tbody></tbody></table></div>
+      <thead><tr><th scope="col">Interval</th><th scope="col" class="num">Rough</th><th scope="col" class="num">Soft</th><th scope="col" class="num">Speech</th></tr></thead><tbody></tbody></table></div>
     <p class="small muted" id="meta"></p>
   </section>
 </div>

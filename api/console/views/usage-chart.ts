@@ -2,7 +2,7 @@
 // shapes — a wide one for desktops and a taller, larger-text one for phones (CSS shows one) — with
 // the same numbers as a table (the accessible fallback) and as the CSV export.
 import { html, type SafeHtml } from './html';
-import { calls, int } from './format';
+import { calls, day, int, monthName } from './format';
 import { dailySeries } from '../usage';
 
 interface Shape {
@@ -28,7 +28,7 @@ function svg(s: Shape, month: string, values: number[], idSuffix: string): SafeH
   const gridValues = [max, Math.round(max / 2)].filter((v, i, a) => v > 0 && a.indexOf(v) === i);
   const total = values.reduce((a, b) => a + b, 0);
   return html`<svg class="${s.cls}" viewBox="0 0 ${s.W} ${s.H}" role="img" aria-labelledby="chart-title-${idSuffix} chart-desc-${idSuffix}" font-size="${s.font}">
-  <title id="chart-title-${idSuffix}">Calls per day, ${month}</title>
+  <title id="chart-title-${idSuffix}">Calls per day, ${monthName(month)}</title>
   <desc id="chart-desc-${idSuffix}">${calls(total)} this month; busiest day ${calls(Math.max(...values))}. The table below lists every day.</desc>
   ${gridValues.map((v) => {
     const yv = top + plotH - (v / max) * plotH;
@@ -38,8 +38,8 @@ function svg(s: Shape, month: string, values: number[], idSuffix: string): SafeH
   ${values.map((v, i) => {
     const h = v === 0 ? 2 : Math.max(3, (v / max) * plotH);
     const x = s.left + i * slot + (slot - barW) / 2;
-    const day = `${month}-${String(i + 1).padStart(2, '0')}`;
-    return html`<rect class="bar${v === 0 ? ' zero' : ''}" x="${x.toFixed(1)}" y="${(top + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" rx="1.5" data-day="${day}" data-calls="${v}"><title>${day}: ${calls(v)}</title></rect>`;
+    const date = `${month}-${String(i + 1).padStart(2, '0')}`;
+    return html`<rect class="bar${v === 0 ? ' zero' : ''}" x="${x.toFixed(1)}" y="${(top + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" rx="1.5" data-day="${date}" data-label="${day(date)}" data-calls="${v}"><title>${day(date)}: ${calls(v)}</title></rect>`;
   })}
   ${values.map((_, i) =>
     i === 0 || (i + 1) % s.every === 0
@@ -58,9 +58,9 @@ export function dailyChart(month: string, daily: Record<string, number>): SafeHt
   <figcaption class="small muted" id="chart-readout" aria-live="polite">Tap or hover a bar to see its day.</figcaption>
 </figure>
 <details class="small" id="daily-table-box"><summary>Show calls per day as a table</summary>
-  <table id="daily-table" class="compact"><caption class="sr-only">Calls per day, ${month}</caption>
+  <table id="daily-table" class="compact"><caption class="sr-only">Calls per day, ${monthName(month)}</caption>
     <thead><tr><th scope="col">Date (UTC)</th><th scope="col" class="num">Calls</th></tr></thead>
-    <tbody>${series.map((r) => html`<tr><th scope="row">${r.date}</th><td class="num">${int(r.calls)}</td></tr>`)}</tbody>
+    <tbody>${series.map((r) => html`<tr><th scope="row"><time datetime="${r.date}">${day(r.date)}</time></th><td class="num">${int(r.calls)}</td></tr>`)}</tbody>
   </table>
 </details>`;
 }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generate } from 'otplib';
-import { launchChromium, SCREENSHOTS_DIR } from '../../support/browser';
+import { checkBothWidths, DESKTOP, launchChromium, PHONE, SCREENSHOTS_DIR } from '../../support/browser';
 import { http } from '../../support/http';
 import { quietLog } from '../../support/config';
 import { portrait } from '../../../dev/harness/sample-images';
@@ -22,11 +22,9 @@ import { startLivenessWorker } from '../../../workers/liveness/worker';
 import type { RunningWorker } from '../../../workers/runtime/worker-process';
 import { startConsole, type ConsoleHarness } from '../../integration/console/harness';
 import { listMessages } from '../../../shared/mail/mailbox';
+import { ANALYSIS_PATH } from '../../../api/emotion/app';
 
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 860 };
 const run = promisify(execFile);
-const PHONE = { width: 390, height: 844 };
 
 describe('Console in a real browser: from the marketplace link to the dashboard', function () {
   this.timeout(300_000);
@@ -57,26 +55,31 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     return generate({ secret: totpSecret, epoch: step * 30 });
   };
 
-  /**
-   * The page as it is now, at desktop and phone width: a screenshot of each, the phone's document no
-   * wider than its viewport, and no serious or critical axe-core violation at either width.
-   */
-  async function checkPage(name: string): Promise<void> {
+  /** The page as it is now at 1280 and 390 px (see checkBothWidths), its screenshots numbered in walk order. */
+  async function checkPage(name: string, p: Page = page): Promise<void> {
     shot++;
-    const base = path.join(SCREENSHOTS_DIR, `${String(shot).padStart(2, '0')}-${name}`);
-    for (const viewport of [DESKTOP, PHONE]) {
-      await page.setViewportSize(viewport);
-      await page.screenshot({ path: `${base}-${viewport.width}.png`, fullPage: true });
-      const widths = await page.evaluate<{ doc: number; view: number }>('({ doc: document.documentElement.scrollWidth, view: window.innerWidth })');
-      expect(widths.doc, `${name} at ${viewport.width} px scrolls sideways`).to.be.at.most(widths.view);
-      if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-      const found = await page.evaluate<Array<{ id: string; impact: string; nodes: string[] }>>(
-        'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })))',
-      );
-      const violations = found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
-      expect(violations, `${name} at ${viewport.width} px`).to.deep.equal([]);
+    await checkBothWidths(p, `${String(shot).padStart(2, '0')}-${name}`);
+  }
+
+  /** `fn` evaluated with the page at phone width (then back at desktop width). */
+  async function atPhone<T>(fn: () => Promise<T>): Promise<T> {
+    await page.setViewportSize(PHONE);
+    try {
+      return await fn();
+    } finally {
+      await page.setViewportSize(DESKTOP);
     }
-    await page.setViewportSize(DESKTOP);
+  }
+
+  /** Whether the page's card footer offers a "Sign in" link (it must not once past the password). */
+  const footerSignIn = () => page.isVisible('.auth-foot a[href="/console/sign-in"]');
+
+  /** The recovery codes' download button saves exactly the codes shown, one a line. */
+  async function downloadedCodes(): Promise<string[]> {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#codes-download')]);
+    expect(download.suggestedFilename()).to.equal('liveness-api-recovery-codes.txt');
+    const text = fs.readFileSync(await download.path(), 'utf8');
+    return text.split('\n').filter((l) => /^[a-z0-9]{5}-[a-z0-9]{5}$/i.test(l.trim()));
   }
 
   const ruleMet = async (rule: string) => ((await page.getAttribute(`li[data-rule=${rule}]`, 'class')) ?? '').includes('ok');
@@ -84,9 +87,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
 
   before(async () => {
     fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
-    for (const f of fs.readdirSync(SCREENSHOTS_DIR)) if (f.endsWith('.png')) fs.rmSync(path.join(SCREENSHOTS_DIR, f));
+    // Only this walk's numbered screenshots: the try-it suite keeps its own (try-*) in the same folder.
+    for (const f of fs.readdirSync(SCREENSHOTS_DIR)) if (/^\d\d-.*\.png$/.test(f)) fs.rmSync(path.join(SCREENSHOTS_DIR, f));
     // The alert scheduler runs every 5 minutes in production; 300 ms lets the test see its pass.
-    h = await startConsole('console-e2e', { USAGE_ALERT_INTERVAL_MS: '300', SUPPORT_EMAIL: 'help@liveness.example.com' });
+    // The emotion front-end is not started here: its public address is set as a deployment would set it.
+    h = await startConsole('console-e2e', {
+      USAGE_ALERT_INTERVAL_MS: '300',
+      SUPPORT_EMAIL: 'help@liveness.example.com',
+      EMOTION_PUBLIC_BASE_URL: 'https://emotion.acme-liveness.example.com/',
+    });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: DESKTOP });
     page = await context.newPage();
@@ -113,6 +122,29 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.textContent('#subscription-id')).to.equal(sub.subscriptionId);
     expect(await page.textContent('.steps [aria-current=step]')).to.contain('Your details');
     await checkPage('registration');
+  });
+
+  it('lists the marketplace IDs label above value on a phone, the subscription ID on at most two lines', async () => {
+    const layout = await atPhone(() =>
+      page.evaluate<{ columns: string; lines: number }>(`(() => {
+        const dd = document.getElementById('subscription-id');
+        const style = getComputedStyle(dd);
+        return { columns: getComputedStyle(dd.parentElement).gridTemplateColumns, lines: Math.round(dd.getBoundingClientRect().height / parseFloat(style.lineHeight)) };
+      })()`),
+    );
+    expect(layout.columns.split(' '), 'one column: the phone rule applies').to.have.length(1);
+    expect(layout.lines).to.be.at.most(2);
+  });
+
+  it('answers a registration link that is not valid with a page that leads on', async () => {
+    const other = await context.newPage();
+    const res = await other.goto(`${h.base}/console/register?token=not-a-token`);
+    expect(res?.status()).to.be.within(400, 499);
+    expect(await other.textContent('h1')).to.contain('not valid');
+    await checkPage('registration-link-invalid', other);
+    await other.goto(`${h.base}/console/no-such-page`);
+    await checkPage('not-found', other);
+    await other.close();
   });
 
   it('validates the fields inline before sending', async () => {
@@ -191,6 +223,13 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await again.goto(verificationLink);
     expect(await again.textContent('h1')).to.match(/already (used|active)/i);
     expect(await again.isVisible('main a[href="/console/sign-in"]')).to.equal(true);
+    await checkPage('verification-link-used', again);
+    await again.goto(`${h.base}/console/verify/resend`);
+    await checkPage('verification-resend', again);
+    await again.fill('#email', email);
+    await again.click('button[type=submit]');
+    await again.waitForSelector('h1:has-text("Check your inbox")');
+    await checkPage('verification-resend-sent', again);
     await again.close();
   });
 
@@ -201,6 +240,11 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.fill('#password', password);
     await Promise.all([page.waitForURL('**/console/two-factor/setup'), page.click('button[type=submit]')]);
     expect(await page.isVisible('.qr svg')).to.equal(true);
+    // The manual key wraps between its groups of four on a phone, never inside one.
+    const groups = await atPhone(() => page.$$eval('#totp-secret .group', (els) => els.map((e) => e.getClientRects().length)));
+    expect(groups.length).to.be.greaterThan(4);
+    expect(groups.every((n) => n === 1)).to.equal(true);
+    expect(await footerSignIn()).to.equal(false);
     await checkPage('totp-setup');
   });
 
@@ -218,7 +262,17 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     const stored = (await h.api.deps.accounts.getByEmail(email))!.recoveryCodeHashes;
     expect(stored).to.have.length(10);
     for (const code of recoveryCodes) expect(stored.join(' ')).to.not.contain(code.replace('-', ''));
+    expect(await downloadedCodes()).to.deep.equal(recoveryCodes);
+    expect(await page.isVisible('#codes-print')).to.equal(true);
+    expect(await footerSignIn()).to.equal(false);
     await checkPage('recovery-codes-once');
+    // What the Print button prints: the codes without the page's buttons and footer.
+    await page.emulateMedia({ media: 'print' });
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `${String(shot).padStart(2, '0')}-recovery-codes-print.png`), fullPage: true });
+    expect(await page.isVisible('#recovery-codes')).to.equal(true);
+    expect(await page.isVisible('#codes-continue')).to.equal(false);
+    expect(await page.isVisible('.auth-foot')).to.equal(false);
+    await page.emulateMedia({ media: 'screen' });
     await page.reload();
     expect(await page.isVisible('#already-shown')).to.equal(true);
     expect(await page.content()).to.not.contain(recoveryCodes[0]!);
@@ -231,6 +285,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.textContent('#qs-curl'))
       .to.contain(`X-API-Key: ${primaryKey.slice(0, 9)}…`)
       .and.contain('--data-binary @body.json');
+    expect(await page.textContent('#qs-body'), 'portable base64 (macOS has no -w0)')
+      .to.contain("base64 < selfie.jpg | tr -d '\\n'")
+      .and.not.contain('-w0');
     await checkPage('dashboard');
     const welcome = await h.waitForMail(email, /Welcome/);
     expect(welcome.text).to.contain('/console/dashboard');
@@ -282,7 +339,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.click('tr[data-plan=starter] >> text=Downgrade…');
     const down = await mainText();
     expect(down)
-      .to.match(/When: 1 [A-Z][a-z]+ \d{4}, 00:00 UTC/)
+      .to.match(/When: 1 [A-Z][a-z]{2} \d{4}, 00:00 UTC/)
       .and.not.match(/1 \d{4}-\d{2}/);
     await checkPage('plan-downgrade-confirm');
     await page.click('text=Keep Standard');
@@ -290,7 +347,36 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.isVisible('#scheduled-change')).to.equal(false);
   });
 
-  it('switches the hard cap on at once, and off only after a confirmation that shows the overage price', async () => {
+  it('shows a scheduled downgrade below the sticky top bar, with its Withdraw button in reach', async () => {
+    await page.click('tr[data-plan=starter] >> text=Downgrade…');
+    await Promise.all([page.waitForURL('**/console/plan#scheduled-change'), page.click('#confirm-plan')]);
+    expect(await page.textContent('#scheduled-change')).to.match(/Scheduled\. Your plan changes to Starter on 1 [A-Z][a-z]{2} \d{4}, 00:00 UTC/);
+    for (const viewport of [DESKTOP, PHONE]) {
+      await page.setViewportSize(viewport);
+      await page.goto(page.url()); // arrives at the notice as the redirect did, at this width
+      // Nothing covers the notice: the top bar ends above it, and the Withdraw button is what a tap there hits.
+      const seen = await page.evaluate<{ barBottom: number; noticeTop: number; hit: boolean }>(`(() => {
+        const bar = document.querySelector('.topbar').getBoundingClientRect();
+        const notice = document.getElementById('scheduled-change').getBoundingClientRect();
+        const button = document.querySelector('#scheduled-change button').getBoundingClientRect();
+        const hit = document.elementFromPoint(button.left + button.width / 2, button.top + button.height / 2);
+        return { barBottom: bar.bottom, noticeTop: notice.top, hit: !!hit && hit.closest('#scheduled-change button') !== null };
+      })()`);
+      expect(seen.noticeTop, `${viewport.width} px`).to.be.at.least(seen.barBottom);
+      expect(seen.hit, `${viewport.width} px: the Withdraw button is not covered`).to.equal(true);
+      await page.screenshot({
+        path: path.join(SCREENSHOTS_DIR, `${String(shot + 1).padStart(2, '0')}-plan-downgrade-scheduled-at-notice-${viewport.width}.png`),
+      });
+    }
+    await page.setViewportSize(DESKTOP);
+    await checkPage('plan-downgrade-scheduled');
+    await Promise.all([page.waitForURL('**/console/plan'), page.click('#scheduled-change button')]);
+    expect(await page.textContent('.alert-success')).to.contain('withdrawn');
+    expect(await page.isVisible('#scheduled-change')).to.equal(false);
+  });
+
+  it('switches the hard cap on at once, and off only after a confirmation that shows the overage price, as the page says', async () => {
+    expect(await page.textContent('.page-head')).to.contain('switching the hard cap off ask you to confirm first; switching the hard cap on applies at once');
     expect(await page.getAttribute('#hard-cap-switch', 'aria-checked')).to.equal('false');
     await page.click('#hard-cap-switch');
     await page.waitForSelector('#hard-cap-switch[aria-checked="true"]');
@@ -307,8 +393,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.waitForSelector('#hard-cap-switch[aria-checked="true"]');
   });
 
-  it('turns usage alerts on under Security', async () => {
+  it('turns usage alerts on under Security, which says when the password was set', async () => {
     await page.click('a:has-text("Security")');
+    expect(await page.textContent('#password-set')).to.match(/^Set at activation, \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC\./);
     await checkPage('security');
     await Promise.all([page.waitForURL('**/console/security'), page.click('#alerts-toggle')]);
     expect(await page.textContent('#alerts-state')).to.equal('on');
@@ -350,8 +437,11 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
       bars.map((b) => `${b.getAttribute('data-day')},${b.getAttribute('data-calls')}`),
     );
     const table = await page.$$eval('#daily-table tbody tr', (rows) =>
-      rows.map((r) => `${r.querySelector('th')!.textContent},${r.querySelector('td')!.textContent}`),
+      rows.map((r) => `${r.querySelector('th time')!.getAttribute('datetime')},${r.querySelector('td')!.textContent}`),
     );
+    // Shown in the console's one date style ("5 Nov 2026"); the machine-readable date stays in the markup.
+    const shown = await page.$$eval('#daily-table tbody th', (ths) => ths.map((t) => t.textContent!.trim()));
+    for (const d of shown) expect(d).to.match(/^\d{1,2} [A-Z][a-z]{2} \d{4}$/);
     const href = (await page.getAttribute('#csv-link', 'href'))!;
     const csv = await page.request.get(`${h.base}${href}`);
     expect(csv.headers()['content-type']).to.contain('text/csv');
@@ -386,6 +476,12 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   it('creates an emotion API token shown once; a reload does not create a second; names are unique; revoke asks first', async () => {
     await page.click('nav >> text=Emotion API');
     expect(await page.textContent('#emotion-calls')).to.equal('0');
+    // How to call it: the address (EMOTION_PUBLIC_BASE_URL, its trailing slash dropped), the Bearer header, a curl line.
+    expect(await page.textContent('#emotion-endpoint')).to.equal(`POST https://emotion.acme-liveness.example.com${ANALYSIS_PATH}`);
+    expect(await page.textContent('#emotion-curl'))
+      .to.contain('-H "Authorization: Bearer YOUR_TOKEN"')
+      .and.contain('-H "Content-Type: audio/wav"')
+      .and.contain('--data-binary @speech.wav');
     await page.fill('#token-name', 'call-center-prod');
     await Promise.all([page.waitForURL('**/console/emotion/tokens/new'), page.click('button:has-text("Create token")')]);
     const token = (await page.textContent('#new-token'))!.trim();
@@ -418,6 +514,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.fill('#sec-code', await laterCode());
     await Promise.all([page.waitForURL('**/console/security'), page.click('button:has-text("Change password")')]);
     expect(await page.textContent('.alert-success')).to.contain('password is changed');
+    expect(await page.textContent('#password-set')).to.match(/^Last changed \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC\./);
     password = newPassword;
     await page.click('nav >> text=Activity');
     const actions = await page.$$eval('#audit-list li', (lis) => lis.map((li) => li.getAttribute('data-action')));
@@ -431,6 +528,21 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
       'emotion_token.revoked',
     ]);
     await checkPage('activity');
+  });
+
+  it('makes ten new recovery codes under Security with a TOTP code, shown once, to download or print', async () => {
+    await page.click('a:has-text("Security")');
+    await page.fill('#rc-code', await laterCode());
+    await Promise.all([page.waitForURL('**/console/security/recovery-codes'), page.click('button:has-text("Make ten new codes")')]);
+    const fresh = await page.$$eval('#recovery-codes code', (els) => els.map((e) => e.textContent!.trim()));
+    expect(fresh).to.have.length(10);
+    expect(fresh).to.not.include(recoveryCodes[0]);
+    expect(await downloadedCodes()).to.deep.equal(fresh);
+    await checkPage('security-recovery-codes-once');
+    await page.reload();
+    expect(await page.isVisible('#already-shown')).to.equal(true);
+    await checkPage('security-recovery-codes-already-shown');
+    recoveryCodes = fresh;
   });
 
   it('signs in with the new password and a recovery code, which is then spent', async () => {
@@ -454,8 +566,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.click('text=Lost your phone? Use a recovery code');
     await page.fill('#recovery-code', recoveryCodes[0]!);
     await page.click('button:has-text("Sign in with a recovery code")');
-    expect(await page.textContent('.alert-error, .error-text')).to.contain('not valid or was already used');
     expect(page.url()).to.match(/two-factor$/);
+    // The answer sits under the recovery-code field, which keeps what was typed; the 6-digit field is untouched.
+    expect(await page.textContent('#recovery-code-error')).to.contain('not valid or was already used');
+    expect(await page.inputValue('#recovery-code')).to.equal(recoveryCodes[0]);
+    expect(await page.getAttribute('#recovery-code', 'aria-invalid')).to.equal('true');
+    expect(await page.getAttribute('#code', 'aria-invalid')).to.equal('false');
+    expect(await page.textContent('#code-error')).to.equal('');
+    expect(await footerSignIn()).to.equal(false);
+    await checkPage('recovery-code-refused');
   });
 
   it('resets a forgotten password through the e-mailed link (once), with the same answer for unknown addresses', async () => {
@@ -491,6 +610,14 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await Promise.all([page.waitForURL('**/console/sign-in/two-factor'), page.click('button[type=submit]')]);
     await page.fill('#code', await laterCode());
     await Promise.all([page.waitForURL('**/console/dashboard'), page.click('button[type=submit]')]);
+  });
+
+  it('lists the refused two-factor code and the refused recovery code in Activity', async () => {
+    await page.click('nav >> text=Activity');
+    const failed = await page.$$eval('#audit-list li[data-action="console.two_factor_failed"]', (lis) => lis.map((li) => li.textContent!));
+    expect(failed.some((t) => t.includes('A wrong two-factor code was refused'))).to.equal(true);
+    expect(failed.some((t) => t.includes('A recovery code that is not valid or was already used was refused'))).to.equal(true);
+    await checkPage('activity-refused-codes');
   });
 
   it('raised no script or CSP errors in the browser', () => {
