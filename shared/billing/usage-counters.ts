@@ -158,7 +158,7 @@ export class UsageCounters {
 
   /** The month document, or null when nothing was counted for that owner and month. */
   async month(service: UsageService, owner: string, month: string): Promise<UsageCounterDoc | null> {
-    return (await this.models.UsageCounter.findById(counterId(service, owner, month)).lean()) as UsageCounterDoc | null;
+    return await this.models.UsageCounter.findById(counterId(service, owner, month)).lean();
   }
 
   /** Last call per key id ('token' for an emotion token). */
@@ -235,10 +235,20 @@ export class UsageCounters {
 
   /** A whole month document from increments (dotted paths become nested fields). */
   fromIncrements(base: { _id: string; service: UsageService; owner: string; month: string; applied: Record<string, unknown> }, inc: Record<string, number>) {
-    const doc = { ...base, used: 0, overage: 0, calls: 0, audioSeconds: 0, daily: {} as Record<string, number>, keys: {} as Record<string, number>, rev: 1, backfilled: false };
+    const doc = {
+      ...base,
+      used: 0,
+      overage: 0,
+      calls: 0,
+      audioSeconds: 0,
+      daily: {} as Record<string, number>,
+      keys: {} as Record<string, number>,
+      rev: 1,
+      backfilled: false,
+    };
     for (const [path, n] of Object.entries(inc)) {
       const [head, tail] = path.split('.', 2) as [string, string | undefined];
-      if (tail !== undefined) (doc[head as 'daily' | 'keys'] as Record<string, number>)[tail] = n;
+      if (tail !== undefined) doc[head as 'daily' | 'keys'][tail] = n;
       else (doc as unknown as Record<string, number>)[head] = n;
     }
     return doc;
