@@ -149,6 +149,17 @@ export function appliedIds(doc: Pick<UsageCounterDoc, 'applied'> | null | undefi
   return out;
 }
 
+export interface BackfillResult {
+  /** Events written before counters existed. */
+  events: number;
+  /** Month documents they belong to. */
+  documents: number;
+  /** Documents completed by this run. */
+  written: number;
+  /** Documents an earlier run completed (skipped). */
+  alreadyDone: number;
+}
+
 export class UsageCounters {
   constructor(
     private readonly redis: Redis,
@@ -231,6 +242,60 @@ export class UsageCounters {
         ...(expired.length > 0 ? { $unset: Object.fromEntries(expired.map((f) => [f, ''])) } : {}),
       },
     );
+  }
+
+  /**
+   * Adds the usage events written before counters existed (`counted` not true) to their month documents, once:
+   * each document so completed is marked `backfilled`, in the same update, under the owner's lease, and is
+   * skipped by a later run. So the backfill can be stopped and run again (it resumes), and run while drainers
+   * write (they count only events they write themselves, marked `counted`). Reads the events once, as a scan:
+   * an operator's one-time step, never a request's.
+   */
+  async backfill(progress: (done: number, of: number) => void = () => undefined): Promise<BackfillResult> {
+    const months = new Map<
+      string,
+      { service: UsageService; owner: string; month: string; events: number; inc: Record<string, number>; last: Record<string, Date> }
+    >();
+    let events = 0;
+    const cursor = this.models.UsageEvent.find(
+      { counted: { $ne: true } },
+      { service: 1, customerId: 1, keyId: 1, tokenId: 1, month: 1, billable: 1, overage: 1, at: 1, verdict: 1 },
+    )
+      .lean()
+      .cursor();
+    for await (const doc of cursor) {
+      const e = countedEventOfDoc(doc);
+      if (!e) continue;
+      events++;
+      const id = counterId(e.service, e.owner, e.month);
+      let m = months.get(id);
+      if (!m) months.set(id, (m = { service: e.service, owner: e.owner, month: e.month, events: 0, inc: {}, last: {} }));
+      m.events++;
+      for (const [field, n] of Object.entries(incrementsOf([e]))) m.inc[field] = (m.inc[field] ?? 0) + n;
+      for (const [field, at] of Object.entries(lastUsesOf([e]))) if (!m.last[field] || m.last[field] < at) m.last[field] = at;
+    }
+    const result: BackfillResult = { events, documents: months.size, written: 0, alreadyDone: 0 };
+    for (const [_id, m] of months) {
+      await this.withLease(`${m.service}:${m.owner}`, async () => {
+        const doc = await this.models.UsageCounter.findById(_id, { backfilled: 1 }).lean();
+        if (doc?.backfilled) {
+          result.alreadyDone++;
+          return;
+        }
+        if (!doc) {
+          const base = { _id, service: m.service, owner: m.owner, month: m.month, applied: {} };
+          await this.models.UsageCounter.collection.insertOne({ ...this.fromIncrements(base, m.inc), backfilled: true } as never);
+        } else await this.models.UsageCounter.updateOne({ _id }, { $inc: { ...m.inc, rev: 1 }, $set: { backfilled: true } });
+        await this.models.UsageCounter.updateOne(
+          { _id: lastUseId(m.service, m.owner) },
+          { $max: m.last, $setOnInsert: { service: m.service, owner: m.owner, month: 'last' } },
+          { upsert: true },
+        );
+        result.written++;
+      });
+      progress(result.written + result.alreadyDone, months.size);
+    }
+    return result;
   }
 
   /** A whole month document from increments (dotted paths become nested fields). */

@@ -230,4 +230,42 @@ describe('usage counter documents', () => {
     expect(byToken.get(tokens[1]!)).to.deep.equal({ tokenId: tokens[1], calls: 0, audioSeconds: 0, lastUsedAt: null });
     expect((await recountToken(models, tokens[0]!)).calls).to.equal(4);
   });
+
+  describe('admin usage backfill (events written before counters existed)', () => {
+    it('adds them to the counters once, alongside what the drainer counted, and a second run changes nothing', async () => {
+      const customerId = randomUUID();
+      const tokenId = randomUUID();
+      const lastMonth = monthOf(new Date(Date.UTC(NOW.getUTCFullYear(), NOW.getUTCMonth() - 1, 15)));
+      // As the drainer before counters wrote them: no `counted` mark.
+      const legacy = (over: Record<string, unknown>) =>
+        models.UsageEvent.create({
+          _id: randomUUID(),
+          service: 'liveness',
+          customerId,
+          keyId: 'key-a',
+          plan: 'business',
+          month: MONTH,
+          hour: 'x',
+          billable: true,
+          latencyMs: 5,
+          at: NOW,
+          ...over,
+        });
+      for (let i = 0; i < 4; i++) await legacy({ overage: i === 0 });
+      await legacy({ month: lastMonth, at: new Date(`${lastMonth}-15T10:00:00.000Z`) });
+      await legacy({ service: 'emotion', customerId: null, keyId: null, tokenId, billable: false, verdict: { duration: 3 } });
+      await drainedWhile(async () => {
+        for (let i = 0; i < 2; i++) await appendLiveness(customerId, 'key-b');
+      });
+      const first = await counters.backfill();
+      expect(first).to.include({ events: 6, documents: 3, written: 3, alreadyDone: 0 });
+      const now = await counters.month('liveness', customerId, MONTH);
+      expect(now).to.deep.include({ used: 6, overage: 1, keys: { 'key-a': 4, 'key-b': 2 }, backfilled: true });
+      expect(await recountLiveness(models, customerId)).to.include({ used: 6, overage: 1 });
+      expect((await counters.month('liveness', customerId, lastMonth))?.used).to.equal(1);
+      expect(await counters.month('emotion', tokenId, MONTH)).to.deep.include({ calls: 1, audioSeconds: 3 });
+      expect((await counters.backfill()).written).to.equal(0);
+      expect((await counters.month('liveness', customerId, MONTH))?.used).to.equal(6);
+    });
+  });
 });
