@@ -30,6 +30,7 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   account reset-2fa --customer ID      (after verifying the customer: clears TOTP and recovery codes, ends sessions)
   key regenerate --customer ID --which primary|secondary
   usage show --customer ID
+  usage backfill                (once after upgrading: counts the usage events written before usage counters)
   emotion-token create --name N [--customer ID] | emotion-token revoke --id ID
   metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH]
   metering pending | metering mark-reported --hour YYYY-MM-DDTHH --customer ID

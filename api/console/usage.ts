@@ -1,7 +1,10 @@
 // Owns the console's usage views beyond the ledger's totals: calls per API key and last use of each
-// key (liveness usage events carry keyId), emotion API calls and audio minutes per token, the daily
-// CSV (the chart's own numbers) and month-to-date charges. Read-only: events are written by workers.
-import type { Models } from '../../shared/db/models';
+// key, emotion API calls and audio minutes per token, the daily CSV (the chart's own numbers) and
+// month-to-date charges. Read-only, and only by `_id`: the usage counter documents the drainer keeps
+// (shared/billing/usage-counters.ts), never the usage events (a scan on FerretDB, and unbounded). They
+// trail the answers by the drainer's batch window (under a second).
+import type { Models, UsageCounterDoc } from '../../shared/db/models';
+import { counterId, lastUseId } from '../../shared/billing/usage-counters';
 import type { Account, AccountService } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import { PLANS } from '../../shared/billing/plans';
@@ -74,9 +77,12 @@ export function dailyCsv(month: string, daily: Record<string, number>): string {
   return ['date,calls', ...dailySeries(month, daily).map((r) => `${r.date},${r.calls}`)].join('\r\n') + '\r\n';
 }
 
+const counterDoc = async (models: Models, id: string) => (await models.UsageCounter.findById(id).lean()) as UsageCounterDoc | null;
+const fieldsOf = <T>(doc: UsageCounterDoc | null) => (doc?.keys ?? {}) as Record<string, T>;
+
 /**
  * Billable liveness calls this month per key slot id, and the last call made with the slot's current
- * key (since it was created or regenerated; the id stays with the slot).
+ * key (since it was created or regenerated; the id stays with the slot): two documents of this customer.
  */
 export async function usageByKey(
   models: Models,
@@ -84,41 +90,28 @@ export async function usageByKey(
   month: string,
   keys: Array<{ id: string; since: Date | null }>,
 ): Promise<Map<string, KeyUsage>> {
-  const keyIds = keys.map((k) => k.id);
-  const events = await models.UsageEvent.find({ service: 'liveness', customerId, month, billable: true }, { keyId: 1 }).lean();
-  const out = new Map<string, KeyUsage>(keyIds.map((id) => [id, { keyId: id, calls: 0, lastUsedAt: null }]));
-  for (const e of events) {
-    const k = e.keyId ? out.get(e.keyId) : undefined;
-    if (k) k.calls++;
-  }
-  await Promise.all(
-    keys.map(async ({ id, since }) => {
-      const last = await models.UsageEvent.findOne({ service: 'liveness', keyId: id, ...(since ? { at: { $gte: since } } : {}) }, { at: 1 })
-        .sort({ at: -1 })
-        .lean();
-      out.get(id)!.lastUsedAt = last?.at ?? null;
+  const [counts, last] = await Promise.all([
+    counterDoc(models, counterId('liveness', customerId, month)),
+    counterDoc(models, lastUseId('liveness', customerId)),
+  ]);
+  const calls = fieldsOf<number>(counts);
+  const lastAt = fieldsOf<Date>(last);
+  return new Map(
+    keys.map(({ id, since }) => {
+      const at = lastAt[id] ? new Date(lastAt[id]) : null;
+      return [id, { keyId: id, calls: calls[id] ?? 0, lastUsedAt: at && (!since || at >= since) ? at : null }];
     }),
   );
-  return out;
 }
 
-/** Emotion API calls and audio seconds this month per token, and each token's last call. */
+/** Emotion API calls and audio seconds this month per token, and each token's last call: two documents per token. */
 export async function usageByToken(models: Models, month: string, tokenIds: string[]): Promise<Map<string, TokenUsage>> {
-  const out = new Map<string, TokenUsage>(tokenIds.map((id) => [id, { tokenId: id, calls: 0, audioSeconds: 0, lastUsedAt: null }]));
-  if (tokenIds.length === 0) return out;
-  const events = await models.UsageEvent.find({ service: 'emotion', tokenId: { $in: tokenIds }, month }, { tokenId: 1, verdict: 1 }).lean();
-  for (const e of events) {
-    const t = e.tokenId ? out.get(e.tokenId) : undefined;
-    if (!t) continue;
-    t.calls++;
-    const duration = Number((e.verdict as { duration?: unknown } | null)?.duration);
-    if (Number.isFinite(duration) && duration > 0) t.audioSeconds += duration;
-  }
-  await Promise.all(
-    tokenIds.map(async (id) => {
-      const last = await models.UsageEvent.findOne({ service: 'emotion', tokenId: id }, { at: 1 }).sort({ at: -1 }).lean();
-      out.get(id)!.lastUsedAt = last?.at ?? null;
+  const rows = await Promise.all(
+    tokenIds.map(async (id): Promise<[string, TokenUsage]> => {
+      const [counts, last] = await Promise.all([counterDoc(models, counterId('emotion', id, month)), counterDoc(models, lastUseId('emotion', id))]);
+      const lastAt = fieldsOf<Date>(last).token;
+      return [id, { tokenId: id, calls: counts?.calls ?? 0, audioSeconds: counts?.audioSeconds ?? 0, lastUsedAt: lastAt ? new Date(lastAt) : null }];
     }),
   );
-  return out;
+  return new Map(rows);
 }

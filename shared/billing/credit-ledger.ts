@@ -5,14 +5,17 @@
 // concurrent updates to one document — measured here on its SQLite handler (the embedded default), 100
 // concurrent `$inc` on one document kept between 1 and 16 of them. So the hot counters live in one Redis hash per customer
 // and month, changed only by atomic Lua scripts, while MongoDB keeps the durable ledger: one insert-only
-// usage event per billed call (unique request id), written through the outbox (usage-outbox.ts). A missing hash
-// (Redis restarted, new month) is rebuilt from those events plus the outbox's undrained entries before use.
+// usage event per billed call (unique request id), written through the outbox (usage-outbox.ts), and the
+// drainer adds each to the customer's usage counter document for the month (usage-counters.ts). A missing hash
+// (Redis restarted, new month, a cold customer) is rebuilt from that one document plus the outbox's entries it
+// does not hold yet, before use: one read by `_id` however long the history, never a scan of the events.
 // Every key a script touches carries the `{prefix}` hash tag, so Redis Cluster puts them on one slot.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from '../accounts/account-service';
 import { monthOf, nextMonthStart, type Clock } from './month';
 import { encodeOutboxEvent, outboxKey, pendingOutboxEntries, PUBLISH_STORED, type OutcomeReply } from './usage-outbox';
+import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
 import { LuaScript } from '../redis-script';
 
@@ -60,6 +63,8 @@ export interface SettleResult {
 
 /** A reservation older than this was orphaned by a crashed API process; it is released when seen. */
 export const STALE_RESERVATION_MS = 120_000;
+/** Reads of the counter document around the outbox read before the last one is taken as it is (drainers busy). */
+const REBUILD_READS = 3;
 /** Credit hashes outlive their month by this much, for late usage questions (events keep the rest). */
 const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 
@@ -142,38 +147,61 @@ return 1
 export class CreditLedger {
   /** One rebuild per customer and month however many calls find the counters missing at once (a burst's first calls). */
   private readonly seeds = new SingleFlight<void>();
+  private readonly counters: UsageCounters;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-    private readonly models: Models,
+    models: Models,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.counters = new UsageCounters(redis, prefix, models);
+  }
 
   private key(customerId: string, month: string): string {
     return `${this.prefix}:credits:${customerId}:${month}`;
   }
 
   /**
-   * Rebuilds the month's counters (called when Redis does not have them) from the usage events in MongoDB and
-   * the outbox entries not yet removed, counted once per request id. The outbox is read first: an entry a
-   * drainer writes and removes in between is then in MongoDB by the time MongoDB is read.
+   * Rebuilds the month's counters (called when Redis does not have them) from the customer's usage counter
+   * document and the outbox entries it does not hold yet, counted once per request id.
    */
   private seed(customerId: string, month: string): Promise<void> {
     return this.seeds.run(`${customerId}:${month}`, () => this.rebuild(customerId, month));
   }
 
+  /**
+   * The document is read around the outbox read, until no drainer wrote it in between (its `rev` unchanged): then
+   * an entry still in the outbox is either in the document's applied ids (counted, not yet acknowledged) or
+   * not counted, and an entry gone from the outbox is counted. A missing document counts nothing (README
+   * Decisions: the backfill gives every month with events a document).
+   */
   private async rebuild(customerId: string, month: string): Promise<void> {
-    const undrained = await pendingOutboxEntries(this.redis, this.prefix);
-    const events = await this.models.UsageEvent.find({ service: 'liveness', customerId, month, billable: true }, { at: 1, overage: 1 }).lean();
-    const byId = new Map<string, { at: Date; overage: boolean }>();
-    for (const e of events) byId.set(String(e._id), { at: e.at, overage: e.overage ?? false });
+    let doc = await this.counters.month('liveness', customerId, month);
+    let undrained: Awaited<ReturnType<typeof pendingOutboxEntries>> = [];
+    for (let attempt = 0; attempt < REBUILD_READS; attempt++) {
+      undrained = await pendingOutboxEntries(this.redis, this.prefix);
+      const again = await this.counters.month('liveness', customerId, month);
+      const unchanged = (again?.rev ?? 0) === (doc?.rev ?? 0);
+      doc = again;
+      if (unchanged) break;
+    }
+    const held = appliedIds(doc);
+    const daily = new Map<string, number>(Object.entries((doc?.daily ?? {}) as Record<string, number>));
+    let used = doc?.used ?? 0;
+    let overage = doc?.overage ?? 0;
+    const seen = new Set<string>();
     for (const entry of undrained) {
+      if (held.has(entry.requestId) || seen.has(entry.requestId)) continue;
       const e = JSON.parse(entry.event) as { service?: string; customerId?: string; month?: string; billable?: boolean; at: number };
       if (e.service !== 'liveness' || e.customerId !== customerId || e.month !== month || !e.billable) continue;
-      byId.set(entry.requestId, { at: new Date(e.at), overage: entry.overage === '1' });
+      seen.add(entry.requestId);
+      used++;
+      if (entry.overage === '1') overage++;
+      const day = new Date(e.at).toISOString().slice(8, 10);
+      daily.set(day, (daily.get(day) ?? 0) + 1);
     }
-    await this.seedFrom(customerId, month, [...byId.values()]);
+    await this.seedCounts(customerId, month, used, overage, daily);
   }
 
   /** Creates the month's hash from these billed calls; a no-op when it exists (another process got there first). */
@@ -185,11 +213,15 @@ export class CreditLedger {
       daily.set(day, (daily.get(day) ?? 0) + 1);
       if (e.overage) overage++;
     }
+    await this.seedCounts(customerId, month, calls.length, overage, daily);
+  }
+
+  private async seedCounts(customerId: string, month: string, used: number, overage: number, daily: Map<string, number>): Promise<void> {
     const [y, m] = month.split('-').map(Number) as [number, number];
     // Relative TTL: Redis keeps real time, our clock may be a test's.
     const ttlMs = Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
-    const dailyArgs = [...daily].flatMap(([d, n]) => [d, String(n)]);
-    await SEED.run(this.redis, [this.key(customerId, month)], [String(calls.length), String(overage), String(ttlMs), ...dailyArgs]);
+    const dailyArgs = [...daily].filter(([, n]) => n > 0).flatMap(([d, n]) => [d, String(n)]);
+    await SEED.run(this.redis, [this.key(customerId, month)], [String(used), String(overage), String(ttlMs), ...dailyArgs]);
   }
 
   /** Takes one credit for `requestId`, atomically refusing past the limit when the hard cap is on. */

@@ -73,11 +73,43 @@ const usageEventSchema = new Schema(
     latencyMs: { type: Number, required: true },
     verdict: { type: Schema.Types.Mixed, default: null },
     at: { type: Date, required: true },
+    /** True once the event is in its usage counter (shared/billing/usage-counters.ts); older events are backfilled. */
+    counted: { type: Boolean, default: false },
   },
   { collection: 'usage_events', versionKey: false },
 );
 usageEventSchema.index({ service: 1, customerId: 1, month: 1 });
 usageEventSchema.index({ overage: 1, hour: 1 });
+
+// A month of one owner's usage (a customer's liveness calls, or one emotion token's calls), kept by the usage
+// drainer (shared/billing/usage-counters.ts) and read by `_id` only: FerretDB 1.x answers every other filter
+// with a scan. `<service>:<owner>:<YYYY-MM>` for a month, `<service>:<owner>:last` for the last use per key.
+const usageCounterSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    service: { type: String, enum: ['liveness', 'emotion'], required: true },
+    owner: { type: String, required: true },
+    /** 'YYYY-MM', or 'last' for the last-use document. */
+    month: { type: String, required: true },
+    /** Billable events (liveness: the ledger's used credits). */
+    used: { type: Number, default: 0 },
+    overage: { type: Number, default: 0 },
+    /** Every event counted (emotion calls are not billable). */
+    calls: { type: Number, default: 0 },
+    audioSeconds: { type: Number, default: 0 },
+    /** Counted events per UTC day of the month, 'DD' -> n. */
+    daily: { type: Schema.Types.Mixed, default: {} },
+    /** Liveness: calls per API key id; on the last-use document, key id (or 'token') -> Date of the last call. */
+    keys: { type: Schema.Types.Mixed, default: {} },
+    /** Consumer -> {ids, at}: the request ids of the consumer's last write here, so a replay of it is skipped. */
+    applied: { type: Schema.Types.Mixed, default: {} },
+    /** Raised by every write: a reader that sees it unchanged around another read saw no write in between. */
+    rev: { type: Number, default: 0 },
+    /** Set once the events written before counters existed were added (scripts/admin/commands/usage.ts). */
+    backfilled: { type: Boolean, default: false },
+  },
+  { collection: 'usage_counters', versionKey: false, minimize: false },
+);
 
 const meteringRecordSchema = new Schema(
   {
@@ -118,6 +150,7 @@ auditSchema.index({ customerId: 1, at: -1 });
 export type AccountDoc = InferSchemaType<typeof accountSchema>;
 export type ApiKeyDoc = InferSchemaType<typeof apiKeySchema>;
 export type UsageEventDoc = InferSchemaType<typeof usageEventSchema>;
+export type UsageCounterDoc = InferSchemaType<typeof usageCounterSchema>;
 export type MeteringRecordDoc = InferSchemaType<typeof meteringRecordSchema>;
 export type EmotionTokenDoc = InferSchemaType<typeof emotionTokenSchema>;
 export type AuditDoc = InferSchemaType<typeof auditSchema>;
@@ -126,13 +159,14 @@ export interface Models {
   Account: Model<AccountDoc>;
   ApiKey: Model<ApiKeyDoc>;
   UsageEvent: Model<UsageEventDoc>;
+  UsageCounter: Model<UsageCounterDoc>;
   MeteringRecord: Model<MeteringRecordDoc>;
   EmotionToken: Model<EmotionTokenDoc>;
   Audit: Model<AuditDoc>;
 }
 
 // Calls made inside a request's deadline scope (the console's) are bounded by it; see deadline-scope.ts.
-for (const schema of [accountSchema, apiKeySchema, usageEventSchema, meteringRecordSchema, emotionTokenSchema, auditSchema]) {
+for (const schema of [accountSchema, apiKeySchema, usageEventSchema, usageCounterSchema, meteringRecordSchema, emotionTokenSchema, auditSchema]) {
   schema.plugin(dbDeadlinePlugin);
 }
 
@@ -141,6 +175,7 @@ export function createModels(conn: Connection): Models {
     Account: conn.model('Account', accountSchema),
     ApiKey: conn.model('ApiKey', apiKeySchema),
     UsageEvent: conn.model('UsageEvent', usageEventSchema),
+    UsageCounter: conn.model('UsageCounter', usageCounterSchema),
     MeteringRecord: conn.model('MeteringRecord', meteringRecordSchema),
     EmotionToken: conn.model('EmotionToken', emotionTokenSchema),
     Audit: conn.model('Audit', auditSchema),

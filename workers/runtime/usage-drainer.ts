@@ -1,12 +1,16 @@
 // Owns draining the usage-event outbox (shared/billing/usage-outbox.ts) into MongoDB from a worker process:
 // one consumer per process in a shared consumer group, batches written with insertMany (unordered; a duplicate
-// _id means "already written"), and XACK + XDEL only for entries MongoDB holds. A dead consumer's unacknowledged
-// entries are taken over with XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox.
+// _id means "already written"), then added to the usage counter documents (shared/billing/usage-counters.ts:
+// one lease, one read and one update per owner and month in the batch, idempotent per request id), and XACK +
+// XDEL only for entries MongoDB holds in both. A dead consumer's unacknowledged entries are taken over with
+// XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
+// before the next one is written: the counters' replay check relies on it.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
 import type { Logger } from '../../shared/logger';
 import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
+import { UsageCounters } from '../../shared/billing/usage-counters';
 import type { FaultHook } from './fault-hook';
 
 export interface UsageDrainerOptions {
@@ -45,6 +49,7 @@ const RETRY_AFTER_FAILURE_MS = 1000;
 export class UsageDrainer {
   readonly consumer = `drainer-${randomUUID()}`;
   private readonly key: string;
+  private readonly counters: UsageCounters;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
@@ -57,6 +62,7 @@ export class UsageDrainer {
 
   constructor(private readonly o: UsageDrainerOptions) {
     this.key = outboxKey(o.prefix);
+    this.counters = new UsageCounters(o.redis, o.prefix, o.models);
   }
 
   async start(): Promise<void> {
@@ -182,10 +188,16 @@ export class UsageDrainer {
     }
   }
 
-  /** Writes a batch; acknowledges (and removes) exactly the entries MongoDB now holds. */
+  /**
+   * Writes a batch (events, then counters); acknowledges (and removes) exactly the entries MongoDB now holds. An
+   * event whose insert failed is neither counted nor acknowledged (it is retried). A failed counter step is
+   * retried on the same batch before anything else is written: the counters recognise a replay only of this
+   * consumer's last write to them.
+   */
   private async write(entries: OutboxEntry[]): Promise<void> {
-    const docs = entries.map(usageDocOf);
+    const docs = entries.map((e) => ({ ...usageDocOf(e), counted: true }));
     const failed = new Set<number>();
+    const duplicates: string[] = [];
     try {
       await this.o.models.UsageEvent.collection.insertMany(docs as never[], { ordered: false });
     } catch (err) {
@@ -195,19 +207,41 @@ export class UsageDrainer {
         this.retryOwn = true;
         throw err; // nothing known written: keep every entry pending, retry
       }
-      for (const w of writeErrors) if (w.code !== DUPLICATE_KEY) failed.add(w.index);
+      for (const w of writeErrors) {
+        if (w.code !== DUPLICATE_KEY) failed.add(w.index);
+        else duplicates.push(docs[w.index]!._id);
+      }
       if (failed.size > 0) {
         this.retryOwn = true;
         this.o.log.warn({ failed: failed.size, of: entries.length }, 'usage outbox: some events not written; retrying them');
       }
     }
+    const held = entries.filter((_, i) => !failed.has(i));
+    if (held.length === 0) return;
+    await this.countWithRetry(held);
+    // A duplicate may be an event written before counters existed (replayed now): it is counted now, so the
+    // backfill must not add it again. By `_id`, one at a time: rare, and any other filter is a scan on FerretDB.
+    for (const id of duplicates) await this.o.models.UsageEvent.updateOne({ _id: id, counted: { $ne: true } }, { $set: { counted: true } });
     this.o.fault?.('in_drainer');
-    const done = entries.filter((_, i) => !failed.has(i)).map((e) => e.streamId);
-    if (done.length === 0) return;
+    const done = held.map((e) => e.streamId);
     await this.o.redis
       .multi()
       .xack(this.key, OUTBOX_GROUP, ...done)
       .xdel(this.key, ...done)
       .exec();
+  }
+
+  private async countWithRetry(entries: OutboxEntry[]): Promise<void> {
+    for (;;) {
+      try {
+        await this.counters.apply(this.consumer, entries);
+        return;
+      } catch (err) {
+        this.retryOwn = true;
+        if (!this.running) throw err; // stopping: the entries stay pending, and another drainer takes them over
+        this.o.log.warn({ err }, 'usage outbox: counting a batch failed; retrying it');
+        await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
+      }
+    }
   }
 }

@@ -1,0 +1,69 @@
+// Document-store probe (`npm run bench:docstore-probe`), issue 27: what FerretDB does with concurrent updates to
+// one document ($inc; a conditional update on a revision) and whether a filter on an indexed field is answered
+// by the index or by a scan (explain). The usage-counter design (shared/billing/usage-counters.ts) rests on it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mongoose from 'mongoose';
+import { startFerretDb } from '../dev/engines/local-engines';
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-probe-'));
+  const engine = await startFerretDb({ dataDir: dir });
+  console.log(
+    `docstore probe on FerretDB/SQLite; ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  const conn = await mongoose.createConnection(engine.url, { dbName: 'probe', maxPoolSize: 50, retryWrites: false }).asPromise();
+  const c = conn.db!.collection<{ _id: string; n?: number; rev?: number; hash?: string }>('probe');
+  try {
+    for (let round = 0; round < 3; round++) {
+      await c.deleteMany({});
+      await c.insertOne({ _id: 'doc', n: 0, rev: 0 });
+      await Promise.all(Array.from({ length: 100 }, () => c.updateOne({ _id: 'doc' }, { $inc: { n: 1 } })));
+      const inc = (await c.findOne({ _id: 'doc' }))!.n;
+      // Optimistic: every writer reads the revision and updates only if it is unchanged; matched = "won".
+      let won = 0;
+      await c.updateOne({ _id: 'doc' }, { $set: { n: 0, rev: 0 } });
+      await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          const d = await c.findOne({ _id: 'doc' });
+          const r = await c.updateOne({ _id: 'doc', rev: d!.rev }, { $inc: { n: 1, rev: 1 } });
+          won += r.matchedCount;
+        }),
+      );
+      const cas = (await c.findOne({ _id: 'doc' }))!.n;
+      console.log(`  round ${round}: 100 concurrent $inc kept ${inc}; conditional updates: ${won} reported matched, document counts ${cas}`);
+    }
+    await c.deleteMany({});
+    await c.createIndex({ hash: 1 });
+    for (const size of [2_000, 20_000]) {
+      await c.deleteMany({});
+      await c.insertMany(Array.from({ length: size }, (_, i) => ({ _id: `k${i}`, hash: `h${i}` })));
+      for (const [label, filter] of [
+        ['_id equality', { _id: 'k1234' }],
+        ['indexed field equality (hash)', { hash: 'h1234' }],
+      ] as const) {
+        const t0 = performance.now();
+        for (let i = 0; i < 20; i++) await c.findOne(filter as never);
+        const ms = (performance.now() - t0) / 20;
+        const plan = await c.find(filter as never).explain();
+        console.log(`  ${label}: ${ms.toFixed(2)} ms per findOne over ${size} documents; explain: ${JSON.stringify(plan.queryPlanner ?? plan).slice(0, 300)}`);
+      }
+    }
+  } finally {
+    await conn.close();
+    await engine.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

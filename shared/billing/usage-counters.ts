@@ -1,0 +1,337 @@
+// Owns the usage counter documents: one per owner (a customer's liveness calls, one emotion token's calls) and UTC
+// month, holding the month's billable calls, overage, calls per UTC day, per API key, and audio seconds, plus one
+// "last use" document per owner (last call per key). The usage drainer (workers/runtime/usage-drainer.ts) adds
+// each outbox entry to them; the credit ledger's cold rebuild and the console read them by `_id`, one or two
+// documents however long the history.
+//
+// Why a lease and a list of applied ids: FerretDB 1.24 on SQLite loses concurrent updates to one document, and
+// a conditional update on a revision loses them too (`npm run bench:docstore-probe`: 100 concurrent `$inc` kept
+// 4-60; 100 "read rev, update if unchanged" reported 1-7 matches and kept 1-2). So one writer at a time per
+// owner: a short Redis lease (SET NX PX) held for one read and one update. A drainer killed after its update
+// but before its XACK leaves entries that another drainer takes over (XAUTOCLAIM) and writes again; the
+// document keeps, per consumer, the request ids of that consumer's last write to it (`applied`), and those
+// are skipped. A consumer writes a document again only after acknowledging its previous batch (one batch at a
+// time per drainer, on a connection that waits for Redis rather than failing), so the ids of every
+// applied-but-unacknowledged entry are in the document. Single-document updates only: the same on MongoDB 7.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Models, UsageCounterDoc } from '../db/models';
+import { usageDocOf, type OutboxEntry } from './usage-outbox';
+import { LuaScript } from '../redis-script';
+
+export type UsageService = 'liveness' | 'emotion';
+
+/** The month document of an owner: `liveness:<customerId>:<YYYY-MM>` or `emotion:<tokenId>:<YYYY-MM>`. */
+export function counterId(service: UsageService, owner: string, month: string): string {
+  return `${service}:${owner}:${month}`;
+}
+
+/** The owner's last-use document: key id (liveness) or 'token' (emotion) -> last call. */
+export function lastUseId(service: UsageService, owner: string): string {
+  return `${service}:${owner}:last`;
+}
+
+/** A consumer's applied ids are kept this long after its last write: far past any takeover (OUTBOX_CLAIM_IDLE_MS). */
+export const APPLIED_KEEP_MS = 3600_000;
+/** The lease outlives one read and one update by far; a writer stalled longer than this could overlap the next. */
+export const COUNTER_LEASE_MS = 10_000;
+/** How long a writer waits for another one's lease before it gives up the pass (its entries stay pending). */
+const LEASE_WAIT_MS = 5_000;
+const LEASE_POLL_MS = 5;
+
+const RELEASE_LEASE = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+export class CounterLeaseBusyError extends Error {
+  constructor(owner: string) {
+    super(`usage counter of ${owner} stayed leased by another drainer`);
+    this.name = 'CounterLeaseBusyError';
+  }
+}
+
+/** One counted event, as the counters see it. */
+export interface CountedEvent {
+  requestId: string;
+  service: UsageService;
+  owner: string;
+  month: string;
+  billable: boolean;
+  overage: boolean;
+  at: Date;
+  keyId: string | null;
+  audioSeconds: number;
+}
+
+/** What an outbox entry adds to a counter; null when it has no owner (nothing to count it under). */
+export function countedEventOf(entry: OutboxEntry): CountedEvent | null {
+  const d = usageDocOf(entry) as ReturnType<typeof usageDocOf> & {
+    service?: UsageService;
+    customerId?: string | null;
+    keyId?: string | null;
+    tokenId?: string | null;
+    month?: string;
+    billable?: boolean;
+    overage: boolean;
+    at: Date;
+    verdict?: { duration?: unknown } | null;
+  };
+  return countedEventOfDoc(d);
+}
+
+/** The same for a stored usage event (the backfill). */
+export function countedEventOfDoc(d: {
+  _id: string;
+  service?: string;
+  customerId?: string | null;
+  keyId?: string | null;
+  tokenId?: string | null;
+  month?: string;
+  billable?: boolean;
+  overage?: boolean | null;
+  at: Date;
+  verdict?: unknown;
+}): CountedEvent | null {
+  const service = d.service === 'liveness' || d.service === 'emotion' ? d.service : null;
+  const owner = service === 'liveness' ? d.customerId : d.tokenId;
+  // Liveness counts the ledger's credits: only billed calls (the only liveness events there are).
+  if (!service || !owner || !d.month || (service === 'liveness' && !d.billable)) return null;
+  const duration = Number((d.verdict as { duration?: unknown } | null)?.duration);
+  return {
+    requestId: d._id,
+    service,
+    owner,
+    month: d.month,
+    billable: !!d.billable,
+    overage: !!d.overage,
+    at: d.at,
+    keyId: d.keyId ?? null,
+    audioSeconds: Number.isFinite(duration) && duration > 0 ? duration : 0,
+  };
+}
+
+/** Key ids become field names: ours are UUIDs; anything a path could misread ('.', '$') is counted in the totals only. */
+const FIELD_NAME = /^[\w-]+$/;
+
+/** The `$inc` of a set of events on their month document. */
+export function incrementsOf(events: CountedEvent[]): Record<string, number> {
+  const inc: Record<string, number> = {};
+  const add = (field: string, n: number) => {
+    if (n !== 0) inc[field] = (inc[field] ?? 0) + n;
+  };
+  for (const e of events) {
+    add('calls', 1);
+    add('used', e.billable ? 1 : 0);
+    add('overage', e.overage ? 1 : 0);
+    add('audioSeconds', e.audioSeconds);
+    add(`daily.${e.at.toISOString().slice(8, 10)}`, 1);
+    if (e.keyId && FIELD_NAME.test(e.keyId)) add(`keys.${e.keyId}`, 1);
+  }
+  return inc;
+}
+
+/** The `$max` of a set of events on their owner's last-use document. */
+function lastUsesOf(events: CountedEvent[]): Record<string, Date> {
+  const max: Record<string, Date> = {};
+  for (const e of events) {
+    if (e.service === 'liveness' && !(e.keyId && FIELD_NAME.test(e.keyId))) continue;
+    const field = `keys.${e.service === 'liveness' ? e.keyId : 'token'}`;
+    if (!max[field] || max[field] < e.at) max[field] = e.at;
+  }
+  return max;
+}
+
+/** Request ids a counter document already holds from writes not yet acknowledged in the outbox. */
+export function appliedIds(doc: Pick<UsageCounterDoc, 'applied'> | null | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const v of Object.values((doc?.applied ?? {}) as Record<string, { ids?: string[] }>)) for (const id of v.ids ?? []) out.add(id);
+  return out;
+}
+
+export interface BackfillResult {
+  /** Events written before counters existed. */
+  events: number;
+  /** Month documents they belong to. */
+  documents: number;
+  /** Documents completed by this run. */
+  written: number;
+  /** Documents an earlier run completed (skipped). */
+  alreadyDone: number;
+}
+
+export class UsageCounters {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly models: Models,
+  ) {}
+
+  /** The month document, or null when nothing was counted for that owner and month. */
+  async month(service: UsageService, owner: string, month: string): Promise<UsageCounterDoc | null> {
+    return await this.models.UsageCounter.findById(counterId(service, owner, month)).lean();
+  }
+
+  /** Last call per key id ('token' for an emotion token). */
+  async lastUses(service: UsageService, owner: string): Promise<Record<string, Date>> {
+    const doc = await this.models.UsageCounter.findById(lastUseId(service, owner), { keys: 1 }).lean();
+    return ((doc?.keys ?? {}) as Record<string, Date>) ?? {};
+  }
+
+  /**
+   * Adds the entries to their owners' counters for `consumer` (one lease, one read and one update of each month
+   * document, one `$max` of the last-use document per owner), skipping what a write not yet acknowledged holds.
+   * Owners are written `parallel` at a time. Throws when a write fails: nothing is then acknowledged, and the
+   * retry skips what was written.
+   */
+  async apply(consumer: string, entries: OutboxEntry[], parallel = 4): Promise<void> {
+    const byOwner = new Map<string, CountedEvent[]>();
+    for (const entry of entries) {
+      const e = countedEventOf(entry);
+      if (!e) continue;
+      const k = `${e.service}:${e.owner}`;
+      const list = byOwner.get(k);
+      if (list) list.push(e);
+      else byOwner.set(k, [e]);
+    }
+    const groups = [...byOwner.values()];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(parallel, groups.length) }, async () => {
+        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!);
+      }),
+    );
+  }
+
+  private async applyOwner(consumer: string, events: CountedEvent[]): Promise<void> {
+    const { service, owner } = events[0]!;
+    await this.withLease(`${service}:${owner}`, async () => {
+      const byMonth = new Map<string, CountedEvent[]>();
+      for (const e of events) byMonth.set(e.month, [...(byMonth.get(e.month) ?? []), e]);
+      for (const [month, monthEvents] of byMonth) await this.applyMonth(consumer, service, owner, month, monthEvents);
+      await this.models.UsageCounter.updateOne(
+        { _id: lastUseId(service, owner) },
+        { $max: lastUsesOf(events), $setOnInsert: { service, owner, month: 'last' } },
+        { upsert: true },
+      );
+    });
+  }
+
+  private async applyMonth(consumer: string, service: UsageService, owner: string, month: string, events: CountedEvent[]): Promise<void> {
+    const _id = counterId(service, owner, month);
+    const doc = (await this.models.UsageCounter.findById(_id, { applied: 1 }).lean()) as Pick<UsageCounterDoc, 'applied'> | null;
+    const held = appliedIds(doc);
+    const fresh = events.filter((e) => !held.has(e.requestId));
+    const now = Date.now();
+    // This consumer's record: every id of this write (skipped or new), so a crash before the XACK is covered.
+    const mine = { ids: events.map((e) => e.requestId), at: now };
+    const expired = Object.entries((doc?.applied ?? {}) as Record<string, { at?: number }>)
+      .filter(([name, v]) => name !== consumer && (v.at ?? 0) < now - APPLIED_KEEP_MS)
+      .map(([name]) => `applied.${name}`);
+    if (!doc) {
+      await this.models.UsageCounter.collection.insertOne(
+        this.fromIncrements({ _id, service, owner, month, applied: { [consumer]: mine } }, incrementsOf(fresh)) as never,
+      );
+      return;
+    }
+    await this.models.UsageCounter.updateOne(
+      { _id },
+      {
+        $inc: { ...incrementsOf(fresh), rev: 1 },
+        $set: { [`applied.${consumer}`]: mine },
+        ...(expired.length > 0 ? { $unset: Object.fromEntries(expired.map((f) => [f, ''])) } : {}),
+      },
+    );
+  }
+
+  /**
+   * Adds the usage events written before counters existed (`counted` not true) to their month documents, once:
+   * each document so completed is marked `backfilled`, in the same update, under the owner's lease, and is
+   * skipped by a later run. So the backfill can be stopped and run again (it resumes), and run while drainers
+   * write (they count only events they write themselves, marked `counted`). Reads the events once, as a scan:
+   * an operator's one-time step, never a request's.
+   */
+  async backfill(progress: (done: number, of: number) => void = () => undefined): Promise<BackfillResult> {
+    const months = new Map<
+      string,
+      { service: UsageService; owner: string; month: string; events: number; inc: Record<string, number>; last: Record<string, Date> }
+    >();
+    let events = 0;
+    const cursor = this.models.UsageEvent.find(
+      { counted: { $ne: true } },
+      { service: 1, customerId: 1, keyId: 1, tokenId: 1, month: 1, billable: 1, overage: 1, at: 1, verdict: 1 },
+    )
+      .lean()
+      .cursor();
+    for await (const doc of cursor) {
+      const e = countedEventOfDoc(doc);
+      if (!e) continue;
+      events++;
+      const id = counterId(e.service, e.owner, e.month);
+      let m = months.get(id);
+      if (!m) months.set(id, (m = { service: e.service, owner: e.owner, month: e.month, events: 0, inc: {}, last: {} }));
+      m.events++;
+      for (const [field, n] of Object.entries(incrementsOf([e]))) m.inc[field] = (m.inc[field] ?? 0) + n;
+      for (const [field, at] of Object.entries(lastUsesOf([e]))) if (!m.last[field] || m.last[field] < at) m.last[field] = at;
+    }
+    const result: BackfillResult = { events, documents: months.size, written: 0, alreadyDone: 0 };
+    for (const [_id, m] of months) {
+      await this.withLease(`${m.service}:${m.owner}`, async () => {
+        const doc = await this.models.UsageCounter.findById(_id, { backfilled: 1 }).lean();
+        if (doc?.backfilled) {
+          result.alreadyDone++;
+          return;
+        }
+        if (!doc) {
+          const base = { _id, service: m.service, owner: m.owner, month: m.month, applied: {} };
+          await this.models.UsageCounter.collection.insertOne({ ...this.fromIncrements(base, m.inc), backfilled: true } as never);
+        } else await this.models.UsageCounter.updateOne({ _id }, { $inc: { ...m.inc, rev: 1 }, $set: { backfilled: true } });
+        await this.models.UsageCounter.updateOne(
+          { _id: lastUseId(m.service, m.owner) },
+          { $max: m.last, $setOnInsert: { service: m.service, owner: m.owner, month: 'last' } },
+          { upsert: true },
+        );
+        result.written++;
+      });
+      progress(result.written + result.alreadyDone, months.size);
+    }
+    return result;
+  }
+
+  /** A whole month document from increments (dotted paths become nested fields). */
+  fromIncrements(base: { _id: string; service: UsageService; owner: string; month: string; applied: Record<string, unknown> }, inc: Record<string, number>) {
+    const doc = {
+      ...base,
+      used: 0,
+      overage: 0,
+      calls: 0,
+      audioSeconds: 0,
+      daily: {} as Record<string, number>,
+      keys: {} as Record<string, number>,
+      rev: 1,
+      backfilled: false,
+    };
+    for (const [path, n] of Object.entries(inc)) {
+      const [head, tail] = path.split('.', 2) as [string, string | undefined];
+      if (tail !== undefined) doc[head as 'daily' | 'keys'][tail] = n;
+      else (doc as unknown as Record<string, number>)[head] = n;
+    }
+    return doc;
+  }
+
+  /** Runs `write` while holding the owner's lease (waiting up to LEASE_WAIT_MS for another writer's). */
+  async withLease<T>(owner: string, write: () => Promise<T>): Promise<T> {
+    const key = `${this.prefix}:usage-counter-lease:${owner}`;
+    const token = randomUUID();
+    const giveUpAt = Date.now() + LEASE_WAIT_MS;
+    while ((await this.redis.set(key, token, 'PX', COUNTER_LEASE_MS, 'NX')) !== 'OK') {
+      if (Date.now() >= giveUpAt) throw new CounterLeaseBusyError(owner);
+      await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
+    }
+    try {
+      return await write();
+    } finally {
+      await RELEASE_LEASE.run(this.redis, [key], [token]);
+    }
+  }
+}
