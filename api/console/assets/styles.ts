@@ -10,7 +10,9 @@ export const STYLES = String.raw`
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
 }
 * { box-sizing: border-box; }
+/* Anchors stop below the sticky top bar: one row from about 1150 px, two rows down to 721 px, not sticky below. */
 html { -webkit-text-size-adjust: 100%; scroll-padding-top: 84px; }
+@media (max-width: 1150px) { html { scroll-padding-top: 128px; } }
 @media (max-width: 720px) { html { scroll-padding-top: 12px; } }
 body { margin: 0; font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--text); background: var(--bg); }
 a { color: var(--primary); text-underline-offset: 2px; }
