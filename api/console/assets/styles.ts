@@ -243,7 +243,7 @@ ul.effects li { margin-bottom: 8px; }
 .mail pre { margin: 0; padding: 14px; border-top: 1px solid var(--border); white-space: pre-wrap; word-break: break-word; font-family: var(--mono); font-size: .85rem; }
 .devbar { background: #1f2937; color: #f9fafb; font-size: .82rem; text-align: center; padding: 6px; }
 .devbar a { color: #c7d2fe; }
-footer.site { text-align: center; color: var(--muted); font-size: .82rem; padding: 24px 0 32px; }
+footer.site { text-align: center; color: var(--muted); font-size: .82rem; padding: 24px 16px 32px; overflow-wrap: anywhere; }
 
 /* Printing (the recovery codes' Print button): the page's content only, no navigation or buttons. */
 @media print {

@@ -39,6 +39,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   let primaryKey = '';
   let secondaryKey = '';
   let verificationLink = '';
+  let registrationLink = '';
   let totpSecret = '';
   let recoveryCodes: string[] = [];
   let shot = 0;
@@ -113,6 +114,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
 
   it('opens the registration page from a marketplace link with the marketplace IDs filled in', async () => {
     const sub = h.subscribe('starter');
+    registrationLink = sub.url;
     const res = await page.goto(sub.url);
     expect(res?.status()).to.equal(200);
     expect(res?.headers()['content-security-policy'])
@@ -224,6 +226,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await again.textContent('h1')).to.match(/already (used|active)/i);
     expect(await again.isVisible('main a[href="/console/sign-in"]')).to.equal(true);
     await checkPage('verification-link-used', again);
+    await again.goto(registrationLink);
+    expect(await again.textContent('h1')).to.equal('This subscription is already registered.');
+    await checkPage('registration-link-used', again);
     await again.goto(`${h.base}/console/verify/resend`);
     await checkPage('verification-resend', again);
     await again.fill('#email', email);
@@ -253,6 +258,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.fill('#code', '000000' === (await generate({ secret: totpSecret })) ? '111111' : '000000');
     await page.click('button[type=submit]');
     expect(await page.textContent('#code-error')).to.contain('not valid');
+    await checkPage('totp-setup-wrong-code');
     lastStepUsed = Math.floor(Date.now() / 30_000);
     await page.fill('#code', await generate({ secret: totpSecret }));
     await Promise.all([page.waitForURL('**/console/two-factor/recovery-codes'), page.click('button[type=submit]')]);
