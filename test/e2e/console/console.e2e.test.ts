@@ -2,8 +2,9 @@
 // path: marketplace link → registration → verification mail → password → keys shown once → sign in →
 // TOTP setup with recovery codes → dashboard → keys, plan, hard cap, usage (driven through the API
 // with a real worker), usage alerts, CSV, emotion tokens → security (password change, recovery codes)
-// → forgot password by e-mail. Every page is checked at 1280 px and 390 px: screenshots under
-// test-artifacts/console/, no sideways scroll on the phone, and no serious or critical axe-core finding.
+// → forgot password by e-mail, with issue 29's findings 7–14 checked by name where they show. Every page is
+// checked at 1280 px and 390 px (checkBothWidths): screenshots under test-artifacts/console/, no sideways
+// scroll, the top navigation on one row at 1280 px, and no serious or critical axe-core finding.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';

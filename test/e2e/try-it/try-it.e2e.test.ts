@@ -1,7 +1,9 @@
 // The "Try it" pages in a real browser (Debian's chromium via playwright-core) with fake capture devices fed
 // from fixtures: a speech WAV as the microphone and a selfie turned into a Y4M video as the webcam. It records,
-// gets a plot whose interval count matches the recording length, and a liveness verdict with a face box; both
-// pages pass axe-core (no serious or critical violations) at 1280 and 390 px, and screenshots are saved.
+// gets a plot whose interval count matches the recording length, a file's silent tail shown as too short to
+// score, a liveness verdict with a face box that a later no-face photo replaces by its error (issue 29 #6, #14),
+// and runs the Emotion API page's curl line against a real emotion front-end (#12). Both pages are checked at
+// 1280 and 390 px (checkBothWidths: screenshots, axe-core, no sideways scroll, navigation on one row).
 import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
