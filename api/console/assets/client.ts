@@ -1,6 +1,6 @@
 // Owns the console's only browser script, served as /console/assets/app-<hash>.js (the CSP allows
 // scripts from 'self' only, no inline code). Progressive enhancement: every page works without it;
-// it adds copy buttons, live password feedback and inline validation. Rules mirror validation.ts
+// it adds copy, download and print buttons, live password feedback and inline validation. Rules mirror validation.ts
 // and passwords.ts, which the server enforces regardless.
 export const CLIENT_JS = String.raw`
 (function () {

@@ -10,7 +10,9 @@ export const STYLES = String.raw`
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
 }
 * { box-sizing: border-box; }
+/* Anchors stop below the sticky top bar: one row from about 1150 px, two rows down to 721 px, not sticky below. */
 html { -webkit-text-size-adjust: 100%; scroll-padding-top: 84px; }
+@media (max-width: 1150px) { html { scroll-padding-top: 128px; } }
 @media (max-width: 720px) { html { scroll-padding-top: 12px; } }
 body { margin: 0; font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--text); background: var(--bg); }
 a { color: var(--primary); text-underline-offset: 2px; }
@@ -241,7 +243,7 @@ ul.effects li { margin-bottom: 8px; }
 .mail pre { margin: 0; padding: 14px; border-top: 1px solid var(--border); white-space: pre-wrap; word-break: break-word; font-family: var(--mono); font-size: .85rem; }
 .devbar { background: #1f2937; color: #f9fafb; font-size: .82rem; text-align: center; padding: 6px; }
 .devbar a { color: #c7d2fe; }
-footer.site { text-align: center; color: var(--muted); font-size: .82rem; padding: 24px 0 32px; }
+footer.site { text-align: center; color: var(--muted); font-size: .82rem; padding: 24px 16px 32px; overflow-wrap: anywhere; }
 
 /* Printing (the recovery codes' Print button): the page's content only, no navigation or buttons. */
 @media print {

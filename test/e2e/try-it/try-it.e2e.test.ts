@@ -1,9 +1,12 @@
 // The "Try it" pages in a real browser (Debian's chromium via playwright-core) with fake capture devices fed
 // from fixtures: a speech WAV as the microphone and a selfie turned into a Y4M video as the webcam. It records,
-// gets a plot whose interval count matches the recording length, and a liveness verdict with a face box; both
-// pages pass axe-core (no serious or critical violations) at 1280 and 390 px, and screenshots are saved.
+// gets a plot whose interval count matches the recording length, a file's silent tail shown as too short to
+// score, a liveness verdict with a face box that a later no-face photo replaces by its error (issue 29 #6, #14),
+// and runs the Emotion API page's curl line against a real emotion front-end (#12). Both pages are checked at
+// 1280 and 390 px (checkBothWidths: screenshots, axe-core, no sideways scroll, navigation on one row).
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,12 +15,17 @@ import { checkBothWidths, launchChromium, SCREENSHOTS_DIR } from '../../support/
 import { SENTENCE } from '../../fixtures/emotion/audio';
 import { blankJpeg, selfieJpeg } from '../../fixtures/liveness/images';
 import { startTryItStack, type TryItStack } from './stack';
+import { freePort } from '../../../scripts/engines/local-engines';
+import { quietLog } from '../../support/config';
+import { startEmotionApi, type RunningEmotionApi } from '../../../api/emotion/server';
 
 const RECORD_SECONDS = 12;
 
 describe('Console "Try it" pages in a real browser with fake microphone and camera', function () {
   this.timeout(240_000);
   let s: TryItStack;
+  let emotionApi: RunningEmotionApi | undefined;
+  let mic = '';
   let browser: Browser;
   let page: Page;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'try-it-e2e-'));
@@ -31,7 +39,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     // Speech long enough that the fake microphone never loops within the recording.
     const raw = path.join(dir, 'raw.wav');
     execFileSync('espeak-ng', ['-v', 'en-us', '-w', raw, `${SENTENCE} ${SENTENCE} ${SENTENCE}`]);
-    const mic = path.join(dir, 'mic.wav');
+    mic = path.join(dir, 'mic.wav');
     execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', raw, '-ar', '48000', '-ac', '1', '-c:a', 'pcm_s16le', mic]);
     // 5 s of speech and a 0.44 s silent tail: the engine cannot score the tail (under 0.3 s of speech).
     execFileSync('ffmpeg', [
@@ -58,7 +66,11 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-loop', '1', '-i', selfie, '-t', '1', '-r', '5', '-pix_fmt', 'yuv420p', camera]);
 
     // 20 s instead of the shipped 5 s budgets: two shared cores run chromium too; this file tests the pages.
-    s = await startTryItStack('try-e2e', { EMOTION_BUDGET_MS: '20000', LIVENESS_BUDGET_MS: '20000' });
+    // The emotion front-end on a port known before the console starts: the Emotion API page shows this host on
+    // EMOTION_PORT (no EMOTION_PUBLIC_BASE_URL, as in `npm start`), and its curl line is run against it.
+    const emotionPort = await freePort();
+    s = await startTryItStack('try-e2e', { EMOTION_BUDGET_MS: '20000', LIVENESS_BUDGET_MS: '20000', EMOTION_PORT: String(emotionPort) });
+    emotionApi = await startEmotionApi({ config: s.h.config, log: quietLog, dbName: s.h.api.deps.models.UsageEvent.db.name });
     browser = await launchChromium([
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
@@ -78,6 +90,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
 
   after(async () => {
     await browser?.close();
+    await emotionApi?.stop();
     await s?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -189,6 +202,22 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     expect(await page.isVisible('#result')).to.equal(false);
     expect(await page.getAttribute('#try-liveness', 'data-verdict')).to.equal(null);
     await shootBothWidths('liveness-no-face');
+  });
+
+  it("runs the Emotion API page's curl line verbatim (a token created on the page filled in) against the emotion API", async () => {
+    await page.goto(`${s.h.base}/console/emotion`);
+    await page.fill('#token-name', 'curl-example');
+    await Promise.all([page.waitForURL('**/console/emotion/tokens/new'), page.click('button:has-text("Create token")')]);
+    const token = (await page.textContent('#new-token'))!.trim();
+    await page.goto(`${s.h.base}/console/emotion`);
+    const call = (await page.textContent('#emotion-curl'))!.trim().replace('YOUR_TOKEN', token);
+    expect(call).to.contain(`http://127.0.0.1:${s.h.config.EMOTION_PORT}/feelings/v3/analysis`);
+    fs.copyFileSync(mic, path.join(dir, 'speech.wav'));
+    // Asynchronous: the emotion API under test runs in this process and must keep answering while curl waits.
+    const { stdout } = await promisify(execFile)('bash', ['-c', call], { cwd: dir, encoding: 'utf8' });
+    const answer = JSON.parse(stdout) as { results?: Array<{ rough: number; soft: number }> };
+    expect(answer.results, stdout).to.be.an('array').that.is.not.empty;
+    expect(answer.results![0]!.rough).to.be.a('number');
   });
 
   it('logged no script errors in the browser', () => {
