@@ -15,7 +15,7 @@ import { checkBothWidths, launchChromium, SCREENSHOTS_DIR } from '../../support/
 import { SENTENCE } from '../../fixtures/emotion/audio';
 import { blankJpeg, selfieJpeg } from '../../fixtures/liveness/images';
 import { startTryItStack, type TryItStack } from './stack';
-import { freePort } from '../../../scripts/engines/local-engines';
+import { freePort } from '../../../dev/engines/local-engines';
 import { quietLog } from '../../support/config';
 import { startEmotionApi, type RunningEmotionApi } from '../../../api/emotion/server';
 
