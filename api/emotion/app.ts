@@ -23,7 +23,7 @@ import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
-import type { AuthFailureGuard, Throttle } from '../http/throttle';
+import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
 
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
@@ -66,18 +66,28 @@ function cors(_req: Request, res: Response, next: NextFunction) {
 
 function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    await req.deadline.race('authentication', failures.before(req));
     const header = req.get('authorization');
-    if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
-    const token = await tokens.authenticate(match[1]!, req.deadline);
-    if (!token) {
-      await req.deadline.race('authentication', failures.failed(req, match[1]));
-      throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    const attempt = failures.attempt(req, match?.[1]);
+    let outcome: AuthOutcome = 'undecided';
+    try {
+      // A read: only failures spend the address's allowance.
+      await req.deadline.race('authentication', attempt.blocked());
+      outcome = 'wrong';
+      if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
+      if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
+      // Every token is read from the database: its failure is taken in advance (shared by the same token's callers now).
+      await req.deadline.race('authentication', attempt.beforeDatabase());
+      const token = await tokens.authenticate(match[1]!, req.deadline).catch((err: unknown) => {
+        if (err instanceof ForbiddenError) outcome = 'right';
+        throw err;
+      });
+      outcome = token ? 'right' : 'wrong';
+      if (!token) throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+      req.emotionToken = token;
+    } finally {
+      await req.deadline.race('authentication', attempt.finish(outcome));
     }
-    failures.succeeded(req);
-    req.emotionToken = token;
     next();
   };
 }

@@ -1,6 +1,6 @@
 // Owns X-API-Key authentication for /v1: resolves the key to an account (401/403 otherwise).
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
-import { UnauthenticatedError } from '../../shared/errors';
+import { ForbiddenError, UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import { quotaFromSnapshot, quotaOf, setQuota } from './envelope';
@@ -13,23 +13,30 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * The client address's failure allowance and the key's cached authentication are read at once (one round trip);
- * the address check still decides first, and the database is read (on a cache miss) only once it has passed, so an
- * address out of allowance gets 429 whatever it presents and costs no database read.
+ * Whether the client address is blocked (a read) and the key's cached authentication go out at once (one round
+ * trip); the address check still decides first. Only a key the cache cannot decide reads the database, after
+ * taking a failure in advance (AuthFailureGuard), so an address out of allowance gets 429 whatever it presents
+ * and costs no database read, and a valid key never spends its address's allowance.
  */
 export function requireApiKey(accounts: AccountService, failures: AuthFailureGuard) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const presented = req.get('x-api-key');
-    const allowance = req.deadline.race('authentication', failures.before(req));
-    const [allowed, resolved] = await Promise.allSettled([allowance, accounts.authenticate(presented, req.deadline, allowance)]);
-    if (allowed.status === 'rejected') throw allowed.reason;
-    if (resolved.status === 'rejected') throw resolved.reason;
+    const attempt = failures.attempt(req, presented);
+    const [allowed, resolved] = await Promise.allSettled([
+      req.deadline.race('authentication', attempt.blocked()),
+      accounts.authenticate(presented, req.deadline, () => req.deadline.race('authentication', attempt.beforeDatabase())),
+    ]);
+    if (allowed.status === 'rejected' || resolved.status === 'rejected') {
+      // A ForbiddenError is a right key of an account that may not call: not a failed authentication.
+      await attempt.finish(resolved.status === 'rejected' && resolved.reason instanceof ForbiddenError ? 'right' : 'undecided');
+      throw allowed.status === 'rejected' ? allowed.reason : (resolved as PromiseRejectedResult).reason;
+    }
     const auth = resolved.value;
     if (!auth) {
-      await req.deadline.race('authentication', failures.failed(req, presented));
+      await req.deadline.race('authentication', attempt.finish('wrong'));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
-    failures.succeeded(req);
+    await attempt.finish('right');
     req.auth = auth;
     setQuota(res, { customerId: auth.account._id, remaining: null, overLimit: null });
     next();
