@@ -9,6 +9,7 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  TooManyRequestsError,
   UnauthenticatedError,
 } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
@@ -24,6 +25,7 @@ import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoin
 import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
+import { gatedParser, UploadGate } from '../http/upload-gate';
 
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
@@ -49,6 +51,8 @@ export interface EmotionAppDeps {
   /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
   trustProxy: number | string[];
   budgetMs: number;
+  /** Body bytes in flight per fair-use subject and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
+  uploadLimits: { perCallerBytes: number; totalBytes: number };
   readiness: Readiness;
 }
 
@@ -132,7 +136,11 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     res.status(204).end();
   });
 
-  const audioBody = bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }));
+  const uploads = new UploadGate(
+    { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: MAX_AUDIO_BYTES },
+    () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this account; wait for their answers', 1),
+  );
+  const audioBody = bodyWithinDeadline(gatedParser(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES })));
   app.post(
     ANALYSIS_PATH,
     cors,
@@ -149,6 +157,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       }
       next();
     },
+    // Authentication, the throttle and the content type are decided before a byte of the body is read; so is the
+    // caller's share of body bytes in flight (a refusal closes the connection unread).
+    uploads.admit((req) => fairUseSubject(req.emotionToken!)),
     (req, _res, next) => {
       receiveStarted.set(req, performance.now());
       next();

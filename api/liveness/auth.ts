@@ -1,9 +1,7 @@
 // Owns X-API-Key authentication for /v1: resolves the key to an account (401/403 otherwise).
-import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { ForbiddenError, UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
-import type { CreditLedger } from '../../shared/billing/credit-ledger';
-import { quotaFromSnapshot, quotaOf, setQuota } from './envelope';
 import type { AuthFailureGuard } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
@@ -19,7 +17,7 @@ declare module 'express-serve-static-core' {
  * and costs no database read, and a valid key never spends its address's allowance.
  */
 export function requireApiKey(accounts: AccountService, failures: AuthFailureGuard) {
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, _res: Response, next: NextFunction) => {
     const presented = req.get('x-api-key');
     const attempt = failures.attempt(req, presented);
     const [allowed, resolved] = await Promise.allSettled([
@@ -38,23 +36,6 @@ export function requireApiKey(accounts: AccountService, failures: AuthFailureGua
     }
     await attempt.finish('right');
     req.auth = auth;
-    setQuota(res, { customerId: auth.account._id, remaining: null, overLimit: null });
     next();
-  };
-}
-
-/** Fills in the caller's remaining credits on an error response (best effort: null if the database is down). */
-export function quotaOnError(accounts: AccountService, ledger: CreditLedger): ErrorRequestHandler {
-  return async (err, req, res, next) => {
-    if (req.auth && quotaOf(res).customerId !== null && quotaOf(res).remaining === null) {
-      try {
-        // Best effort, and never past the deadline: an answer that is late for its numbers is still late.
-        const usage = await req.deadline.race('usage', ledger.snapshot(req.auth.account._id, accounts.planView(req.auth.account)));
-        setQuota(res, quotaFromSnapshot(req.auth.account._id, usage));
-      } catch {
-        // the error being reported is what matters; the numbers stay null
-      }
-    }
-    next(err);
   };
 }
