@@ -25,7 +25,7 @@ import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoin
 import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
-import { gatedParser, UploadGate } from '../http/upload-gate';
+import { UploadGate } from '../http/upload-gate';
 
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
@@ -140,7 +140,8 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: MAX_AUDIO_BYTES },
     () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this account; wait for their answers', 1),
   );
-  const audioBody = bodyWithinDeadline(gatedParser(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES })));
+  // Read once the caller's share of body bytes in flight holds it (a refusal closes the connection unread).
+  const audioBody = uploads.read((req) => fairUseSubject(req.emotionToken!), bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES })));
   app.post(
     ANALYSIS_PATH,
     cors,
@@ -157,9 +158,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       }
       next();
     },
-    // Authentication, the throttle and the content type are decided before a byte of the body is read; so is the
-    // caller's share of body bytes in flight (a refusal closes the connection unread).
-    uploads.admit((req) => fairUseSubject(req.emotionToken!)),
+    // Authentication, the throttle and the content type are decided before a byte of the body is read.
     (req, _res, next) => {
       receiveStarted.set(req, performance.now());
       next();

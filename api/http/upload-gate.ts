@@ -65,60 +65,53 @@ export class UploadGate {
   }
 
   /**
-   * Middleware run before the body parser: reserves the request's declared body bytes for `subjectOf(req)`, or
-   * counts them chunk by chunk when no length is declared (refusing once the share or the total is full); the
-   * bytes are given back when the response ends.
+   * Reads the body with `parser` once the request's declared bytes are reserved for `subjectOf(req)` (the share
+   * refuses at once, the total waits); without a declared length the bytes are counted chunk by chunk as the
+   * parser reads them, and the body is refused once the share or the total is full. The bytes are given back
+   * when the response ends. A refused body ends the request with that refusal; the parser's own callback, which
+   * may come later when the connection closes, is then ignored.
    */
-  admit(subjectOf: (req: Request) => string): RequestHandler {
+  read(subjectOf: (req: Request) => string, parser: RequestHandler): RequestHandler {
     return async (req: Request, res: Response, next: NextFunction) => {
-      const subject = subjectOf(req);
       const header = req.get('content-length');
       const declared = header === undefined ? null : Number(header);
-      if (declared !== null && (!Number.isSafeInteger(declared) || declared > this.limits.maxBodyBytes)) return next();
+      if (declared !== null && (!Number.isSafeInteger(declared) || declared > this.limits.maxBodyBytes)) return parser(req, res, next);
+      const subject = subjectOf(req);
       let counted = 0;
-      const giveBack = () => {
+      let closed = false;
+      res.once('close', () => {
+        closed = true;
         this.add(subject, -counted);
         counted = 0;
-      };
+      });
       if (declared !== null) {
         await this.reserve(req, subject, declared);
         counted = declared;
-        res.once('close', giveBack);
-        return next();
+        // The client left while this body waited for room: nothing will be read.
+        if (closed) return this.add(subject, -declared);
       }
-      res.once('close', giveBack);
-      let refused = false;
-      req.on('data', (chunk: Buffer) => {
-        if (refused) return;
-        const fit = this.fits(subject, chunk.length);
-        if (fit === 'yes') {
-          this.add(subject, chunk.length);
-          counted += chunk.length;
-          return;
-        }
-        // Stop reading; the error is answered with Connection: close, so the rest is never read.
-        refused = true;
-        req.pause();
-        req.emit('upload-refused', fit === 'subject' ? this.tooMany() : new ServiceUnavailableError('The service is at capacity; try again shortly', 2));
-      });
-      next();
+      let done = false;
+      const once = (err?: unknown) => {
+        if (done) return;
+        done = true;
+        next(err);
+      };
+      if (declared === null) {
+        // Attached in the same tick as the parser's own listener, so the two see the same chunks.
+        req.on('data', (chunk: Buffer) => {
+          if (done) return;
+          const fit = this.fits(subject, chunk.length);
+          if (fit === 'yes') {
+            this.add(subject, chunk.length);
+            counted += chunk.length;
+            return;
+          }
+          // Stop reading; the refusal is answered with Connection: close, so the rest is never read.
+          req.pause();
+          once(fit === 'subject' ? this.tooMany() : new ServiceUnavailableError('The service is at capacity; try again shortly', 2));
+        });
+      }
+      parser(req, res, once);
     };
   }
-}
-
-/**
- * Wraps a body parser so that a body refused while it streams (UploadGate) ends the request with that refusal;
- * the parser's own callback, which may come later when the connection closes, is then ignored.
- */
-export function gatedParser(parser: RequestHandler): RequestHandler {
-  return (req, res, next) => {
-    let done = false;
-    const once = (err?: unknown) => {
-      if (done) return;
-      done = true;
-      next(err);
-    };
-    req.once('upload-refused', once);
-    parser(req, res, once);
-  };
 }

@@ -19,7 +19,7 @@ import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoin
 import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
-import { gatedParser, UploadGate } from '../http/upload-gate';
+import { UploadGate } from '../http/upload-gate';
 import { requireApiKey } from './auth';
 import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
 import { quotaFromSnapshot, renderError, sendSuccess, UNKNOWN, type QuotaView } from './envelope';
@@ -94,11 +94,15 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
     { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: BODY_LIMIT },
     () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this API key; wait for their answers', 1),
   );
-  const readBody = bodyWithinDeadline(gatedParser(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' })));
+  // The key's share of body bytes in flight is its own; the upload's time is credited back to the deadline.
+  const readBody = uploads.read(
+    (req) => `key:${req.auth!.keyId}`,
+    bodyWithinDeadline(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' })),
+  );
   const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });
 
   // Everything but authentication runs inside the handler, the body read included (see check-liveness.ts).
-  app.post('/v1/check/liveness', auth, checkLivenessHandler({ check, idempotency: d.idempotency, uploads, readBody, clock: d.clock }));
+  app.post('/v1/check/liveness', auth, checkLivenessHandler({ check, idempotency: d.idempotency, readBody, clock: d.clock }));
   app.all('/v1/check/liveness', methodNotAllowed(['POST']));
 
   app.get('/v1/usage', auth, throttle, async (req, res) => {

@@ -7,7 +7,6 @@ import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { InvalidRequestError, PayloadTooLargeError } from '../../shared/errors';
 import type { Clock } from '../../shared/billing/month';
-import type { UploadGate } from '../http/upload-gate';
 import type { IdempotencyStore } from './idempotency';
 import { metadata, setQuotaHeaders } from './envelope';
 import type { Caller, Checked, LivenessCheck, Reservation } from './liveness-check';
@@ -61,9 +60,7 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
 export interface CheckRouteDeps {
   check: LivenessCheck;
   idempotency: IdempotencyStore;
-  /** Body bytes in flight per API key and in total (upload-gate.ts). */
-  uploads: UploadGate;
-  /** Reads the JSON body (crediting the upload time back to the deadline). */
+  /** Reads the JSON body once the key's share of body bytes in flight holds it (UploadGate.read). */
   readBody: RequestHandler;
   clock: Clock;
 }
@@ -76,9 +73,6 @@ function step(handler: RequestHandler, req: Request, res: Response): Promise<voi
     Promise.resolve(handler(req, res, (err?: unknown) => (err ? reject(err) : resolve()))).catch(reject);
   });
 }
-
-/** The API key's subject in the upload gate (its share of body bytes in flight). */
-export const uploadSubject = (req: Request): string => `key:${req.auth!.keyId}`;
 
 export function checkLivenessHandler(d: CheckRouteDeps) {
   const answer = (res: Response, checked: Checked) => {
@@ -96,7 +90,6 @@ export function checkLivenessHandler(d: CheckRouteDeps) {
     let reservation: Reservation | null = known ? null : await d.check.reserve(caller());
     let running = false;
     try {
-      await step(d.uploads.admit(uploadSubject), req, res);
       await step(d.readBody, req, res);
       const request = parseLivenessRequest(req.body);
       // The parsed JSON is not needed any more: its text goes now rather than with the request.

@@ -66,30 +66,27 @@ export class LivenessCheck {
   constructor(private readonly d: LivenessCheckDeps) {}
 
   /**
-   * Before the body is read: a credit (quota) and a fair-use token (throttle) go out at once, one round trip, and
-   * are judged in that order. A refused call keeps nothing: the credit goes back, and a caller refused for its
-   * quota gets its fair-use token back too, as if the throttle had not been asked.
+   * Before the body is read: a credit (quota), then a fair-use token (throttle), in that order. The throttle is
+   * asked only once the credit is held, so a call refused for its quota never touches it (a capped key keeps its
+   * whole burst, and a burst's capped calls cannot take tokens its served calls need); a call refused by the
+   * throttle gives its credit back.
    */
   async reserve(c: Caller): Promise<Reservation> {
     const { account, keyId } = c.auth;
     const plan = this.d.accounts.planView(account);
-    const throttleKey = `key:${keyId}`;
-    const [reserved, throttled] = await Promise.allSettled([
-      c.deadline.race('reservation', this.d.ledger.reserve(account._id, plan, c.requestId)),
-      c.deadline.race('throttle', this.d.throttle.take(throttleKey)),
-    ]);
-    if (reserved.status === 'rejected' || !reserved.value.ok) {
-      if (throttled.status === 'fulfilled') await this.d.throttle.refund(throttleKey).catch(() => undefined);
-      if (reserved.status === 'rejected') throw reserved.reason;
-      const at = reserved.value.at;
+    const reserved = await c.deadline.race('reservation', this.d.ledger.reserve(account._id, plan, c.requestId));
+    if (!reserved.ok) {
+      const at = reserved.at;
       this.d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
       const quota: QuotaView = { customerId: account._id, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
       throw new QuotaExceededError(quota, plan.monthlyLimit, Math.ceil((nextMonthStart(new Date(at)).getTime() - at) / 1000));
     }
-    const reservation: Reservation = { plan, month: reserved.value.month, at: reserved.value.at };
-    if (throttled.status === 'rejected') {
+    const reservation: Reservation = { plan, month: reserved.month, at: reserved.at };
+    try {
+      await c.deadline.race('throttle', this.d.throttle.take(`key:${keyId}`));
+    } catch (err) {
       await this.release(c, reservation);
-      throw throttled.reason;
+      throw err;
     }
     return reservation;
   }

@@ -2,6 +2,7 @@
 // share of body bytes in flight are decided before the body is read; a refused upload is answered at once and its
 // connection closed, so the API never holds it. Raw sockets send only the start of each declared body: an answer
 // can only come if the server decided without the rest.
+import nodeHttp from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
 import { portrait } from '../../support/images';
@@ -125,5 +126,30 @@ describe('POST /v1/check/liveness: refused before reading the body', function ()
     expect(await Promise.all(settledHeld)).to.have.length(fit);
     // With its uploads gone, the key's share is free again.
     expect((await stack.check(acc.primaryKey, await portrait())).status).to.equal(200);
+  });
+
+  it('reads a body without Content-Length (chunked), counting it as it streams, and answers it like any other', async () => {
+    const acc = await stack.createAccount('starter');
+    const body = JSON.stringify({ image: (await portrait()).toString('base64'), image_format: 'jpeg' });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = nodeHttp.request(
+        {
+          host: '127.0.0.1',
+          port: stack.api.port,
+          method: 'POST',
+          path: '/v1/check/liveness',
+          headers: { 'x-api-key': acc.primaryKey, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      // Several writes and no length: Node sends it chunked.
+      for (let i = 0; i < body.length; i += 16 * 1024) req.write(body.slice(i, i + 16 * 1024));
+      req.end();
+    });
+    expect(status).to.equal(200);
   });
 });
