@@ -1,5 +1,5 @@
 // Owns the liveness front-end's Express app: /v1 routes, health, ops endpoints and the error mapping.
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
@@ -21,7 +21,7 @@ import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { UploadGate } from '../http/upload-gate';
 import { requireApiKey } from './auth';
-import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
+import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAGE_TYPES } from './check-liveness';
 import { quotaFromSnapshot, renderError, sendSuccess, UNKNOWN, type QuotaView } from './envelope';
 import type { IdempotencyStore } from './idempotency';
 import { LivenessCheck } from './liveness-check';
@@ -94,11 +94,12 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
     { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: BODY_LIMIT },
     () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this API key; wait for their answers', 1),
   );
+  // The JSON form, or the raw image bytes (each parser leaves other content types alone).
+  const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
+  const rawImage = express.raw({ limit: MAX_IMAGE_BYTES, type: Object.keys(RAW_IMAGE_TYPES) });
+  const parseBody: RequestHandler = (req, res, next) => json(req, res, (err?: unknown) => (err ? next(err) : rawImage(req, res, next)));
   // The key's share of body bytes in flight is its own; the upload's time is credited back to the deadline.
-  const readBody = uploads.read(
-    (req) => `key:${req.auth!.keyId}`,
-    bodyWithinDeadline(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' })),
-  );
+  const readBody = uploads.read((req) => `key:${req.auth!.keyId}`, bodyWithinDeadline(parseBody));
   const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });
 
   // Everything but authentication runs inside the handler, the body read included (see check-liveness.ts).

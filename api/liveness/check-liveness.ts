@@ -57,10 +57,35 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   };
 }
 
+/** The raw-bytes form's limit: what 10 MB of Base64 decodes to (7,864,320 bytes). */
+export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_CHARS / 4) * 3;
+
+/** The image media types taken as raw bytes on the same route (additive; see README Decisions). */
+export const RAW_IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png' } as const;
+
+/**
+ * The body as an image: raw bytes (`Content-Type: image/jpeg` or `image/png`: the type names the format, no Base64
+ * or JSON work) or the JSON form. Its canonical text is the same for one image in either form, so an
+ * Idempotency-Key sees one request.
+ */
+export function parseLivenessBody(body: unknown, contentType: string | undefined): ReturnType<typeof parseLivenessRequest> {
+  if (!Buffer.isBuffer(body)) return parseLivenessRequest(body);
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase() as keyof typeof RAW_IMAGE_TYPES;
+  const imageFormat = RAW_IMAGE_TYPES[type];
+  if (body.length === 0) throw new InvalidRequestError('The body is empty: send the image bytes', { field: 'body' });
+  return {
+    image: body,
+    imageFormat,
+    get canonical() {
+      return `${imageFormat}:${body.toString('base64')}`;
+    },
+  };
+}
+
 export interface CheckRouteDeps {
   check: LivenessCheck;
   idempotency: IdempotencyStore;
-  /** Reads the JSON body once the key's share of body bytes in flight holds it (UploadGate.read). */
+  /** Reads the body (JSON, or raw image bytes) once the key's share of body bytes in flight holds it (UploadGate.read). */
   readBody: RequestHandler;
   clock: Clock;
 }
@@ -91,7 +116,7 @@ export function checkLivenessHandler(d: CheckRouteDeps) {
     let running = false;
     try {
       await step(d.readBody, req, res);
-      const request = parseLivenessRequest(req.body);
+      const request = parseLivenessBody(req.body, req.get('content-type'));
       // The parsed JSON is not needed any more: its text goes now rather than with the request.
       req.body = undefined;
       const { image, imageFormat } = request;

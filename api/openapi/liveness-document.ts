@@ -231,6 +231,12 @@ function build(): OpenAPIObject {
             }),
             example: { image: '/9j/4AAQSkZJRgABAQAAAQABAAD…', image_format: 'jpeg' },
           },
+          'image/jpeg': {
+            schema: { type: 'string', format: 'binary', description: 'The raw JPEG bytes (no Base64, no JSON), at most 7,864,320 bytes (else 413).' },
+          },
+          'image/png': {
+            schema: { type: 'string', format: 'binary', description: 'The raw PNG bytes (no Base64, no JSON), at most 7,864,320 bytes (else 413).' },
+          },
         },
       },
     },

@@ -152,4 +152,26 @@ describe('POST /v1/check/liveness: refused before reading the body', function ()
     });
     expect(status).to.equal(200);
   });
+
+  describe('raw image bytes (Content-Type: image/jpeg or image/png, additive)', () => {
+    const raw = (key: string, type: string, bytes: Buffer) =>
+      http(stack.api.port, '/v1/check/liveness', { method: 'POST', headers: { 'x-api-key': key, 'content-type': type }, body: bytes });
+
+    it('answers 200 for the raw JPEG and PNG bytes of a face, billing each once', async () => {
+      const acc = await stack.createAccount('starter');
+      const jpeg = await raw(acc.primaryKey, 'image/jpeg', await portrait());
+      const png = await raw(acc.primaryKey, 'image/png', await portrait('png'));
+      expect([jpeg.status, png.status]).to.deep.equal([200, 200]);
+      expect(jpeg.body.data.isValidFace).to.equal(true);
+      expect(png.body.metadata.remaining_calls).to.equal(998);
+    });
+
+    it('answers 400 invalid_image when the bytes are not the type the Content-Type names, uncharged', async () => {
+      const acc = await stack.createAccount('starter');
+      const res = await raw(acc.primaryKey, 'image/png', await portrait());
+      expect(res.status).to.equal(400);
+      expect(res.body.error.code).to.equal('invalid_image');
+      expect((await stack.usage(acc.primaryKey)).body.data.total_calls).to.equal(0);
+    });
+  });
 });
