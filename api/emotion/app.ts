@@ -75,12 +75,15 @@ function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
     const attempt = failures.attempt(req, match?.[1]);
     let outcome: AuthOutcome = 'undecided';
     try {
-      // A read: only failures spend the address's allowance.
-      await req.deadline.race('authentication', attempt.blocked());
-      outcome = 'wrong';
-      if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
-      if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
-      // Every token is read from the database: its failure is taken in advance (shared by the same token's callers now).
+      if (!match) {
+        // No credential to verify: whether the address is blocked is a read, and a missing token counts as a failure.
+        await req.deadline.race('authentication', attempt.blocked());
+        outcome = 'wrong';
+        if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
+        throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
+      }
+      // Every token is read from the database, so its failure is taken in advance (shared by the callers presenting
+      // the same token from this address now): that take is also the check that the address is not blocked.
       await req.deadline.race('authentication', attempt.beforeDatabase());
       const token = await tokens.authenticate(match[1]!, req.deadline).catch((err: unknown) => {
         if (err instanceof ForbiddenError) outcome = 'right';

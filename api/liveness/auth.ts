@@ -2,7 +2,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ForbiddenError, UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
-import type { AuthFailureGuard } from '../http/throttle';
+import type { AuthFailureGuard, AuthOutcome } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -24,10 +24,16 @@ export function requireApiKey(accounts: AccountService, failures: AuthFailureGua
       req.deadline.race('authentication', attempt.blocked()),
       accounts.authenticate(presented, req.deadline, () => req.deadline.race('authentication', attempt.beforeDatabase())),
     ]);
-    if (allowed.status === 'rejected' || resolved.status === 'rejected') {
-      // A ForbiddenError is a right key of an account that may not call: not a failed authentication.
-      await attempt.finish(resolved.status === 'rejected' && resolved.reason instanceof ForbiddenError ? 'right' : 'undecided');
-      throw allowed.status === 'rejected' ? allowed.reason : (resolved as PromiseRejectedResult).reason;
+    // A ForbiddenError is a right key of an account that may not call: not a failed authentication.
+    const outcome: AuthOutcome =
+      resolved.status === 'fulfilled' ? (resolved.value ? 'right' : 'wrong') : resolved.reason instanceof ForbiddenError ? 'right' : 'undecided';
+    if (allowed.status === 'rejected') {
+      await attempt.finish(outcome).catch(() => undefined);
+      throw allowed.reason;
+    }
+    if (resolved.status === 'rejected') {
+      await attempt.finish(outcome);
+      throw resolved.reason;
     }
     const auth = resolved.value;
     if (!auth) {

@@ -56,8 +56,9 @@ describe('Failed-authentication allowance per client address', function () {
       const tally = JSON.stringify(results.map((r) => (r.status === 200 ? 200 : `${r.status} ${r.body.error.message}`)));
       for (const r of results) {
         expect([200, 503], tally).to.include(r.status);
-        // One worker in this process shares two cores with other test runs: admission may shed, never authentication.
-        if (r.status === 503) expect(r.body.error.message, tally).to.match(/at capacity/);
+        // One worker in this process shares two cores with other test runs: it may not serve all in time (503,
+        // uncharged); what this test holds is that no call is refused for authentication or the throttle.
+        if (r.status === 503) expect(r.body.error.code, tally).to.equal('service_unavailable');
       }
       if (!results.some((r) => r.status === 503)) expect(results.filter((r) => r.status === 200)).to.have.length(60);
       console.log(`      60 calls from one address: ${results.filter((r) => r.status === 200).length} x 200`);
