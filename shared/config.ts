@@ -112,6 +112,13 @@ export const configSchema = z
     THROTTLE_BURST: positiveInt.default(60),
     THROTTLE_RATE_PER_SEC: z.coerce.number().positive().default(20),
 
+    /**
+     * Request body bytes in flight per caller (API key; emotion account or token) and in total per API process,
+     * counted before a body is read (api/http/upload-gate.ts). Per caller: at least one largest body (10 MB).
+     */
+    UPLOAD_BYTES_PER_CALLER: positiveInt.min(11 * 1024 * 1024).default(24 * 1024 * 1024),
+    UPLOAD_BYTES_TOTAL: positiveInt.min(11 * 1024 * 1024).default(48 * 1024 * 1024),
+
     /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
     AUTH_FAILURE_BURST: positiveInt.default(30),
     AUTH_FAILURE_RATE_PER_SEC: z.coerce.number().positive().default(0.5),

@@ -5,11 +5,13 @@
 // An attempt is TAKEN (counted) before the secret is checked, in one atomic step with the limit check, and
 // given back when it turns out right: N concurrent guesses can never all pass a check made before any of
 // them was counted. Subjects are hashed into fixed-size keys, so a long or made-up subject (an e-mail
-// address typed by an anonymous visitor) costs Redis the same few bytes as any other.
+// address typed by an anonymous visitor) costs Redis the same few bytes as any other. Rules per client
+// address count IPv6 by its /64 (../http/client-address.ts), so one subscriber's block is one subject.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TooManyRequestsError } from '../../shared/errors';
 import { LuaScript } from '../../shared/redis-script';
+import { addressBlock } from '../http/client-address';
 
 export interface AttemptRule {
   /** Short name in keys and messages: 'sign-in', 'totp', … */
@@ -17,6 +19,8 @@ export interface AttemptRule {
   maxFailures: number;
   windowMs: number;
   message: string;
+  /** The subject is a client address: counted by addressBlock (IPv6 by its /64, IPv4-mapped as IPv4). */
+  byAddress?: true;
 }
 
 export const RULES = {
@@ -30,6 +34,7 @@ export const RULES = {
   /** Per client address: slows password spraying across many accounts. */
   signInAddress: {
     name: 'sign-in-ip',
+    byAddress: true,
     maxFailures: 30,
     windowMs: 15 * 60_000,
     message: 'Too many failed sign-in attempts from your network. Try again later.',
@@ -37,10 +42,17 @@ export const RULES = {
   /** Per account: 10^6 codes and five guesses per quarter hour. */
   totp: { name: 'totp', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong codes. Two-factor sign-in is locked for a few minutes.' },
   /** Per client address: invalid or expired verification links opened. */
-  verifyLink: { name: 'verify-link', maxFailures: 20, windowMs: 15 * 60_000, message: 'Too many invalid verification links. Try again later.' },
+  verifyLink: {
+    name: 'verify-link',
+    byAddress: true,
+    maxFailures: 20,
+    windowMs: 15 * 60_000,
+    message: 'Too many invalid verification links. Try again later.',
+  },
   /** Per client address: verification links asked for (bounds what one address can make the console mail and count). */
   verifyResendByIp: {
     name: 'verify-resend-ip',
+    byAddress: true,
     maxFailures: 20,
     windowMs: 60 * 60_000,
     message: 'Too many verification e-mails asked for from your network. Try again later.',
@@ -60,7 +72,13 @@ export const RULES = {
     message: 'We already sent several reset links to this address. Check your inbox or try again in an hour.',
   },
   /** Per client address: password reset requests (slows probing many addresses). */
-  resetByIp: { name: 'reset-ip', maxFailures: 20, windowMs: 60 * 60_000, message: 'Too many password reset requests from your network. Try again later.' },
+  resetByIp: {
+    name: 'reset-ip',
+    byAddress: true,
+    maxFailures: 20,
+    windowMs: 60 * 60_000,
+    message: 'Too many password reset requests from your network. Try again later.',
+  },
   /** Per account: wrong current passwords on the change-password form. */
   passwordChange: { name: 'password-change', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong passwords. Try again in a few minutes.' },
 } satisfies Record<string, AttemptRule>;
@@ -89,7 +107,8 @@ export class AttemptLimiter {
   ) {}
 
   private key(rule: AttemptRule, subject: string): string {
-    const digest = createHash('sha256').update(subject.toLowerCase()).digest('base64url').slice(0, 22);
+    const counted = rule.byAddress ? addressBlock(subject) : subject;
+    const digest = createHash('sha256').update(counted.toLowerCase()).digest('base64url').slice(0, 22);
     return `${this.prefix}:console:attempts:${rule.name}:${digest}`;
   }
 

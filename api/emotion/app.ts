@@ -9,6 +9,7 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  TooManyRequestsError,
   UnauthenticatedError,
 } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
@@ -23,7 +24,8 @@ import { httpMetrics } from '../http/http-metrics';
 import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
 import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
-import type { AuthFailureGuard, Throttle } from '../http/throttle';
+import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
+import { UploadGate } from '../http/upload-gate';
 
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
@@ -49,6 +51,8 @@ export interface EmotionAppDeps {
   /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
   trustProxy: number | string[];
   budgetMs: number;
+  /** Body bytes in flight per fair-use subject and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
+  uploadLimits: { perCallerBytes: number; totalBytes: number };
   readiness: Readiness;
 }
 
@@ -66,18 +70,31 @@ function cors(_req: Request, res: Response, next: NextFunction) {
 
 function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    await req.deadline.race('authentication', failures.before(req));
     const header = req.get('authorization');
-    if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
-    const token = await tokens.authenticate(match[1]!, req.deadline);
-    if (!token) {
-      await req.deadline.race('authentication', failures.failed(req, match[1]));
-      throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    const attempt = failures.attempt(req, match?.[1]);
+    let outcome: AuthOutcome = 'undecided';
+    try {
+      if (!match) {
+        // No credential to verify: whether the address is blocked is a read, and a missing token counts as a failure.
+        await req.deadline.race('authentication', attempt.blocked());
+        outcome = 'wrong';
+        if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
+        throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
+      }
+      // Every token is read from the database, so its failure is taken in advance (shared by the callers presenting
+      // the same token from this address now): that take is also the check that the address is not blocked.
+      await req.deadline.race('authentication', attempt.beforeDatabase());
+      const token = await tokens.authenticate(match[1]!, req.deadline).catch((err: unknown) => {
+        if (err instanceof ForbiddenError) outcome = 'right';
+        throw err;
+      });
+      outcome = token ? 'right' : 'wrong';
+      if (!token) throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+      req.emotionToken = token;
+    } finally {
+      await req.deadline.race('authentication', attempt.finish(outcome));
     }
-    failures.succeeded(req);
-    req.emotionToken = token;
     next();
   };
 }
@@ -122,7 +139,12 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     res.status(204).end();
   });
 
-  const audioBody = bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }));
+  const uploads = new UploadGate(
+    { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: MAX_AUDIO_BYTES },
+    () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this account; wait for their answers', 1),
+  );
+  // Read once the caller's share of body bytes in flight holds it (a refusal closes the connection unread).
+  const audioBody = uploads.read((req) => fairUseSubject(req.emotionToken!), bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES })));
   app.post(
     ANALYSIS_PATH,
     cors,
@@ -139,6 +161,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       }
       next();
     },
+    // Authentication, the throttle and the content type are decided before a byte of the body is read.
     (req, _res, next) => {
       receiveStarted.set(req, performance.now());
       next();

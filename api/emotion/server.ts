@@ -44,6 +44,7 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     authFailures: authFailureGuard(base.redis, config),
     trustProxy: config.TRUST_PROXY,
     budgetMs: config.EMOTION_BUDGET_MS,
+    uploadLimits: { perCallerBytes: config.UPLOAD_BYTES_PER_CALLER, totalBytes: config.UPLOAD_BYTES_TOTAL },
     readiness: base.readiness,
   });
   return base.serve(app, config.EMOTION_PORT, config.EMOTION_BUDGET_MS + 1000);

@@ -13,7 +13,7 @@ import {
 import { isDatabaseUnavailable } from '../../shared/db/mongo';
 import { isRedisUnavailable } from '../../shared/redis';
 
-/** Renders an AppError as the front-end's documented error body. */
+/** Renders an AppError as the front-end's documented error body (may look something up first). */
 export type ErrorRenderer = (err: AppError, req: Request, res: Response) => unknown;
 
 /** How a front-end words the framework errors it shows: the API speaks to programs, the console to people. */
@@ -55,13 +55,18 @@ export function errorHandler(
   render: ErrorRenderer,
   bodyLimitError: () => AppError = () => new PayloadTooLargeError('Request body too large'),
 ): ErrorRequestHandler {
-  return (err, req, res, next) => {
+  return async (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const appError = err instanceof AppError ? err : fromFrameworkError(err, { bodyTooLarge: bodyLimitError });
     const finalError = appError ?? new InternalError();
     if (!appError) req.log?.error({ err }, 'unhandled error');
     else if (finalError.httpStatus >= 500) req.log?.warn({ code: finalError.code }, finalError.message);
+    // Answered before the body was read in full: the connection closes after the answer, so the rest of the
+    // upload is never read (UploadGate refuses before reading; a body over the limit is refused unread).
+    if (!req.complete) res.setHeader('Connection', 'close');
     setErrorHeaders(res, finalError);
-    res.status(finalError.httpStatus).json(render(finalError, req, res));
+    const body = await render(finalError, req, res);
+    if (res.headersSent) return;
+    res.status(finalError.httpStatus).json(body);
   };
 }

@@ -7,6 +7,7 @@ import type { Config } from '../../shared/config';
 import { TooManyRequestsError } from '../../shared/errors';
 import { sha256Hex } from '../../shared/accounts/secrets';
 import { LuaScript } from '../../shared/redis-script';
+import { limiterAddress } from './client-address';
 
 // KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, cost (0 = only look, -1 = give one back). Returns {allowed, retryAfterMs}.
 const TOKEN_BUCKET = new LuaScript(`
@@ -92,24 +93,40 @@ const PREFIX_CHARS = 6;
  */
 export const PREFIX_BUCKETS = 256;
 
+/** One credential being verified for one address: the failure taken in advance for it, shared by its callers. */
+interface Verification {
+  taken: Promise<void>;
+  callers: number;
+  givenBack: boolean;
+}
+
+/** How an authentication attempt ended: the credential was right, wrong, or never decided (store down, deadline). */
+export type AuthOutcome = 'right' | 'wrong' | 'undecided';
+
 /**
  * Failed authentications, the same on both front-ends. Two buckets:
- * - per client address (`req.ip`, right behind a proxy only with TRUST_PROXY set): checked before any
- *   credential is, so an address that used up its allowance gets 429 for every attempt and a guesser
- *   cannot tell a right guess from a wrong one. Only that address (and whoever shares it) is slowed.
+ * - per client address (`req.ip`, right behind a proxy only with TRUST_PROXY set; IPv6 by its /64, see
+ *   client-address.ts). Whether the address is blocked is a read, made before any credential is looked at,
+ *   so an address that used up its allowance gets 429 for every attempt and a guesser cannot tell a right
+ *   guess from a wrong one. Only failures spend it: a valid credential never does (see Attempt).
  * - per presented credential prefix, all addresses together: a guess spread over many addresses. It is
  *   spent and consulted only when a credential fails, so it turns further wrong guesses under that prefix
  *   into 429 but never stops a valid credential: one client cannot lock another customer out through it.
+ *
+ * Concurrent guesses stay bounded without counting valid calls: a credential that has to be verified against
+ * the database (not decided from the authentication cache) takes one failure in advance, before the read, and
+ * gets it back if it was right. Callers from one address presenting the same credential at once share that one
+ * advance (one guess, one read), so a burst of a valid key from one backend spends nothing that lasts, while
+ * distinct guesses in flight from one address never exceed the failures it has left. A credential decided
+ * without the database (malformed, or cached as revoked) cannot be right, so it spends after the fact.
  */
 export class AuthFailureGuard {
+  private readonly verifying = new Map<string, Verification>();
+
   constructor(
     private readonly byAddress: Throttle,
     private readonly byPrefix: Throttle,
   ) {}
-
-  private static addressKey(req: Request): string {
-    return `auth-fail:ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
-  }
 
   /** Hashed into PREFIX_BUCKETS, so the bucket names carry no part of a secret and their number is bounded. */
   private static prefixKey(credential: string): string {
@@ -117,26 +134,80 @@ export class AuthFailureGuard {
     return `auth-fail:prefix:${parseInt(sha256Hex(visible).slice(0, 8), 16) % PREFIX_BUCKETS}`;
   }
 
-  /**
-   * 429 when this client address has no failures left, before the credential is looked at. Takes one
-   * failure in advance, so concurrent guesses cannot all pass a look-only check; succeeded() gives it back.
-   */
-  async before(req: Request): Promise<void> {
-    await this.byAddress.take(AuthFailureGuard.addressKey(req));
+  /** One request's authentication; end it with finish() whatever happens. */
+  attempt(req: Request, credential: string | undefined): AuthAttempt {
+    return new AuthAttempt(this, req, `auth-fail:ip:${limiterAddress(req)}`, credential);
   }
 
-  /**
-   * The credential was right: the failure taken in advance by before() is given back, without holding up the
-   * request (the command leaves now, ahead of this request's next ones and of any later check on the same
-   * connection); a refusal from Redis is logged.
-   */
-  succeeded(req: Request): void {
-    this.byAddress.refund(AuthFailureGuard.addressKey(req)).catch((err: unknown) => req.log.warn({ err }, 'failed-authentication allowance not given back'));
+  /** @internal (AuthAttempt) */
+  check(addressKey: string): Promise<void> {
+    return this.byAddress.check(addressKey);
   }
 
-  /** The credential was wrong (already counted against the address); counts it against the prefix, 429 once that is used up. */
-  async failed(_req: Request, credential: string | undefined): Promise<void> {
+  /** @internal (AuthAttempt): joins the verification of this credential from this address, or starts it. */
+  join(addressKey: string, credential: string): { id: string; verification: Verification } {
+    const id = `${addressKey}:${sha256Hex(credential)}`;
+    let verification = this.verifying.get(id);
+    if (!verification) {
+      verification = { taken: this.byAddress.take(addressKey), callers: 0, givenBack: false };
+      this.verifying.set(id, verification);
+    }
+    verification.callers++;
+    return { id, verification };
+  }
+
+  /** @internal (AuthAttempt) */
+  leave(id: string, verification: Verification, outcome: AuthOutcome, addressKey: string): Promise<void> | undefined {
+    if (--verification.callers === 0 && this.verifying.get(id) === verification) this.verifying.delete(id);
+    if (outcome !== 'right' || verification.givenBack) return undefined;
+    verification.givenBack = true;
+    return verification.taken.then(() => this.byAddress.refund(addressKey)).catch(() => undefined);
+  }
+
+  /** @internal (AuthAttempt): a wrong credential, counted against the address (unless its advance already was) and its prefix. */
+  async failed(addressKey: string, credential: string | undefined, advanced: boolean): Promise<void> {
+    if (!advanced) await this.byAddress.spend(addressKey);
     if (credential) await this.byPrefix.take(AuthFailureGuard.prefixKey(credential));
+  }
+}
+
+/** One request's way through the failed-authentication guard. */
+export class AuthAttempt {
+  private joined: { id: string; verification: Verification } | null = null;
+
+  constructor(
+    private readonly guard: AuthFailureGuard,
+    private readonly req: Request,
+    private readonly addressKey: string,
+    private readonly credential: string | undefined,
+  ) {}
+
+  /** 429 when this address has no failures left; a read, nothing is spent. */
+  blocked(): Promise<void> {
+    return this.guard.check(this.addressKey);
+  }
+
+  /**
+   * Call right before the credential is verified against the database: takes one failure in advance (429 when
+   * none is left), shared with the other callers presenting the same credential from this address now.
+   */
+  beforeDatabase(): Promise<void> {
+    if (!this.credential) return Promise.resolve();
+    this.joined ??= this.guard.join(this.addressKey, this.credential);
+    return this.joined.verification.taken;
+  }
+
+  /**
+   * Ends the attempt. Right: a failure taken in advance is given back, without holding up the request (a refusal
+   * from Redis is logged). Wrong: counted (429 once the prefix's allowance is used up). Undecided: an advance stays
+   * spent, as the guess may have been checked.
+   */
+  async finish(outcome: AuthOutcome): Promise<void> {
+    const joined = this.joined;
+    this.joined = null;
+    const givingBack = joined && this.guard.leave(joined.id, joined.verification, outcome, this.addressKey);
+    givingBack?.catch((err: unknown) => this.req.log.warn({ err }, 'failed-authentication allowance not given back'));
+    if (outcome === 'wrong') await this.guard.failed(this.addressKey, this.credential, joined !== null);
   }
 }
 

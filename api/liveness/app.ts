@@ -1,9 +1,9 @@
 // Owns the liveness front-end's Express app: /v1 routes, health, ops endpoints and the error mapping.
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../../shared/errors';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
 import type { AccountService } from '../../shared/accounts/account-service';
@@ -19,10 +19,12 @@ import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoin
 import { requestContext } from '../http/request-context';
 import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
-import { quotaOnError, requireApiKey } from './auth';
-import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS } from './check-liveness';
-import { quotaFromSnapshot, renderError, sendSuccess, setQuota } from './envelope';
+import { UploadGate } from '../http/upload-gate';
+import { requireApiKey } from './auth';
+import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAGE_TYPES } from './check-liveness';
+import { quotaFromSnapshot, renderError, sendSuccess, UNKNOWN, type QuotaView } from './envelope';
 import type { IdempotencyStore } from './idempotency';
+import { LivenessCheck } from './liveness-check';
 
 export interface LivenessAppDeps {
   log: Logger;
@@ -38,6 +40,8 @@ export interface LivenessAppDeps {
   /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
   trustProxy: number | string[];
   idempotency: IdempotencyStore;
+  /** Body bytes in flight per API key and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
+  uploadLimits: { perCallerBytes: number; totalBytes: number };
   clock: Clock;
   budgetMs: number;
   readiness: Readiness;
@@ -46,7 +50,7 @@ export interface LivenessAppDeps {
 }
 
 /** JSON envelope overhead allowed on top of the Base64 image. */
-const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
+export const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
 
 function methodNotAllowed(allowed: string[]) {
   return () => {
@@ -86,25 +90,39 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
     await req.deadline.race('throttle', d.throttle.take(`key:${req.auth!.keyId}`));
     next();
   };
-  const json = bodyWithinDeadline(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
+  const uploads = new UploadGate(
+    { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: BODY_LIMIT },
+    () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this API key; wait for their answers', 1),
+  );
+  // The JSON form, or the raw image bytes (each parser leaves other content types alone).
+  const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
+  const rawImage = express.raw({ limit: MAX_IMAGE_BYTES, type: Object.keys(RAW_IMAGE_TYPES) });
+  const parseBody: RequestHandler = (req, res, next) => json(req, res, (err?: unknown) => (err ? next(err) : rawImage(req, res, next)));
+  // The key's share of body bytes in flight is its own; the upload's time is credited back to the deadline.
+  const readBody = uploads.read((req) => `key:${req.auth!.keyId}`, bodyWithinDeadline(parseBody));
+  const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });
 
-  // The throttle runs inside the handler, after the quota check (see check-liveness.ts).
-  app.post('/v1/check/liveness', auth, json, checkLivenessHandler(d));
+  // Everything but authentication runs inside the handler, the body read included (see check-liveness.ts).
+  app.post('/v1/check/liveness', auth, checkLivenessHandler({ check, idempotency: d.idempotency, readBody, clock: d.clock }));
   app.all('/v1/check/liveness', methodNotAllowed(['POST']));
 
   app.get('/v1/usage', auth, throttle, async (req, res) => {
     const plan = d.accounts.planView(req.auth!.account);
     const usage = await req.deadline.race('usage', d.ledger.snapshot(req.auth!.account._id, plan));
-    setQuota(res, quotaFromSnapshot(req.auth!.account._id, usage));
-    sendSuccess(res, d.clock, {
-      year_month: usage.month,
-      total_calls: usage.used,
-      monthly_limit: usage.monthlyLimit,
-      remaining_calls: usage.remaining,
-      over_limit_calls: usage.overage,
-      plan: plan.plan,
-      hard_cap_enabled: plan.hardCap,
-    });
+    sendSuccess(
+      res,
+      d.clock,
+      {
+        year_month: usage.month,
+        total_calls: usage.used,
+        monthly_limit: usage.monthlyLimit,
+        remaining_calls: usage.remaining,
+        over_limit_calls: usage.overage,
+        plan: plan.plan,
+        hard_cap_enabled: plan.hardCap,
+      },
+      quotaFromSnapshot(req.auth!.account._id, usage),
+    );
   });
   app.all('/v1/usage', methodNotAllowed(['GET']));
 
@@ -113,7 +131,16 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   app.use(() => {
     throw new NotFoundError('No such endpoint');
   });
-  app.use(quotaOnError(d.accounts, d.ledger));
-  app.use(errorHandler(renderError(d.clock), () => new PayloadTooLargeError('The request body exceeds the 10 MB image limit')));
+  /** An error's credits when it carries none: the caller's snapshot, best effort and never past the deadline. */
+  const quotaOf = async (req: Request): Promise<QuotaView> => {
+    const auth = req.auth;
+    if (!auth) return UNKNOWN;
+    const unknown: QuotaView = { customerId: auth.account._id, remaining: null, overLimit: null };
+    return req.deadline.race('usage', d.ledger.snapshot(auth.account._id, d.accounts.planView(auth.account))).then(
+      (usage) => quotaFromSnapshot(auth.account._id, usage),
+      () => unknown,
+    );
+  };
+  app.use(errorHandler(renderError(d.clock, quotaOf), () => new PayloadTooLargeError('The request body exceeds the 10 MB image limit')));
   return app;
 }

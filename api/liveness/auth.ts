@@ -1,10 +1,8 @@
 // Owns X-API-Key authentication for /v1: resolves the key to an account (401/403 otherwise).
-import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
-import { UnauthenticatedError } from '../../shared/errors';
+import type { NextFunction, Request, Response } from 'express';
+import { ForbiddenError, UnauthenticatedError } from '../../shared/errors';
 import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
-import type { CreditLedger } from '../../shared/billing/credit-ledger';
-import { quotaFromSnapshot, quotaOf, setQuota } from './envelope';
-import type { AuthFailureGuard } from '../http/throttle';
+import type { AuthFailureGuard, AuthOutcome } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -13,41 +11,37 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * The client address's failure allowance and the key's cached authentication are read at once (one round trip);
- * the address check still decides first, and the database is read (on a cache miss) only once it has passed, so an
- * address out of allowance gets 429 whatever it presents and costs no database read.
+ * Whether the client address is blocked (a read) and the key's cached authentication go out at once (one round
+ * trip); the address check still decides first. Only a key the cache cannot decide reads the database, after
+ * taking a failure in advance (AuthFailureGuard), so an address out of allowance gets 429 whatever it presents
+ * and costs no database read, and a valid key never spends its address's allowance.
  */
 export function requireApiKey(accounts: AccountService, failures: AuthFailureGuard) {
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, _res: Response, next: NextFunction) => {
     const presented = req.get('x-api-key');
-    const allowance = req.deadline.race('authentication', failures.before(req));
-    const [allowed, resolved] = await Promise.allSettled([allowance, accounts.authenticate(presented, req.deadline, allowance)]);
-    if (allowed.status === 'rejected') throw allowed.reason;
-    if (resolved.status === 'rejected') throw resolved.reason;
+    const attempt = failures.attempt(req, presented);
+    const [allowed, resolved] = await Promise.allSettled([
+      req.deadline.race('authentication', attempt.blocked()),
+      accounts.authenticate(presented, req.deadline, () => req.deadline.race('authentication', attempt.beforeDatabase())),
+    ]);
+    // A ForbiddenError is a right key of an account that may not call: not a failed authentication.
+    const outcome: AuthOutcome =
+      resolved.status === 'fulfilled' ? (resolved.value ? 'right' : 'wrong') : resolved.reason instanceof ForbiddenError ? 'right' : 'undecided';
+    if (allowed.status === 'rejected') {
+      await attempt.finish(outcome).catch(() => undefined);
+      throw allowed.reason;
+    }
+    if (resolved.status === 'rejected') {
+      await attempt.finish(outcome);
+      throw resolved.reason;
+    }
     const auth = resolved.value;
     if (!auth) {
-      await req.deadline.race('authentication', failures.failed(req, presented));
+      await req.deadline.race('authentication', attempt.finish('wrong'));
       throw new UnauthenticatedError('invalid_api_key', 'The API key is missing, invalid, deactivated, expired or replaced');
     }
-    failures.succeeded(req);
+    await attempt.finish('right');
     req.auth = auth;
-    setQuota(res, { customerId: auth.account._id, remaining: null, overLimit: null });
     next();
-  };
-}
-
-/** Fills in the caller's remaining credits on an error response (best effort: null if the database is down). */
-export function quotaOnError(accounts: AccountService, ledger: CreditLedger): ErrorRequestHandler {
-  return async (err, req, res, next) => {
-    if (req.auth && quotaOf(res).customerId !== null && quotaOf(res).remaining === null) {
-      try {
-        // Best effort, and never past the deadline: an answer that is late for its numbers is still late.
-        const usage = await req.deadline.race('usage', ledger.snapshot(req.auth.account._id, accounts.planView(req.auth.account)));
-        setQuota(res, quotaFromSnapshot(req.auth.account._id, usage));
-      } catch {
-        // the error being reported is what matters; the numbers stay null
-      }
-    }
-    next(err);
   };
 }

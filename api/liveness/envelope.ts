@@ -22,7 +22,7 @@ export interface Metadata {
   status: 'success' | 'error';
 }
 
-const UNKNOWN: QuotaView = { customerId: null, remaining: null, overLimit: null };
+export const UNKNOWN: QuotaView = { customerId: null, remaining: null, overLimit: null };
 
 export function metadata(clock: Clock, status: Metadata['status'], q: QuotaView = UNKNOWN): Metadata {
   return {
@@ -33,19 +33,6 @@ export function metadata(clock: Clock, status: Metadata['status'], q: QuotaView 
     over_limit_calls: q.overLimit,
     status,
   };
-}
-
-/** Each response's quota, typed and private to these accessors (rather than an untyped `res.locals` entry). */
-const quotas = new WeakMap<Response, QuotaView>();
-
-/** The caller's quota as known for this response (set by auth, refreshed after billing). */
-export function quotaOf(res: Response): QuotaView {
-  return quotas.get(res) ?? UNKNOWN;
-}
-
-/** Records what this response will say about the caller's credits (metadata and X-Quota-* headers). */
-export function setQuota(res: Response, quota: QuotaView): void {
-  quotas.set(res, quota);
 }
 
 /** The quota view of a ledger snapshot. */
@@ -61,15 +48,29 @@ export function setQuotaHeaders(res: Response, q: QuotaView, clock: Clock): void
   res.setHeader('X-Quota-Reset', nextMonthStart(clock()).toISOString());
 }
 
-export function sendSuccess(res: Response, clock: Clock, data: unknown): void {
-  const q = quotaOf(res);
+/** A 200 answer: the caller's credits (as the call left them) in the metadata and the quota headers. */
+export function sendSuccess(res: Response, clock: Clock, data: unknown, q: QuotaView = UNKNOWN): void {
   setQuotaHeaders(res, q, clock);
   res.status(200).json({ metadata: metadata(clock, 'success', q), data });
 }
 
-export function renderError(clock: Clock) {
-  return (err: AppError, _req: Request, res: Response) => {
-    const q = quotaOf(res);
+/** An error that knows the caller's credits (e.g. quota_exceeded: none left). */
+export interface CarriesQuota {
+  readonly quota: QuotaView;
+}
+
+function carriedQuota(err: AppError): QuotaView | null {
+  const q = (err as Partial<CarriesQuota>).quota;
+  return q && typeof q === 'object' ? q : null;
+}
+
+/**
+ * The error envelope. Its credits: those the error carries, else `lookUp` (the caller's snapshot, best effort and
+ * bounded by the request's deadline), else unknown.
+ */
+export function renderError(clock: Clock, lookUp: (req: Request) => Promise<QuotaView> = async () => UNKNOWN) {
+  return async (err: AppError, req: Request, res: Response) => {
+    const q = carriedQuota(err) ?? (await lookUp(req).catch(() => UNKNOWN));
     setQuotaHeaders(res, q, clock);
     return { metadata: metadata(clock, 'error', q), error: { code: err.code, message: err.message } };
   };

@@ -3,10 +3,11 @@
 // outcome), kept where expiring data belongs and under the `{prefix}` hash tag, so the worker's settle script
 // (shared/billing/credit-ledger.ts) can store a committed answer in it in the same step as the commit.
 //
-// States: pending (claimed; expires with the request budget plus PENDING_MARGIN_MS, so a crashed call frees the
-// key soon) → done (a final answer: 200 or a 4xx other than 429) or committed (the worker billed the call; the
-// stored outcome is replayed even if this API answered 503 or died) or deleted (5xx/429 of an unbilled call:
-// the key is free again).
+// Only replayable answers are kept, i.e. billed ones: an unbilled answer (any 4xx or 5xx) leaves nothing behind, so
+// a caller cannot fill Redis with 24 h entries for free. States: pending (claimed while the call runs; expires with
+// the request budget plus PENDING_MARGIN_MS, so a crashed call frees the key soon) → done (the billed 200) or
+// committed (the worker billed the call; the stored outcome is replayed even if this API answered 503 or died) or
+// deleted (every unbilled answer: the key is free again, and a retry runs the call anew).
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AppError, InvalidRequestError } from '../../shared/errors';
@@ -61,11 +62,23 @@ export class IdempotencyStore {
     private readonly budgetMs: number,
   ) {}
 
+  private entryKey(customerId: string, key: string): string {
+    if (!KEY_SHAPE.test(key)) throw new InvalidRequestError('Idempotency-Key must be 1-255 printable ASCII characters');
+    return `${this.prefix}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
+  }
+
+  /**
+   * Whether `key` has an entry (a call running, or a billed answer to replay), read before the body is: such a
+   * request is answered from the entry and is neither charged nor throttled. 400 for a malformed key.
+   */
+  async has(customerId: string, key: string): Promise<boolean> {
+    return (await this.redis.exists(this.entryKey(customerId, key))) === 1;
+  }
+
   /** Claims `key` for this body and request, or returns what an earlier identical request left. */
   async claim(customerId: string, key: string | undefined, body: Buffer | string, requestId: string): Promise<IdempotencyClaim> {
     if (key === undefined) return { kind: 'none' };
-    if (!KEY_SHAPE.test(key)) throw new InvalidRequestError('Idempotency-Key must be 1-255 printable ASCII characters');
-    const entryKey = `${this.prefix}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
+    const entryKey = this.entryKey(customerId, key);
     const bodyHash = crypto.createHash('sha256').update(body).digest('hex');
     const reply = (await CLAIM.run(this.redis, [entryKey], [bodyHash, requestId, String(this.budgetMs + PENDING_MARGIN_MS)])) as Array<string | null>;
     if (reply[0] === 'new' && reply.length === 1) {
@@ -73,7 +86,7 @@ export class IdempotencyStore {
         kind: 'new',
         entryKey,
         finish: async (response) => {
-          // Only final answers are kept; a 5xx or 429 of an unbilled call can be retried with the same key.
+          // Only billed answers are kept (response null: the pending marker goes, a committed outcome stays).
           await FINISH.run(this.redis, [entryKey], [requestId, response ? JSON.stringify(response) : '', String(DONE_TTL_MS)]);
         },
       };

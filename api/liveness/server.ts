@@ -77,6 +77,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     authFailures: authFailureGuard(redis, config),
     trustProxy: config.TRUST_PROXY,
     idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX, config.LIVENESS_BUDGET_MS),
+    uploadLimits: { perCallerBytes: config.UPLOAD_BYTES_PER_CALLER, totalBytes: config.UPLOAD_BYTES_TOTAL },
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,
     readiness: base.readiness,

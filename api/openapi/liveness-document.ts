@@ -86,7 +86,7 @@ const ERROR_EXAMPLES: Record<string, { summary: string; message: string; authent
     authenticated: true,
   },
   rate_limited: {
-    summary: 'Fair-use throttle (per key) or too many failed authentications (per address)',
+    summary: 'Fair-use throttle (per key), too many uploads in flight (per key), or too many failed authentications (per address)',
     message: 'Too many requests; slow down',
     authenticated: true,
   },
@@ -156,7 +156,8 @@ const DESCRIPTION = `Passive face liveness: one still JPEG or PNG in, a spoof ve
 - **Authentication**: \`X-API-Key: lc_…\` (Primary or Secondary key from the console).
 - **Envelope**: every answer except \`GET /v1/health\` is \`{metadata, data}\` or \`{metadata, error: {code, message}}\`.
 - **Billing**: only a 200 from \`POST /v1/check/liveness\` uses a credit; every error is free. Authenticated answers carry \`X-Quota-Limit\`, \`X-Quota-Remaining\` and \`X-Quota-Reset\`; 429 and 503 carry \`Retry-After\`; every answer carries \`X-Request-Id\`.
-- **Idempotency**: an optional \`Idempotency-Key\` makes a retry of the same body within 24 h replay the stored answer.
+- **Idempotency**: an optional \`Idempotency-Key\` makes a retry of the same body within 24 h replay the stored billed answer; an unbilled answer (any error) is not kept, so a retry runs the call again.
+- **Refused before reading**: authentication, the quota, the throttle and the key's share of uploads in flight are decided before the body is read; an answer given before the body was read says \`Connection: close\` and the rest of the upload is never read.
 - **Unlisted**: any other path answers 404 \`not_found\` (the \`${UNLISTED_PATH_RESPONSE}\` response); another method on a listed path answers 405 \`method_not_allowed\` with \`Allow\` (the \`${UNLISTED_METHOD_RESPONSE}\` response).
 - **Versioning**: \`metadata.ver\` and the \`/v1\` path; minor versions may add fields, so ignore members you do not know.`;
 
@@ -190,7 +191,7 @@ function build(): OpenAPIObject {
     403: errorResponse(403, 'The key is valid but its account is suspended, cancelled or not activated.'),
     429: errorResponse(
       429,
-      '`quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, or too many failed authentications from this address.',
+      '`quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, too many request bodies in flight for this key (24 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count).',
     ),
     500: errorResponse(500, 'Internal error; nothing was charged.'),
     503: errorResponse(
@@ -214,7 +215,8 @@ function build(): OpenAPIObject {
           .regex(/^[\x21-\x7e]{1,255}$/)
           .optional()
           .meta({
-            description: 'Optional, 1–255 printable ASCII characters. The same key and body within 24 h replay the stored answer (not charged again).',
+            description:
+              'Optional, 1–255 printable ASCII characters. The same key and body within 24 h replay the stored billed answer (not charged again); an error is not kept, so a retry runs the call again.',
             example: 'order-42',
           }),
       }),
@@ -228,6 +230,12 @@ function build(): OpenAPIObject {
                 '`image`: the Base64 image bytes (standard alphabet, no `data:` prefix, line breaks allowed), at most 10,485,760 characters (else 413). `image_format`: the real format of the bytes.',
             }),
             example: { image: '/9j/4AAQSkZJRgABAQAAAQABAAD…', image_format: 'jpeg' },
+          },
+          'image/jpeg': {
+            schema: { type: 'string', format: 'binary', description: 'The raw JPEG bytes (no Base64, no JSON), at most 7,864,320 bytes (else 413).' },
+          },
+          'image/png': {
+            schema: { type: 'string', format: 'binary', description: 'The raw PNG bytes (no Base64, no JSON), at most 7,864,320 bytes (else 413).' },
           },
         },
       },

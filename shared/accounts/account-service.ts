@@ -148,12 +148,13 @@ export class AccountService {
    * Resolves an X-API-Key. Null for a missing, malformed, unknown or replaced key (401);
    * ForbiddenError when the key is valid but the account may not use the API (403);
    * DeadlineExceededError (503) when the answer cannot come before `deadline`.
-   * `beforeDatabase`: a check the database read must wait for (and fail with); the cache read does not wait.
+   * `beforeDatabase`: called only when the database must be read (a cache miss), and waited for (and failed
+   * with) before the read; a key decided from the cache never calls it.
    */
   async authenticate(
     presented: string | undefined,
     deadline = Deadline.after(DEFAULT_AUTH_DEADLINE_MS),
-    beforeDatabase?: Promise<unknown>,
+    beforeDatabase?: () => Promise<unknown>,
   ): Promise<AuthenticatedKey | null> {
     if (!presented || !API_KEY_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
@@ -161,7 +162,7 @@ export class AccountService {
     if (cached.kind === 'revoked') return null;
     if (cached.kind === 'hit' && !this.changeDue(cached.value.account)) return this.admit(cached.value);
     const generation = cached.kind === 'miss' ? cached.generation : null;
-    await beforeDatabase;
+    await beforeDatabase?.();
     const auth = await deadline.race(
       'authentication',
       this.lookups.run(digest, () => this.lookUp(digest, generation, deadline)),

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { blank, portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
+import { http } from '../../support/http';
 import { outboxDrained, settleReserved } from '../../support/billing';
 import { DONE_TTL_MS, IdempotencyStore } from '../../../api/liveness/idempotency';
 
@@ -62,20 +63,29 @@ describe('Liveness API v1: request ids are ours, Idempotency-Key edges', () => {
     expect(res.headers.get('x-client-request-id')).to.equal(null);
   });
 
-  it('replays a 4xx answer for the same key and body without charging', async () => {
+  // Was "replays a 4xx answer": issue 27 keeps entries only for replayable (billed) answers, so an unbilled 4xx
+  // leaves nothing behind and the same key runs the call again (still uncharged).
+  it('keeps no entry for unbilled 4xx answers: the same key and body runs again, uncharged, and Redis holds nothing for it', async () => {
     const acc = await stack.createAccount('starter');
-    const headers = { 'idempotency-key': 'no-face-1' };
-    const first = await stack.check(acc.primaryKey, await blank(), 'jpeg', headers);
-    const again = await stack.check(acc.primaryKey, await blank(), 'jpeg', headers);
-    expect(first.status).to.equal(400);
-    expect(again.status).to.equal(400);
-    expect(again.headers.get('idempotent-replayed')).to.equal('true');
-    const { date: _d1, ...firstMeta } = first.body.metadata;
-    const { date: _d2, ...againMeta } = again.body.metadata;
-    expect(againMeta).to.deep.equal(firstMeta);
-    expect(againMeta).to.include({ remaining_calls: 1000, over_limit_calls: 0 });
+    const entries = () => stack.api.deps.redis.keys(`${stack.prefix}:idem:${acc.customerId}:*`);
+    const noFace = await blank();
+    const first = await stack.check(acc.primaryKey, noFace, 'jpeg', { 'idempotency-key': 'no-face-1' });
+    const again = await stack.check(acc.primaryKey, noFace, 'jpeg', { 'idempotency-key': 'no-face-1' });
+    const badFormat = await stack.check(acc.primaryKey, noFace, 'png', { 'idempotency-key': 'wrong-format-1' });
+    const notBase64 = await http(stack.api.port, '/v1/check/liveness', {
+      method: 'POST',
+      headers: { 'x-api-key': acc.primaryKey, 'content-type': 'application/json', 'idempotency-key': 'not-base64-1' },
+      body: JSON.stringify({ image: '***', image_format: 'jpeg' }),
+    });
+    expect([first.status, again.status, badFormat.status, notBase64.status]).to.deep.equal([400, 400, 400, 400]);
+    expect(again.headers.get('idempotent-replayed')).to.equal(null);
     expect(again.body.error).to.deep.equal(first.body.error);
+    expect(first.body.metadata).to.include({ remaining_calls: 1000, over_limit_calls: 0 });
+    expect(await entries(), 'no idempotency entry is left for an unbilled answer').to.deep.equal([]);
     expect((await stack.usage(acc.primaryKey)).body.data.total_calls).to.equal(0);
+    const billed = await stack.check(acc.primaryKey, face, 'jpeg', { 'idempotency-key': 'billed-1' });
+    expect(billed.status).to.equal(200);
+    expect(await entries(), 'a billed answer keeps its entry').to.have.length(1);
   });
 
   it('does not store a 429: once credits are available the same key runs (and bills) the call', async () => {

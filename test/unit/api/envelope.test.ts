@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
-import { metadata, renderError, sendSuccess, setQuota, type QuotaView } from '../../../api/liveness/envelope';
+import { metadata, renderError, sendSuccess, type QuotaView } from '../../../api/liveness/envelope';
+import { QuotaExceededError } from '../../../api/liveness/liveness-check';
 import { errorHandler } from '../../../api/http/error-handler';
 import { anyErrorEnvelopeSchema, errorMetadataSchema, successMetadataSchema } from '../../../shared/contracts/http/liveness';
-import { TooManyRequestsError } from '../../../shared/errors';
 import { LIVENESS_API_VERSION } from '../../../shared/version';
 
 const clock = () => new Date('2026-02-28T23:59:59.999Z');
@@ -37,13 +37,12 @@ describe('The liveness response envelope (api/liveness/envelope.ts)', () => {
     before(async () => {
       const app = express();
       app.get('/ok', (_req, res) => {
-        setQuota(res, { customerId: customer, remaining: 3, overLimit: 0, monthlyLimit: 50 });
-        sendSuccess(res, clock, { hello: 'world' });
+        sendSuccess(res, clock, { hello: 'world' }, { customerId: customer, remaining: 3, overLimit: 0, monthlyLimit: 50 });
       });
       app.get('/anonymous', (_req, res) => sendSuccess(res, clock, {}));
-      app.get('/capped', (_req, res) => {
-        setQuota(res, { customerId: customer, remaining: 0, overLimit: 0, monthlyLimit: 50 });
-        throw new TooManyRequestsError('quota_exceeded', 'The monthly limit is reached', 1);
+      app.get('/capped', () => {
+        // The refusal carries the caller's credits to the envelope.
+        throw new QuotaExceededError({ customerId: customer, remaining: 0, overLimit: 0, monthlyLimit: 50 }, 50, 1);
       });
       app.use(errorHandler(renderError(clock)));
       server = app.listen(0, '127.0.0.1');
@@ -77,7 +76,10 @@ describe('The liveness response envelope (api/liveness/envelope.ts)', () => {
       expect(res.headers.get('retry-after')).to.equal('1');
       expect(res.headers.get('x-quota-remaining')).to.equal('0');
       const body = (await res.json()) as { data: unknown; metadata: Record<string, unknown> };
-      expect(anyErrorEnvelopeSchema.parse(body).error).to.deep.equal({ code: 'quota_exceeded', message: 'The monthly limit is reached' });
+      expect(anyErrorEnvelopeSchema.parse(body).error).to.deep.equal({
+        code: 'quota_exceeded',
+        message: 'The monthly limit of 50 calls is reached and the hard cap is on',
+      });
     });
   });
 });

@@ -1,0 +1,117 @@
+// Owns the memory model of request bodies on a front-end: the bytes of bodies in flight, per subject (an API key,
+// an emotion account) and in total. A body is counted from its Content-Length before a byte of it is read (a body
+// without one is counted as it streams) and stays counted until its response ends, since the decoded bytes live
+// that long. A subject past its share is refused at once (429, nothing read, the connection closed by the error
+// handler); a body that would pass the total waits for room, within the request's deadline (503 after). So the
+// body bytes a process holds are bounded by the total, and one caller can hold at most its share of it.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AppError } from '../../shared/errors';
+import { ServiceUnavailableError } from '../../shared/errors';
+
+export interface UploadLimits {
+  /** Body bytes one subject may have in flight (at least one largest body, or that body could never be sent). */
+  perSubjectBytes: number;
+  /** Body bytes in flight in this process. */
+  totalBytes: number;
+  /** The parser's limit: a larger declared body is left to the parser, which refuses it (413) unread. */
+  maxBodyBytes: number;
+}
+
+/** Checked before a body is read: a full share is refused with `tooMany` (a 429 in the front-end's words). */
+export class UploadGate {
+  private total = 0;
+  private readonly bySubject = new Map<string, number>();
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    private readonly limits: UploadLimits,
+    private readonly tooMany: () => AppError,
+  ) {}
+
+  /** Body bytes now counted, in total and for one subject (metrics and tests). */
+  inFlight(subject?: string): number {
+    return subject === undefined ? this.total : (this.bySubject.get(subject) ?? 0);
+  }
+
+  private fits(subject: string, bytes: number): 'yes' | 'subject' | 'total' {
+    if (this.inFlight(subject) + bytes > this.limits.perSubjectBytes) return 'subject';
+    if (this.total > 0 && this.total + bytes > this.limits.totalBytes) return 'total';
+    return 'yes';
+  }
+
+  private add(subject: string, bytes: number): void {
+    this.total += bytes;
+    const left = this.inFlight(subject) + bytes;
+    if (left > 0) this.bySubject.set(subject, left);
+    else this.bySubject.delete(subject);
+    if (bytes < 0) for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Waits until `bytes` fit the total (the subject's share is checked first and refuses at once). */
+  private async reserve(req: Request, subject: string, bytes: number): Promise<void> {
+    for (;;) {
+      const fit = this.fits(subject, bytes);
+      if (fit === 'yes') return this.add(subject, bytes);
+      if (fit === 'subject') throw this.tooMany();
+      let wake!: () => void;
+      const roomFreed = new Promise<void>((resolve) => (wake = resolve));
+      this.waiters.add(wake);
+      try {
+        await req.deadline.race('upload room', roomFreed);
+      } finally {
+        this.waiters.delete(wake);
+      }
+    }
+  }
+
+  /**
+   * Reads the body with `parser` once the request's declared bytes are reserved for `subjectOf(req)` (the share
+   * refuses at once, the total waits); without a declared length the bytes are counted chunk by chunk as the
+   * parser reads them, and the body is refused once the share or the total is full. The bytes are given back
+   * when the response ends. A refused body ends the request with that refusal; the parser's own callback, which
+   * may come later when the connection closes, is then ignored.
+   */
+  read(subjectOf: (req: Request) => string, parser: RequestHandler): RequestHandler {
+    return async (req: Request, res: Response, next: NextFunction) => {
+      const header = req.get('content-length');
+      const declared = header === undefined ? null : Number(header);
+      if (declared !== null && (!Number.isSafeInteger(declared) || declared > this.limits.maxBodyBytes)) return parser(req, res, next);
+      const subject = subjectOf(req);
+      let counted = 0;
+      let closed = false;
+      res.once('close', () => {
+        closed = true;
+        this.add(subject, -counted);
+        counted = 0;
+      });
+      if (declared !== null) {
+        await this.reserve(req, subject, declared);
+        counted = declared;
+        // The client left while this body waited for room: nothing will be read.
+        if (closed) return this.add(subject, -declared);
+      }
+      let done = false;
+      const once = (err?: unknown) => {
+        if (done) return;
+        done = true;
+        next(err);
+      };
+      if (declared === null) {
+        // Attached in the same tick as the parser's own listener, so the two see the same chunks.
+        req.on('data', (chunk: Buffer) => {
+          if (done) return;
+          const fit = this.fits(subject, chunk.length);
+          if (fit === 'yes') {
+            this.add(subject, chunk.length);
+            counted += chunk.length;
+            return;
+          }
+          // Stop reading; the refusal is answered with Connection: close, so the rest is never read.
+          req.pause();
+          once(fit === 'subject' ? this.tooMany() : new ServiceUnavailableError('The service is at capacity; try again shortly', 2));
+        });
+      }
+      parser(req, res, once);
+    };
+  }
+}

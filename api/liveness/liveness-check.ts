@@ -1,0 +1,181 @@
+// Owns one liveness check as a domain step, free of HTTP: reserve a credit and a fair-use token (before the body
+// is read), then admit by time, run the job, and settle (the worker commits) or release. The caller's credits come
+// back with the value, or with the error when the refusal knows them (QuotaExceededError); any other error leaves
+// them to the one best-effort snapshot of the error path (app.ts). The route (check-liveness.ts) maps this to HTTP.
+//
+// Order of refusals (README "Order of refusals"): quota (429 quota_exceeded) before the fair-use throttle
+// (429 rate_limited) before capacity (503): a capped caller learns the real reason and when it ends, and a 503
+// only ever means "the service cannot serve this in time". Every step spends only what is left of the deadline.
+import { z } from 'zod';
+import { deserializeJobError, InternalError, TooManyRequestsError } from '../../shared/errors';
+import type { AccountService, AuthenticatedKey, PlanView } from '../../shared/accounts/account-service';
+import type { CreditLedger } from '../../shared/billing/credit-ledger';
+import { nextMonthStart } from '../../shared/billing/month';
+import type { Deadline } from '../../shared/deadline';
+import type { Logger } from '../../shared/logger';
+import type { Metrics } from '../../shared/metrics';
+import { JobTimeoutError, type JobClient } from '../../shared/queues/job-client';
+import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
+import type { Throttle } from '../http/throttle';
+import type { QuotaView } from './envelope';
+
+/** Who calls and by when: the authenticated key, the server's request id and what is left of the budget. */
+export interface Caller {
+  auth: AuthenticatedKey;
+  requestId: string;
+  deadline: Deadline;
+  log: Logger;
+}
+
+/** A credit held for one call (and the fair-use token it spent): settle it by run(), or give it back by release(). */
+export interface Reservation {
+  plan: PlanView;
+  month: string;
+  at: number;
+}
+
+/** The public result of a billed call and the caller's credits after it. */
+export interface Checked {
+  data: Omit<LivenessJobValue['result'], 'stages'>;
+  quota: QuotaView;
+}
+
+/** 429 quota_exceeded: the hard cap is on and the month's credits are spent (those in flight count as spent). */
+export class QuotaExceededError extends TooManyRequestsError {
+  constructor(
+    readonly quota: QuotaView,
+    monthlyLimit: number,
+    retryAfterSeconds: number,
+  ) {
+    super('quota_exceeded', `The monthly limit of ${monthlyLimit} calls is reached and the hard cap is on`, retryAfterSeconds);
+  }
+}
+
+export interface LivenessCheckDeps {
+  accounts: AccountService;
+  ledger: CreditLedger;
+  jobs: JobClient;
+  /** The fair-use limit per API key, judged after the quota. */
+  throttle: Throttle;
+  metrics: Metrics;
+}
+
+const livenessOutcome = JOB_OUTCOME_SCHEMAS.liveness as z.ZodType<JobOutcome<LivenessJobValue>>;
+
+export class LivenessCheck {
+  constructor(private readonly d: LivenessCheckDeps) {}
+
+  /**
+   * Before the body is read: a credit (quota), then a fair-use token (throttle), in that order. The throttle is
+   * asked only once the credit is held, so a call refused for its quota never touches it (a capped key keeps its
+   * whole burst, and a burst's capped calls cannot take tokens its served calls need); a call refused by the
+   * throttle gives its credit back.
+   */
+  async reserve(c: Caller): Promise<Reservation> {
+    const { account, keyId } = c.auth;
+    const plan = this.d.accounts.planView(account);
+    const reserved = await c.deadline.race('reservation', this.d.ledger.reserve(account._id, plan, c.requestId));
+    if (!reserved.ok) {
+      const at = reserved.at;
+      this.d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
+      const quota: QuotaView = { customerId: account._id, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
+      throw new QuotaExceededError(quota, plan.monthlyLimit, Math.ceil((nextMonthStart(new Date(at)).getTime() - at) / 1000));
+    }
+    const reservation: Reservation = { plan, month: reserved.month, at: reserved.at };
+    try {
+      await c.deadline.race('throttle', this.d.throttle.take(`key:${keyId}`));
+    } catch (err) {
+      await this.release(c, reservation);
+      throw err;
+    }
+    return reservation;
+  }
+
+  /** Gives a reserved credit back (the call will not run); late if the deadline passed, but it goes back. */
+  async release(c: Caller, r: Reservation): Promise<void> {
+    await this.d.ledger.release(c.auth.account._id, r.month, c.requestId).catch(() => false);
+  }
+
+  /**
+   * Admits the call by time (503 when the backlog cannot be served within the deadline), runs it, and answers with
+   * the billed result. On any failure the credit is released; a release that finds nothing means the worker
+   * committed in the last instant, and its stored answer is the result.
+   */
+  async run(c: Caller, r: Reservation, image: Buffer, imageFormat: 'jpeg' | 'png', idempotencyEntry?: string): Promise<Checked> {
+    const { account, keyId } = c.auth;
+    const input: LivenessInput = {
+      imageFormat,
+      billing: {
+        customerId: account._id,
+        keyId,
+        month: r.month,
+        plan: r.plan.plan,
+        monthlyLimit: r.plan.monthlyLimit,
+        hardCap: r.plan.hardCap,
+        reservedAt: r.at,
+        ...(idempotencyEntry ? { idempotencyEntry } : {}),
+      },
+    };
+    let value: LivenessJobValue;
+    try {
+      const admission = await this.d.jobs.assertCapacity(c.deadline);
+      value = this.valueOf(
+        c,
+        await this.d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: c.requestId, input, payload: image, deadline: c.deadline, admission }),
+      );
+    } catch (err) {
+      // Released: the worker's settle step will find no reservation and bill nothing. Not released: the worker
+      // committed, and the same Lua script stored its answer, so the late look finds it.
+      const released = await this.d.ledger.release(account._id, r.month, c.requestId).catch(() => null);
+      if (!(err instanceof JobTimeoutError) || released !== false) throw err;
+      value = await this.committedResult(c, err);
+    }
+    return this.checked(c, value);
+  }
+
+  /** The answer of a call the worker billed and stored under an Idempotency-Key (its outcome JSON). */
+  replay(c: Caller, outcomeJson: string): Checked {
+    return this.checked(c, this.valueOf(c, parseOutcome(outcomeJson)));
+  }
+
+  private checked(c: Caller, value: LivenessJobValue): Checked {
+    const customerId = c.auth.account._id;
+    this.d.metrics.quotaOutcomes.inc({ outcome: value.usage?.overage ? 'overage' : 'served' });
+    const quota: QuotaView = value.usage
+      ? { customerId, remaining: value.usage.remaining, overLimit: value.usage.overLimit, monthlyLimit: value.usage.monthlyLimit }
+      : { customerId, remaining: null, overLimit: null };
+    const { stages: _stages, ...data } = value.result;
+    return { data, quota };
+  }
+
+  private valueOf(c: Caller, outcome: JobOutcome<LivenessJobValue>): LivenessJobValue {
+    if (!outcome.ok) {
+      if (outcome.error.httpStatus === 500) c.log.error({ code: outcome.error.code }, 'job ended with an internal error');
+      throw deserializeJobError(outcome.error);
+    }
+    return outcome.value;
+  }
+
+  /** After a failed release: the committed call's answer, stored by the same script that committed it. */
+  private async committedResult(c: Caller, timeout: JobTimeoutError): Promise<LivenessJobValue> {
+    const late = await this.d.jobs.lastLook<LivenessJobValue>(c.requestId);
+    if (!late) {
+      c.log.error('release found no reservation and no stored answer (Redis lost its data?)');
+      throw timeout;
+    }
+    return this.valueOf(c, late);
+  }
+}
+
+/** Parses an outcome kept in an idempotency entry; a malformed one is an internal error, never a cast. */
+function parseOutcome(json: string): JobOutcome<LivenessJobValue> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    raw = null;
+  }
+  const parsed = livenessOutcome.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new InternalError('the stored answer of this Idempotency-Key is unreadable');
+}
