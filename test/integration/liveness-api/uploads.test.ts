@@ -5,7 +5,7 @@
 import nodeHttp from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { http } from '../../support/http';
 

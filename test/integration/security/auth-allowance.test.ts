@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { parseConfig } from '../../../shared/config';
 import { AttemptLimiter, RULES } from '../../../api/console/attempts';
-import { portrait } from '../../support/images';
+import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { http } from '../../support/http';
 import { admittedWithin } from '../../support/buckets';
