@@ -28,10 +28,16 @@ import type { AuthFailureGuard, Throttle } from '../http/throttle';
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
  * shares one allowance and minting more tokens buys none; a token without an account (issued by an operator
- * with the admin CLI) has its own.
+ * with the admin CLI) has its own. Its tokens are seconds of audio: the work an analysis costs grows with the
+ * audio's duration, not with the number of calls.
  */
 export function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
-  return token.customerId ? `emotion-account:${token.customerId}` : `token:${token._id}`;
+  return `emotion-audio:${tenantOf(token)}`;
+}
+
+/** Whose fair share of the workers a call counts in: the token's account, or the token itself without one. */
+export function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+  return token.customerId ?? `token:${token._id}`;
 }
 
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
@@ -43,7 +49,10 @@ export interface EmotionAppDeps {
   metrics: Metrics;
   tokens: EmotionTokenService;
   jobs: JobClient;
+  /** Fair use in seconds of audio, per account (fairUseSubject). */
   throttle: Throttle;
+  /** Seconds of audio a call takes before its duration is known (the rest is charged once it is decoded). */
+  upfrontSeconds: number;
   /** Failed authentications per client address and credential prefix (the same guard as /v1). */
   authFailures: AuthFailureGuard;
   /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
@@ -128,7 +137,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     cors,
     bearer(d.tokens, d.authFailures),
     async (req, _res, next) => {
-      await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.emotionToken!)));
+      await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.emotionToken!), d.upfrontSeconds));
       next();
     },
     (req, _res, next) => {
@@ -148,10 +157,14 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const receiveMs = performance.now() - (receiveStarted.get(req) ?? performance.now());
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
-      const admission = await d.jobs.assertCapacity(req.deadline);
-      const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: req.emotionToken!._id };
+      const token = req.emotionToken!;
+      const admission = await d.jobs.assertCapacity(req.deadline, { tenant: tenantOf(token), jobId: req.requestId });
+      const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: token._id };
       const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
       if (!outcome.ok) throw deserializeJobError(outcome.error);
+      // The rest of the audio's duration, a debt the account's next calls wait for; not awaited by this answer.
+      const rest = Math.ceil(outcome.value.summary.duration) - d.upfrontSeconds;
+      d.throttle.charge(fairUseSubject(token), rest).catch((err: unknown) => req.log.warn({ err, rest }, 'audio seconds not charged'));
       const { stages, ...result } = outcome.value;
       res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));
       res.status(200).json(result);

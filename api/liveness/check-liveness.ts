@@ -173,12 +173,12 @@ async function reserveAndAdmit(
   res: Response,
   plan: PlanView,
 ): Promise<{ reservation: ReserveResult & { ok: true }; admission: Admission }> {
-  const { account, keyId } = req.auth!;
-  const throttleKey = `key:${keyId}`;
+  const { account } = req.auth!;
+  const throttleKey = fairUseKey(req);
   const [reserved, throttled, admitted] = await Promise.allSettled([
     req.deadline.race('reservation', d.ledger.reserve(account._id, plan, req.requestId)),
     req.deadline.race('throttle', d.throttle.take(throttleKey)),
-    d.jobs.assertCapacity(req.deadline),
+    d.jobs.assertCapacity(req.deadline, { tenant: account._id, jobId: req.requestId }),
   ]);
   if (reserved.status === 'rejected' || !reserved.value.ok) {
     if (admitted.status === 'fulfilled') d.jobs.withdraw(admitted.value);
@@ -214,11 +214,14 @@ function answer(d: CheckDeps, req: Request, res: Response, value: LivenessJobVal
   return { status: 200, body };
 }
 
+/** The key's fair-use bucket (README Decisions: a call's token plus its worker time). */
+const fairUseKey = (req: Request) => `key:${req.auth!.keyId}`;
+
 async function runJob(d: CheckDeps, req: Request, input: LivenessInput, image: Buffer, admission: Admission): Promise<LivenessJobValue> {
-  return valueOf(
-    req,
-    await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline, admission }),
-  );
+  const outcome = await d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: req.requestId, input, payload: image, deadline: req.deadline, admission });
+  // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
+  d.throttle.chargeWork(fairUseKey(req), outcome.workerMs, req.log);
+  return valueOf(req, outcome);
 }
 
 function valueOf(req: Request, outcome: JobOutcome<LivenessJobValue>): LivenessJobValue {
