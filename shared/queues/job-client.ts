@@ -49,6 +49,10 @@ export interface SubmitOptions<I> {
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
+/** Weight of a tenant's newest job in its cost figure (about its last ten jobs matter, like the global estimate). */
+const TENANT_COST_ALPHA = 0.2;
+/** Tenants whose cost this process remembers; past it, it starts over (the figures stay in Redis for an hour). */
+const MAX_TENANTS_REMEMBERED = 10_000;
 /**
  * Share of the remaining budget the expected wait may fill; a tenth is left for the estimate's error and the
  * answer's way back. 0.8 shed the tail of bursts the workers then served with seconds to spare.
@@ -128,6 +132,8 @@ export class JobClient {
   }
 
   private readonly serviceTime = new ServiceTimeEstimate();
+  /** Each tenant's cost per job, in the estimate's base unit (ServiceTimeEstimate.baseOf). */
+  private readonly tenantCost = new Map<string, number>();
 
   /** An admitted job that will not be enqueued after all (the caller was refused for another reason). */
   withdraw(admission: Admission): void {
@@ -153,9 +159,20 @@ export class JobClient {
    * worker as long). An outcome without one (a job skipped before its handler ran, a worker's warm-up jobs) is no sample; until the first sample, its workerMs stands in (pessimistic: warm-up jobs are slow), so a
    * burst on fresh workers is not admitted blind. The first sample replaces it.
    */
-  private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null): void {
-    if (cycle === null) this.serviceTime.observeProvisional(outcome.workerMs);
-    else this.serviceTime.observe(cycle);
+  private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null, tenant: string | undefined): void {
+    if (cycle === null) {
+      this.serviceTime.observeProvisional(outcome.workerMs);
+      return;
+    }
+    this.serviceTime.observe(cycle);
+    const base = tenant === undefined ? null : this.serviceTime.baseOf(cycle);
+    if (tenant === undefined || base === null) return;
+    // The tenant's own figure (about its last ten jobs), shared through Redis with the other API processes.
+    const previous = this.tenantCost.get(tenant);
+    const cost = previous === undefined ? base : previous + TENANT_COST_ALPHA * (base - previous);
+    if (this.tenantCost.size >= MAX_TENANTS_REMEMBERED && previous === undefined) this.tenantCost.clear();
+    this.tenantCost.set(tenant, cost);
+    this.tenants.setCost(tenant, cost).catch((err: unknown) => this.opts.log.warn({ err, tenant }, 'tenant cost not stored'));
   }
 
   /**
@@ -172,9 +189,15 @@ export class JobClient {
     const usableMs = remainingMs * ADMISSION_HEADROOM;
     const fair = await deadline.race(
       'admission',
-      this.tenants.admit(who.tenant, who.jobId, deadline.at, { serviceMs, workers, usableMs, maxWaiting: this.opts.maxBacklogPerWorker * workers }),
+      this.tenants.admit(who.tenant, who.jobId, deadline.at, {
+        serviceMs,
+        scale: this.serviceTime.scale,
+        workers,
+        usableMs,
+        maxWaiting: this.opts.maxBacklogPerWorker * workers,
+      }),
     );
-    const expectedWaitMs = serviceMs === null ? null : (fair.ahead / Math.max(1, workers) + 1) * serviceMs;
+    const expectedWaitMs = fair.expectedWaitMs;
     const admission: Admission = { ...who, rank: fair.rank, ahead: fair.ahead, waiting: fair.waiting, workers, serviceMs, expectedWaitMs, remainingMs };
     if (fair.verdict === 'expected_wait') {
       this.refused(admission, 'expected wait exceeds the remaining budget');
@@ -257,7 +280,7 @@ export class JobClient {
     }
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(outcome, waiting.cycle);
+      this.observe(outcome, waiting.cycle, o.admission?.tenant);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.

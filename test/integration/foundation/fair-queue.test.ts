@@ -132,6 +132,20 @@ describe('fair queueing across tenants', function () {
     await Promise.all(flood);
   });
 
+  it("estimates each tenant's job at that tenant's own cost: a dear tenant's flood does not make a cheap tenant's job look dear", async () => {
+    for (let i = 0; i < 6; i++) await submit('dear', 300);
+    for (let i = 0; i < 12; i++) await submit('cheap', 20);
+    const serviceMs = client.serviceTimeMs!;
+    const cheap = await client.assertCapacity(Deadline.after(20_000), { tenant: 'cheap', jobId: randomUUID() });
+    const dear = await client.assertCapacity(Deadline.after(20_000), { tenant: 'dear', jobId: randomUUID() });
+    client.withdraw(cheap);
+    client.withdraw(dear);
+    expect(cheap.expectedWaitMs, `average ${serviceMs} ms`).to.be.below(serviceMs);
+    // The dear one waits for the cheap one's job (admitted first, half a worker's share of it) and its own.
+    expect(dear.expectedWaitMs).to.be.above(serviceMs);
+    expect(dear.expectedWaitMs! - cheap.expectedWaitMs!).to.be.above(150);
+  });
+
   it('lets a tenant alone use every worker', async () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => submit('alone', 0, 20_000, 300)));
     for (const r of results) expect(r).to.include({ ok: true });
@@ -142,7 +156,7 @@ describe('fair queueing across tenants', function () {
     const redis = conn('producer');
     await waitUntilReady(redis);
     const tenants = new TenantWaiting(redis, prefix, queueName);
-    const rule = { serviceMs: 10, workers: 2, usableMs: 10_000, maxWaiting: 0 };
+    const rule = { serviceMs: 10, scale: 1, workers: 2, usableMs: 10_000, maxWaiting: 0 };
     // Admitted, then never enqueued nor withdrawn (its process "died"): it counts until its deadline.
     expect((await tenants.admit('crashed', randomUUID(), Date.now() + 300, rule)).rank).to.equal(1);
     expect((await tenants.admit('crashed', randomUUID(), Date.now() + 1000, rule)).rank).to.equal(2);
