@@ -122,6 +122,13 @@ export const configSchema = z
     EMOTION_FAIR_USE_BURST_SECONDS: positiveInt.default(600),
     EMOTION_FAIR_USE_SECONDS_PER_SEC: z.coerce.number().positive().default(10),
     EMOTION_FAIR_USE_UPFRONT_SECONDS: positiveInt.default(1),
+    /**
+     * What a refused emotion job (corrupt, out of time: no decoded duration) is charged, in seconds of audio per second
+     * of its worker time: the engine analyses 200–400 s of audio per worker second (600 s in ~3 s on a loaded 2-core
+     * machine, 30 min within the 5 s budget on an idle one); 100, the low end with margin, so a job that ran out its
+     * 5 s budget costs about 500 s, near the whole burst.
+     */
+    EMOTION_FAIR_USE_SECONDS_PER_WORKER_SECOND: positiveInt.default(100),
 
     /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
     AUTH_FAILURE_BURST: positiveInt.default(30),

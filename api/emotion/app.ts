@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
 import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
-import type { JobClient } from '../../shared/queues/job-client';
+import { JobTimeoutError, type JobClient } from '../../shared/queues/job-client';
 import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
 import { errorHandler } from '../http/error-handler';
 import { emotionOpenApi, EMOTION_OPENAPI_PATH } from '../openapi/emotion-document';
@@ -53,6 +53,8 @@ export interface EmotionAppDeps {
   throttle: Throttle;
   /** Seconds of audio a call takes before its duration is known (the rest is charged once it is decoded). */
   upfrontSeconds: number;
+  /** Seconds of audio a refused job is charged per second of its worker time (it has no decoded duration). */
+  secondsPerWorkerSecond: number;
   /** Failed authentications per client address and credential prefix (the same guard as /v1). */
   authFailures: AuthFailureGuard;
   /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
@@ -160,11 +162,22 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const token = req.emotionToken!;
       const admission = await d.jobs.assertCapacity(req.deadline, { tenant: tenantOf(token), jobId: req.requestId });
       const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: token._id };
-      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
+      // The rest of the audio's duration (a debt the account's next calls wait for), not awaited by the answer. A
+      // refused job (corrupt, out of time) has no duration: its worker time, at the engine's low pace, stands in; a
+      // job still running when the budget ran out, the whole budget.
+      const charge = (workerMs: number, durationSeconds?: number) => {
+        const rest = Math.ceil(durationSeconds ?? (workerMs / 1000) * d.secondsPerWorkerSecond) - d.upfrontSeconds;
+        d.throttle.charge(fairUseSubject(token), rest).catch((err: unknown) => req.log.warn({ err, rest }, 'audio seconds not charged'));
+      };
+      let outcome;
+      try {
+        outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
+      } catch (err) {
+        if (err instanceof JobTimeoutError && err.wasStarted) charge(d.budgetMs);
+        throw err;
+      }
+      charge(outcome.workerMs, outcome.ok ? outcome.value.summary.duration : undefined);
       if (!outcome.ok) throw deserializeJobError(outcome.error);
-      // The rest of the audio's duration, a debt the account's next calls wait for; not awaited by this answer.
-      const rest = Math.ceil(outcome.value.summary.duration) - d.upfrontSeconds;
-      d.throttle.charge(fairUseSubject(token), rest).catch((err: unknown) => req.log.warn({ err, rest }, 'audio seconds not charged'));
       const { stages, ...result } = outcome.value;
       res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));
       res.status(200).json(result);

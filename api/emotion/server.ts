@@ -43,6 +43,7 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
       minRetryAfterSeconds: 60,
     }),
     upfrontSeconds: config.EMOTION_FAIR_USE_UPFRONT_SECONDS,
+    secondsPerWorkerSecond: config.EMOTION_FAIR_USE_SECONDS_PER_WORKER_SECOND,
     authFailures: authFailureGuard(base.redis, config),
     trustProxy: config.TRUST_PROXY,
     budgetMs: config.EMOTION_BUDGET_MS,
