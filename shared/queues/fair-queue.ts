@@ -13,7 +13,9 @@
 // tenants. A job enters its tenant's set at admission (one Lua script decides and adds atomically, so concurrent
 // admissions in several API processes see each other at once) and leaves it when a worker takes it, when it is
 // withdrawn or timed out by the API. A job whose API process died leaves by itself: entries past their deadline are
-// dropped at the next admission (a worker skips such a job anyway), so the counts heal without a sweeper.
+// dropped at the next admission (a worker skips such a job anyway), so the counts heal without a sweeper. The
+// script reaches each tenant's keys by name from the prefix it is given: they share the queue prefix's hash tag
+// ({lc}), so they sit in one Redis Cluster slot with the keys it declares.
 //
 // Admission estimates the wait of a tenant's job of rank r from the jobs ahead of it: its own tenant's r − 1 and,
 // of every other tenant, min(waiting, r), each at its tenant's own time per job (a tenant's jobs may cost far more
