@@ -5,9 +5,16 @@
 // liveness workers), so a cap of "one worker per tenant" would either leave workers idle while a single tenant
 // has work (a tenant alone must be able to use them all) or still let one tenant hold every worker when the cap
 // is set to the worker count. Fair queueing costs nothing when a tenant is alone and bounds what a flooding tenant
-// does to the others to the jobs already running: a tenant's n-th waiting job gets BullMQ priority n (start-time
-// fair queueing by rank), so a polite tenant's first job goes ahead of a flooding tenant's second, and within one
-// priority BullMQ keeps arrival order.
+// does to the others to about one quantum of its work plus the jobs already running.
+//
+// The order is by rounds of work (deficit round robin in BullMQ priorities): a job's round is 1 + its tenant's
+// waiting work ahead of it (waiting jobs × the tenant's own time per job) ÷ the quantum (a tenth of the request's
+// budget: 1 s for liveness, 0.5 s for emotion), and its BullMQ priority is its round; within a round BullMQ keeps
+// arrival order. So everyone's first quantum of work is served in arrival order (a burst of ordinary calls keeps
+// FIFO, and admission's estimate of it holds), while a tenant with more waiting goes to later rounds, behind a
+// polite tenant's first job. Priorities by rank alone (a tenant's n-th job, priority n) were tried first: a burst of
+// 30 customers × 10 calls was then reordered across customers as it arrived, and 34–46 of 300 calls admitted early
+// were passed by calls admitted later and waited out their budget.
 //
 // The waiting jobs are one sorted set per tenant (member: job id, score: the job's deadline) and a sorted set of
 // tenants. A job enters its tenant's set at admission (one Lua script decides and adds atomically, so concurrent
@@ -17,22 +24,28 @@
 // script reaches each tenant's keys by name from the prefix it is given: they share the queue prefix's hash tag
 // ({lc}), so they sit in one Redis Cluster slot with the keys it declares.
 //
-// Admission estimates the wait of a tenant's job of rank r from the jobs ahead of it: its own tenant's r − 1 and,
-// of every other tenant, min(waiting, r), each at its tenant's own time per job (a tenant's jobs may cost far more
-// than the average: long audio), shared by the workers, plus this job's own time — a flooding tenant's 50th job sees everyone's backlog ahead of it and is
-// shed, while a polite tenant's first job sees one job per busy tenant and is admitted. Jobs of later polite
-// tenants may still pass a flooding tenant's admitted job; that job then waits longer than estimated and, at
-// worst, ends at its deadline with 503, uncharged: the price of the flood is paid by the flooder.
+// Admission estimates a job's wait from the work ahead of it: its own tenant's waiting work, and of every other
+// tenant with jobs waiting, its work in rounds up to this job's (at most round × quantum) — and at least
+// (round − 1) × quantum, since that tenant's later jobs in earlier rounds will pass this one too — shared by the
+// workers, plus this job's own time; each tenant's work at its own time per job (a tenant's jobs may cost far more
+// than the average: long audio). A flooding tenant's late jobs see everyone's work ahead and are shed; a polite
+// tenant's first job sees at most a quantum per busy tenant and is admitted. Jobs of tenants idle at its admission
+// may still pass an admitted job of a later round; it then waits longer than estimated and, at worst, ends at its
+// deadline with 503, uncharged.
 import type { Redis } from 'ioredis';
 import { LuaScript } from '../redis-script';
 
-/** BullMQ's highest priority number (lowest priority): ranks above it share it. */
+/** The quantum as a share of the request's remaining budget at admission (see the header). */
+export const FAIR_QUANTUM_SHARE = 0.1;
+
+/** BullMQ's highest priority number (lowest priority): rounds above it share it. */
 export const MAX_PRIORITY = 2_097_151;
 
 // KEYS[1] tenants, KEYS[2] this tenant's waiting jobs. ARGV: key prefix of a tenant's set, tenant, job id,
 // deadline (epoch ms), now (epoch ms), service ms (-1: not measured yet), workers, usable ms, ceiling of waiting
-// jobs in all (0: none), scale (a tenant's cost figure x scale = its time per job), key prefix of a tenant's cost.
-// Returns {verdict (0 admitted, 1 expected wait too long, 2 ceiling), rank, ahead, waiting, expected wait ms (-1)}.
+// jobs in all (0: none), scale (a tenant's cost figure x scale = its time per job), key prefix of a tenant's cost,
+// quantum ms. Returns {verdict (0 admitted, 1 expected wait too long, 2 ceiling), rank, ahead, waiting, expected
+// wait ms (-1), round}.
 const ADMIT = new LuaScript(`
 local now = tonumber(ARGV[5])
 local service, workers, scale = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[10])
@@ -45,6 +58,10 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local mine = redis.call('ZCARD', KEYS[2])
 local rank = mine + 1
 local own = perJob(ARGV[2])
+local quantum = tonumber(ARGV[12])
+local measured = service >= 0
+local round = 1
+if measured then round = 1 + math.floor(mine * own / quantum) end
 local ahead, waiting, aheadMs = mine, mine, mine * own
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 for _, t in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -56,8 +73,15 @@ for _, t in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
       redis.call('ZREM', KEYS[1], t)
     else
       waiting = waiting + n
-      ahead = ahead + math.min(n, rank)
-      aheadMs = aheadMs + math.min(n, rank) * perJob(t)
+      if measured then
+        -- Its work in rounds up to this job's runs first; in earlier rounds, also work it sends after this job.
+        local each = math.max(perJob(t), 0.001)
+        local share = math.max(math.min(n * each, round * quantum), (round - 1) * quantum)
+        aheadMs = aheadMs + share
+        ahead = ahead + math.ceil(share / each)
+      else
+        ahead = ahead + n
+      end
     end
   end
 end
@@ -77,7 +101,7 @@ else
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl < 0 or ttl < deadline - now + 1000 then redis.call('PEXPIREAT', KEYS[1], deadline + 1000) end
 end
-return {verdict, rank, ahead, waiting, expected}
+return {verdict, rank, ahead, waiting, expected, round}
 `);
 
 /** How long a tenant's cost figure is kept after its last job: a tenant back after an hour is measured anew. */
@@ -93,12 +117,16 @@ export interface FairAdmissionRule {
   usableMs: number;
   /** Ceiling of waiting jobs across tenants (0 = none). */
   maxWaiting: number;
+  /** Work (estimated ms) a tenant may have waiting in one round, in arrival order with everyone's. */
+  quantumMs: number;
 }
 
 export interface FairAdmission {
   verdict: 'admitted' | 'expected_wait' | 'ceiling';
-  /** This job's place among its tenant's waiting jobs (1 = its first); its BullMQ priority. */
+  /** This job's place among its tenant's waiting jobs (1 = its first). */
   rank: number;
+  /** Its round (1 + its tenant's waiting work ÷ the quantum): its BullMQ priority. */
+  round: number;
   /** Jobs that would run before it in fair order. */
   ahead: number;
   /** Jobs waiting across all tenants (admitted, not yet taken by a worker). */
@@ -127,7 +155,7 @@ export class TenantWaiting {
 
   /** Decides and, when admitted, counts the job as its tenant's waiting job, in one step. */
   async admit(tenant: string, jobId: string, deadlineAt: number, rule: FairAdmissionRule): Promise<FairAdmission> {
-    const [verdict, rank, ahead, waiting, expected] = (await ADMIT.run(
+    const [verdict, rank, ahead, waiting, expected, round] = (await ADMIT.run(
       this.redis,
       [`${this.base}:tenants`, this.tenantKey(tenant)],
       [
@@ -142,9 +170,10 @@ export class TenantWaiting {
         rule.maxWaiting,
         rule.scale,
         `${this.base}:cost:`,
+        Math.max(1, rule.quantumMs),
       ],
-    )) as [number, number, number, number, number];
-    return { verdict: VERDICTS[verdict]!, rank, ahead, waiting, expectedWaitMs: expected < 0 ? null : expected };
+    )) as [number, number, number, number, number, number];
+    return { verdict: VERDICTS[verdict]!, rank, round, ahead, waiting, expectedWaitMs: expected < 0 ? null : expected };
   }
 
   /** A tenant's cost per job in the estimate's base unit (ServiceTimeEstimate.baseOf), for every API process's admissions. */
@@ -158,7 +187,7 @@ export class TenantWaiting {
   }
 }
 
-/** A tenant's job of this rank, as a BullMQ priority. */
-export function priorityOfRank(rank: number): number {
-  return Math.min(MAX_PRIORITY, Math.max(1, rank));
+/** A job's round, as a BullMQ priority. */
+export function priorityOfRound(round: number): number {
+  return Math.min(MAX_PRIORITY, Math.max(1, round));
 }

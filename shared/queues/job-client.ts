@@ -20,7 +20,7 @@ import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName 
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus, type WorkerCycle } from './result-bus';
 import { ServiceTimeEstimate } from './service-time';
-import { priorityOfRank, TenantWaiting } from './fair-queue';
+import { FAIR_QUANTUM_SHARE, priorityOfRound, TenantWaiting } from './fair-queue';
 
 export interface JobClientOptions {
   /** Producer connection: fails fast while Redis is down. */
@@ -69,8 +69,10 @@ export interface AdmissionRequest {
 export interface Admission {
   tenant: string;
   jobId: string;
-  /** The job's place among its tenant's waiting jobs (1 = the tenant's only one): its queue priority. */
+  /** The job's place among its tenant's waiting jobs (1 = the tenant's only one). */
   rank: number;
+  /** Its round in fair order (fair-queue.ts): its queue priority. */
+  round: number;
   /** Jobs that would run before it in fair order (fair-queue.ts). */
   ahead: number;
   /** Jobs waiting across all tenants. */
@@ -195,10 +197,21 @@ export class JobClient {
         workers,
         usableMs,
         maxWaiting: this.opts.maxBacklogPerWorker * workers,
+        quantumMs: remainingMs * FAIR_QUANTUM_SHARE,
       }),
     );
     const expectedWaitMs = fair.expectedWaitMs;
-    const admission: Admission = { ...who, rank: fair.rank, ahead: fair.ahead, waiting: fair.waiting, workers, serviceMs, expectedWaitMs, remainingMs };
+    const admission: Admission = {
+      ...who,
+      rank: fair.rank,
+      round: fair.round,
+      ahead: fair.ahead,
+      waiting: fair.waiting,
+      workers,
+      serviceMs,
+      expectedWaitMs,
+      remainingMs,
+    };
     if (fair.verdict === 'expected_wait') {
       this.refused(admission, 'expected wait exceeds the remaining budget');
       throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs! - usableMs) / 1000)));
@@ -218,6 +231,7 @@ export class JobClient {
         reason,
         tenant: a.tenant,
         rank: a.rank,
+        round: a.round,
         ahead: a.ahead,
         waiting: a.waiting,
         workers: a.workers,
@@ -269,8 +283,8 @@ export class JobClient {
       // before the job exists and a worker never finds a job without its payload.
       await Promise.all([
         this.opts.redis.set(payloadKey, o.payload, 'PX', budgetMs + PAYLOAD_GRACE_MS),
-        // A tenant's n-th waiting job has priority n (fair-queue.ts); a job run without admission counts as a first.
-        this.queue.add(this.opts.queueName, envelope, { jobId, priority: priorityOfRank(o.admission?.rank ?? 1) }),
+        // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
+        this.queue.add(this.opts.queueName, envelope, { jobId, priority: priorityOfRound(o.admission?.round ?? 1) }),
       ]);
     } catch {
       await this.leave(o.admission);

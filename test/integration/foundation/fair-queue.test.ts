@@ -96,16 +96,18 @@ describe('fair queueing across tenants', function () {
     });
   }
 
-  it("runs a polite tenant's first job before a flooding tenant's backlog", async () => {
-    const flood = Array.from({ length: 20 }, () => submit('flooder', 50));
+  it("runs a polite tenant's first job before a flooding tenant's backlog beyond its first quantum", async () => {
+    // Measured first (about 50 ms a job), so the flood's work is known.
+    for (let i = 0; i < 4; i++) await submit('warm', 50);
+    // A 3 s budget: a 300 ms quantum, about six of the flood's jobs per round.
+    const flood = Array.from({ length: 20 }, () => submit('flooder', 50, 3000));
     // Once the flood is queued (admission counts it at once), the polite tenant's one job.
-    await new Promise((r) => setTimeout(r, 150));
-    const polite = submit('polite', 50);
+    await new Promise((r) => setTimeout(r, 100));
+    const polite = submit('polite', 50, 3000);
     await Promise.all([...flood, polite]);
     const place = started.indexOf('polite');
-    // Before it: the jobs the two workers had already taken, and the flooder's few jobs that also had rank 1 (taken
-    // so fast that the next one found none waiting); never the flooder's backlog.
-    expect(place, started.join(',')).to.be.within(0, 5);
+    // Before it: the warm-up, the jobs the workers had taken and the flood's first round; never its whole backlog.
+    expect(place - 4, started.join(',')).to.be.within(0, 10);
     expect(started.filter((t) => t === 'flooder')).to.have.length(20);
   });
 
@@ -122,7 +124,7 @@ describe('fair queueing across tenants', function () {
     for (const r of shed) expect(r.admission.rank).to.be.greaterThan(1);
   });
 
-  it("meanwhile admits a polite tenant's first job, which counts one job per busy tenant ahead of it, and answers it", async () => {
+  it("meanwhile admits a polite tenant's first job, which counts at most a quantum of work per busy tenant ahead of it, and answers it", async () => {
     for (let i = 0; i < 4; i++) await submit('warm', 100);
     const budgetMs = Math.ceil(client.serviceTimeMs! * 10);
     const flood = Array.from({ length: 60 }, () => submit('flooder', 100, budgetMs));
@@ -156,7 +158,7 @@ describe('fair queueing across tenants', function () {
     const redis = conn('producer');
     await waitUntilReady(redis);
     const tenants = new TenantWaiting(redis, prefix, queueName);
-    const rule = { serviceMs: 10, scale: 1, workers: 2, usableMs: 10_000, maxWaiting: 0 };
+    const rule = { serviceMs: 10, scale: 1, workers: 2, usableMs: 10_000, maxWaiting: 0, quantumMs: 1000 };
     // Admitted, then never enqueued nor withdrawn (its process "died"): it counts until its deadline.
     expect((await tenants.admit('crashed', randomUUID(), Date.now() + 300, rule)).rank).to.equal(1);
     expect((await tenants.admit('crashed', randomUUID(), Date.now() + 1000, rule)).rank).to.equal(2);
