@@ -1,5 +1,5 @@
-// Owns fair queueing across tenants: each tenant's waiting jobs in Redis, the rank a new job takes among its
-// tenant's, and the admission decision made from the jobs that would be ahead of it in that order.
+// Owns fair queueing across tenants: each tenant's waiting jobs in Redis, the round (queue priority) a new job
+// takes, and the admission decision made from the work that would be ahead of it in that order.
 //
 // Why fair queueing (and not a per-tenant concurrency cap): the workers are few (one emotion worker, a couple of
 // liveness workers), so a cap of "one worker per tenant" would either leave workers idle while a single tenant

@@ -1,14 +1,14 @@
 // Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
 // await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
-// backlog implies — jobs waiting x measured time per job / workers, plus its own time — would not fit
-// what is left of the request's budget. The time per job comes from the cycle each worker reports with its
+// backlog implies — the work ahead of it / workers, plus its own time — would not fit what is left of the
+// request's budget. The time per job comes from the cycle each worker reports with its
 // outcome (fetch, payload, engine, settle, publish, on the worker's own clock and in its CPU time;
 // job-runner.ts), turned into one figure by service-time.ts — not from the time the API sees between enqueue
 // and answer: that one also holds the API's own queueing during a burst and inflated the estimate until a
 // third of a servable burst was shed. A count cap stays as a ceiling for Redis memory and for the time before
 // the first outcome has been measured. Across tenants the queue is fair (fair-queue.ts): a job's wait is
-// estimated from the jobs that would run before it in fair order, and it is enqueued with its tenant's rank as
-// its priority.
+// estimated from the work that would run before it in fair order (each tenant's jobs at that tenant's own time
+// per job, which this module keeps from the cycles), and it is enqueued with its round in that order as priority.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
