@@ -2,7 +2,10 @@
 // and FerretDB, the default worker count), 30 customers × 10 liveness calls at once, then × 10 usage reads
 // at once. Prints status codes, p50/p99/max latency per burst and the database errors counted in the logs.
 // `-- --width 1280` sends a larger selfie (1280×960, JPEG quality 92, ~145 KB of JSON) instead of 640×480.
+// `-- --flood 24` (issue 27): meanwhile a free key keeps 24 calls in flight of a 40 MP image without a face (unbilled
+// 400s that cost the workers several selfies each); its answers are reported apart.
 import os from 'node:os';
+import sharp from 'sharp';
 import { AccountService } from '../shared/accounts/account-service';
 import { systemClock } from '../shared/billing/month';
 import { loadConfig } from '../shared/config';
@@ -45,6 +48,31 @@ function report(label: string, shots: Shot[]): void {
   console.log(`  latency ms: p50 ${f1(pct(ms, 50))}  p99 ${f1(pct(ms, 99))}  max ${f1(ms[ms.length - 1] ?? NaN)}`);
 }
 
+/** A free key keeping `inFlight` calls of a 40 MP no-face image going until stopped; null when inFlight is 0. */
+async function startFlood(base: string, accounts: AccountService, inFlight: number): Promise<{ stop(): Promise<Shot[]> } | null> {
+  if (inFlight <= 0) return null;
+  const key = (await accounts.create({ email: 'flood@example.com', plan: 'free' })).primaryKey!;
+  const image = await sharp({ create: { width: 7744, height: 5163, channels: 3, background: { r: 120, g: 130, b: 140 } } })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+  const body = JSON.stringify({ image: image.toString('base64'), image_format: 'jpeg' });
+  const shots: Shot[] = [];
+  let on = true;
+  const loops = Array.from({ length: inFlight }, async () => {
+    while (on)
+      shots.push(await shoot(`${base}/v1/check/liveness`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }));
+  });
+  // Until the flood holds the queue: its first answers are back.
+  while (on && shots.length < inFlight) await new Promise((r) => setTimeout(r, 50));
+  return {
+    async stop() {
+      on = false;
+      await Promise.all(loops);
+      return shots;
+    },
+  };
+}
+
 const DATABASE_ERROR = /database unavailable|MongoServerSelectionError|MongoNetwork|MongoPoolCleared|MongoWaitQueueTimeout|MongoOperationTimeout/;
 
 async function main(): Promise<void> {
@@ -69,6 +97,7 @@ async function main(): Promise<void> {
       keys.push((await accounts.create({ email: `burst-${i}@example.com`, plan: 'starter' })).primaryKey!);
     }
     const base = `http://127.0.0.1:${stack.apis[0]!.port}`;
+    const flood = await startFlood(base, accounts, arg('flood', 0));
     const checks = await Promise.all(
       keys.flatMap((key) =>
         Array.from({ length: perCustomer }, () =>
@@ -77,6 +106,7 @@ async function main(): Promise<void> {
       ),
     );
     report(`liveness: ${checks.length} calls at once (${body.length} bytes of JSON each)`, checks);
+    if (flood) report(`flooding free key (40 MP, no face, ${arg('flood', 0)} in flight)`, await flood.stop());
     const usage = await Promise.all(
       keys.flatMap((key) => Array.from({ length: perCustomer }, () => shoot(`${base}/v1/usage`, { headers: { 'x-api-key': key } }))),
     );

@@ -111,6 +111,26 @@ export const configSchema = z
     /** Fair-use throttle per API key: a token bucket (burst, refill per second). */
     THROTTLE_BURST: positiveInt.default(60),
     THROTTLE_RATE_PER_SEC: z.coerce.number().positive().default(20),
+    /**
+     * Liveness worker time one fair-use token pays for: a call takes one token, and a job that held a worker longer
+     * owes one more per started 100 ms (a selfie takes 20–40 ms; a 40 MP image without a face 100–220 ms).
+     */
+    THROTTLE_WORK_MS_PER_TOKEN: positiveInt.default(100),
+    /**
+     * Emotion fair use per account, in seconds of audio: the bucket holds 10 min of audio and refills 10 s of audio
+     * per second (36,000 s an hour, several real-time streams); a call takes 1 s before the work and the rest of its
+     * decoded duration after it.
+     */
+    EMOTION_FAIR_USE_BURST_SECONDS: positiveInt.default(600),
+    EMOTION_FAIR_USE_SECONDS_PER_SEC: z.coerce.number().positive().default(10),
+    EMOTION_FAIR_USE_UPFRONT_SECONDS: positiveInt.default(1),
+    /**
+     * What a refused emotion job (corrupt, out of time: no decoded duration) is charged, in seconds of audio per second
+     * of its worker time: the engine analyses 200–400 s of audio per worker second (600 s in ~3 s on a loaded 2-core
+     * machine, 30 min within the 5 s budget on an idle one); 100, the low end with margin, so a job that ran out its
+     * 5 s budget costs about 500 s, near the whole burst.
+     */
+    EMOTION_FAIR_USE_SECONDS_PER_WORKER_SECOND: positiveInt.default(100),
 
     /**
      * Request body bytes in flight per caller (API key; emotion account or token) and in total per API process,

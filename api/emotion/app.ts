@@ -15,7 +15,7 @@ import {
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
 import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
-import type { JobClient } from '../../shared/queues/job-client';
+import { JobTimeoutError, type JobClient } from '../../shared/queues/job-client';
 import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
 import { errorHandler } from '../http/error-handler';
 import { emotionOpenApi, EMOTION_OPENAPI_PATH } from '../openapi/emotion-document';
@@ -30,10 +30,16 @@ import { UploadGate } from '../http/upload-gate';
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
  * shares one allowance and minting more tokens buys none; a token without an account (issued by an operator
- * with the admin CLI) has its own.
+ * with the admin CLI) has its own. Its tokens are seconds of audio: the work an analysis costs grows with the
+ * audio's duration, not with the number of calls.
  */
 export function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
-  return token.customerId ? `emotion-account:${token.customerId}` : `token:${token._id}`;
+  return `emotion-audio:${tenantOf(token)}`;
+}
+
+/** Whose fair share of the workers a call counts in: the token's account, or the token itself without one. */
+export function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+  return token.customerId ?? `token:${token._id}`;
 }
 
 /** 10 MB with MB = 2^20 bytes (see README Decisions). */
@@ -45,7 +51,12 @@ export interface EmotionAppDeps {
   metrics: Metrics;
   tokens: EmotionTokenService;
   jobs: JobClient;
+  /** Fair use in seconds of audio, per account (fairUseSubject). */
   throttle: Throttle;
+  /** Seconds of audio a call takes before its duration is known (the rest is charged once it is decoded). */
+  upfrontSeconds: number;
+  /** Seconds of audio a refused job is charged per second of its worker time (it has no decoded duration). */
+  secondsPerWorkerSecond: number;
   /** Failed authentications per client address and credential prefix (the same guard as /v1). */
   authFailures: AuthFailureGuard;
   /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
@@ -150,7 +161,7 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     cors,
     bearer(d.tokens, d.authFailures),
     async (req, _res, next) => {
-      await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.emotionToken!)));
+      await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.emotionToken!), d.upfrontSeconds));
       next();
     },
     (req, _res, next) => {
@@ -171,9 +182,24 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const receiveMs = performance.now() - (receiveStarted.get(req) ?? performance.now());
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
-      const admission = await d.jobs.assertCapacity(req.deadline);
-      const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: req.emotionToken!._id };
-      const outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
+      const token = req.emotionToken!;
+      const admission = await d.jobs.assertCapacity(req.deadline, { tenant: tenantOf(token), jobId: req.requestId });
+      const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: token._id };
+      // The rest of the audio's duration (a debt the account's next calls wait for), not awaited by the answer. A
+      // refused job (corrupt, out of time) has no duration: its worker time, at the engine's low pace, stands in; a
+      // job still running when the budget ran out, the whole budget.
+      const charge = (workerMs: number, durationSeconds?: number) => {
+        const rest = Math.ceil(durationSeconds ?? (workerMs / 1000) * d.secondsPerWorkerSecond) - d.upfrontSeconds;
+        d.throttle.charge(fairUseSubject(token), rest).catch((err: unknown) => req.log.warn({ err, rest }, 'audio seconds not charged'));
+      };
+      let outcome;
+      try {
+        outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
+      } catch (err) {
+        if (err instanceof JobTimeoutError && err.wasStarted) charge(d.budgetMs);
+        throw err;
+      }
+      charge(outcome.workerMs, outcome.ok ? outcome.value.summary.duration : undefined);
       if (!outcome.ok) throw deserializeJobError(outcome.error);
       const { stages, ...result } = outcome.value;
       res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));

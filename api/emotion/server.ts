@@ -34,13 +34,16 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     // Tokens follow their account's status (a scheduled cancellation applies on the 1st of the month).
     tokens: new EmotionTokenService(base.models, (id) => accounts.current(id)),
     jobs: base.jobs,
+    // Tokens are seconds of audio (api/emotion/app.ts, fair use).
     throttle: new Throttle(base.redis, config.QUEUE_PREFIX, {
-      burst: config.THROTTLE_BURST,
-      ratePerSecond: config.THROTTLE_RATE_PER_SEC,
+      burst: config.EMOTION_FAIR_USE_BURST_SECONDS,
+      ratePerSecond: config.EMOTION_FAIR_USE_SECONDS_PER_SEC,
       code: 'rate_limited',
-      message: 'Too many requests; retry after about 1 to 2 minutes',
+      message: 'Too much audio in a short time; retry after about 1 to 2 minutes',
       minRetryAfterSeconds: 60,
     }),
+    upfrontSeconds: config.EMOTION_FAIR_USE_UPFRONT_SECONDS,
+    secondsPerWorkerSecond: config.EMOTION_FAIR_USE_SECONDS_PER_WORKER_SECOND,
     authFailures: authFailureGuard(base.redis, config),
     trustProxy: config.TRUST_PROXY,
     budgetMs: config.EMOTION_BUDGET_MS,

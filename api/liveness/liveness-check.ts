@@ -60,6 +60,9 @@ export interface LivenessCheckDeps {
   metrics: Metrics;
 }
 
+/** The key's fair-use bucket (README Decisions: a call's token plus its worker time). */
+const fairUseKey = (keyId: string) => `key:${keyId}`;
+
 const livenessOutcome = JOB_OUTCOME_SCHEMAS.liveness as z.ZodType<JobOutcome<LivenessJobValue>>;
 
 export class LivenessCheck {
@@ -83,7 +86,7 @@ export class LivenessCheck {
     }
     const reservation: Reservation = { plan, month: reserved.month, at: reserved.at };
     try {
-      await c.deadline.race('throttle', this.d.throttle.take(`key:${keyId}`));
+      await c.deadline.race('throttle', this.d.throttle.take(fairUseKey(keyId)));
     } catch (err) {
       await this.release(c, reservation);
       throw err;
@@ -118,11 +121,11 @@ export class LivenessCheck {
     };
     let value: LivenessJobValue;
     try {
-      const admission = await this.d.jobs.assertCapacity(c.deadline);
-      value = this.valueOf(
-        c,
-        await this.d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: c.requestId, input, payload: image, deadline: c.deadline, admission }),
-      );
+      const admission = await this.d.jobs.assertCapacity(c.deadline, { tenant: account._id, jobId: c.requestId });
+      const outcome = await this.d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: c.requestId, input, payload: image, deadline: c.deadline, admission });
+      // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
+      this.d.throttle.chargeWork(fairUseKey(keyId), outcome.workerMs, c.log);
+      value = this.valueOf(c, outcome);
     } catch (err) {
       // Released: the worker's settle step will find no reservation and bill nothing. Not released: the worker
       // committed, and the same Lua script stored its answer, so the late look finds it.

@@ -71,6 +71,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     throttle: new Throttle(redis, config.QUEUE_PREFIX, {
       burst: config.THROTTLE_BURST,
       ratePerSecond: config.THROTTLE_RATE_PER_SEC,
+      workMsPerToken: config.THROTTLE_WORK_MS_PER_TOKEN,
       code: 'rate_limited',
       message: 'Too many requests for this API key; slow down',
     }),

@@ -18,6 +18,8 @@ export const jobEnvelopeSchema = z.object({
   payloadKey: z.string().min(1),
   replyTo: z.string().min(1),
   enqueuedAt: z.number().int().positive(),
+  /** Whose fair share the job counts in (fair-queue.ts); absent for a job run without admission. */
+  tenant: z.string().min(1).optional(),
   input: z.unknown(),
 });
 export type JobEnvelope<I = unknown> = Omit<z.infer<typeof jobEnvelopeSchema>, 'input'> & { input: I };

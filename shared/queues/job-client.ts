@@ -1,12 +1,14 @@
 // Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
 // await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
-// backlog implies — jobs waiting x measured time per job / workers, plus its own time — would not fit
-// what is left of the request's budget. The time per job comes from the cycle each worker reports with its
+// backlog implies — the work ahead of it / workers, plus its own time — would not fit what is left of the
+// request's budget. The time per job comes from the cycle each worker reports with its
 // outcome (fetch, payload, engine, settle, publish, on the worker's own clock and in its CPU time;
 // job-runner.ts), turned into one figure by service-time.ts — not from the time the API sees between enqueue
 // and answer: that one also holds the API's own queueing during a burst and inflated the estimate until a
 // third of a servable burst was shed. A count cap stays as a ceiling for Redis memory and for the time before
-// the first outcome has been measured.
+// the first outcome has been measured. Across tenants the queue is fair (fair-queue.ts): a job's wait is
+// estimated from the work that would run before it in fair order (each tenant's jobs at that tenant's own time
+// per job, which this module keeps from the cycles), and it is enqueued with its round in that order as priority.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -18,6 +20,7 @@ import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName 
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus, type WorkerCycle } from './result-bus';
 import { ServiceTimeEstimate } from './service-time';
+import { FAIR_QUANTUM_SHARE, priorityOfRound, TenantWaiting } from './fair-queue';
 
 export interface JobClientOptions {
   /** Producer connection: fails fast while Redis is down. */
@@ -41,27 +44,46 @@ export interface SubmitOptions<I> {
   payload: Buffer;
   /** The request's deadline: the job waits at most what is left of it. */
   deadline: Deadline;
-  /** What admission decided: the job stops counting as pending once enqueued. */
+  /** What admission decided (its tenant and rank); the job counts as its tenant's waiting job until a worker takes it. */
   admission?: Admission;
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
+/** Weight of a tenant's newest job in its cost figure (about its last ten jobs matter, like the global estimate). */
+const TENANT_COST_ALPHA = 0.2;
+/** Tenants whose cost this process remembers; past it, it starts over (the figures stay in Redis for an hour). */
+const MAX_TENANTS_REMEMBERED = 10_000;
 /**
  * Share of the remaining budget the expected wait may fill; a tenth is left for the estimate's error and the
  * answer's way back. 0.8 shed the tail of bursts the workers then served with seconds to spare.
  */
 export const ADMISSION_HEADROOM = 0.9;
 
+/** Who a job is for: the tenant its fair share is counted for (ours: an account, never a header) and its job id. */
+export interface AdmissionRequest {
+  tenant: string;
+  jobId: string;
+}
+
 /** What admission decided, for logs and tests: the expected wait against what the budget has left. */
 export interface Admission {
+  tenant: string;
+  jobId: string;
+  /** The job's place among its tenant's waiting jobs (1 = the tenant's only one). */
+  rank: number;
+  /** Its round in fair order (fair-queue.ts): its queue priority. */
+  round: number;
+  /** Jobs that would run before it in fair order (fair-queue.ts). */
+  ahead: number;
+  /** Jobs waiting across all tenants. */
   waiting: number;
   workers: number;
   /** Estimated time per job (service-time.ts); null before the first outcome. */
   serviceMs: number | null;
   expectedWaitMs: number | null;
   remainingMs: number;
-  /** Set while the admitted job is counted as ahead of others but not yet in the queue. */
-  pendingEnqueue?: boolean;
+  /** Set while the admitted job is counted as its tenant's waiting job by this process (until enqueued or withdrawn). */
+  counted?: boolean;
 }
 
 export class CapacityError extends ServiceUnavailableError {
@@ -87,9 +109,11 @@ export class JobClient {
   private readonly keys: QueueKeys;
   private readonly bus: ResultBus;
   private readonly processId = randomUUID();
+  private readonly tenants: TenantWaiting;
 
   constructor(private readonly opts: JobClientOptions) {
     this.keys = queueKeys(opts.prefix);
+    this.tenants = new TenantWaiting(opts.redis, opts.prefix, opts.queueName);
     this.queue = new Queue(opts.queueName, {
       connection: opts.redis,
       prefix: opts.prefix,
@@ -110,18 +134,21 @@ export class JobClient {
   }
 
   private readonly serviceTime = new ServiceTimeEstimate();
-  private admittedNotEnqueued = 0;
-
-  /** An admitted job reached the queue (or never will): stop counting it as pending. */
-  private enqueued(admission?: Admission): void {
-    if (!admission?.pendingEnqueue) return;
-    admission.pendingEnqueue = false;
-    this.admittedNotEnqueued--;
-  }
+  /** Each tenant's cost per job, in the estimate's base unit (ServiceTimeEstimate.baseOf). */
+  private readonly tenantCost = new Map<string, number>();
 
   /** An admitted job that will not be enqueued after all (the caller was refused for another reason). */
   withdraw(admission: Admission): void {
-    this.enqueued(admission);
+    void this.leave(admission);
+  }
+
+  /** The job no longer waits (never enqueued, or taken back): its tenant's count drops now, not at its deadline. */
+  private async leave(admission: Admission | undefined): Promise<void> {
+    if (!admission?.counted) return;
+    admission.counted = false;
+    await this.tenants
+      .leave(admission.tenant, admission.jobId)
+      .catch((err: unknown) => this.opts.log.warn({ err, tenant: admission.tenant }, 'waiting job not uncounted; it leaves at its deadline'));
   }
 
   /** Estimated time per job (service-time.ts); null before the first outcome. */
@@ -130,40 +157,70 @@ export class JobClient {
   }
 
   /**
-   * Feeds the estimate with the worker's cycle. An outcome without one (a failed job, a worker's warm-up jobs)
-   * is no sample; until the first sample, its workerMs stands in (pessimistic: warm-up jobs are slow), so a
+   * Feeds the estimate with the worker's cycle, for answered and refused jobs alike (a refused job's work took the
+   * worker as long). An outcome without one (a job skipped before its handler ran, a worker's warm-up jobs) is no sample; until the first sample, its workerMs stands in (pessimistic: warm-up jobs are slow), so a
    * burst on fresh workers is not admitted blind. The first sample replaces it.
    */
-  private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null): void {
-    if (cycle === null) this.serviceTime.observeProvisional(outcome.workerMs);
-    else this.serviceTime.observe(cycle);
+  private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null, tenant: string | undefined): void {
+    if (cycle === null) {
+      this.serviceTime.observeProvisional(outcome.workerMs);
+      return;
+    }
+    this.serviceTime.observe(cycle);
+    const base = tenant === undefined ? null : this.serviceTime.baseOf(cycle);
+    if (tenant === undefined || base === null) return;
+    // The tenant's own figure (about its last ten jobs), shared through Redis with the other API processes.
+    const previous = this.tenantCost.get(tenant);
+    const cost = previous === undefined ? base : previous + TENANT_COST_ALPHA * (base - previous);
+    if (this.tenantCost.size >= MAX_TENANTS_REMEMBERED && previous === undefined) this.tenantCost.clear();
+    this.tenantCost.set(tenant, cost);
+    this.tenants.setCost(tenant, cost).catch((err: unknown) => this.opts.log.warn({ err, tenant }, 'tenant cost not stored'));
   }
 
   /**
    * Sheds load before any work is done: a job whose expected wait would not fit the deadline gets 503
-   * now (Retry-After: the seconds by which it would miss), never a 503 after waiting the budget out.
+   * now (Retry-After: the seconds by which it would miss), never a 503 after waiting the budget out. The wait
+   * counts the jobs ahead of this one in fair order (fair-queue.ts), and an admitted job counts as its tenant's
+   * waiting job at once, for every API process: a burst's requests are admitted before their enqueues land.
    */
-  async assertCapacity(deadline: Deadline): Promise<Admission> {
-    const [queued, workers] = await deadline.race('admission', Promise.all([this.queue.getWaitingCount(), this.workerCount()]));
-    // Jobs this process admitted that are not in the queue yet count as ahead too: a burst's requests are
-    // admitted concurrently, before any of their enqueues show in the count.
-    const waiting = queued + this.admittedNotEnqueued;
+  async assertCapacity(deadline: Deadline, who: AdmissionRequest): Promise<Admission> {
+    const workers = await deadline.race('admission', this.workerCount());
+    if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
     const remainingMs = deadline.remainingMs();
     const serviceMs = this.serviceTime.ms;
-    const expectedWaitMs = serviceMs === null ? null : (waiting / Math.max(1, workers) + 1) * serviceMs;
-    const admission: Admission = { waiting, workers, serviceMs, expectedWaitMs, remainingMs };
-    if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
     const usableMs = remainingMs * ADMISSION_HEADROOM;
-    if (expectedWaitMs !== null && expectedWaitMs > usableMs) {
+    const fair = await deadline.race(
+      'admission',
+      this.tenants.admit(who.tenant, who.jobId, deadline.at, {
+        serviceMs,
+        scale: this.serviceTime.scale,
+        workers,
+        usableMs,
+        maxWaiting: this.opts.maxBacklogPerWorker * workers,
+        quantumMs: remainingMs * FAIR_QUANTUM_SHARE,
+      }),
+    );
+    const expectedWaitMs = fair.expectedWaitMs;
+    const admission: Admission = {
+      ...who,
+      rank: fair.rank,
+      round: fair.round,
+      ahead: fair.ahead,
+      waiting: fair.waiting,
+      workers,
+      serviceMs,
+      expectedWaitMs,
+      remainingMs,
+    };
+    if (fair.verdict === 'expected_wait') {
       this.refused(admission, 'expected wait exceeds the remaining budget');
-      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs - usableMs) / 1000)));
+      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs! - usableMs) / 1000)));
     }
-    if (this.opts.maxBacklogPerWorker > 0 && waiting >= this.opts.maxBacklogPerWorker * workers) {
+    if (fair.verdict === 'ceiling') {
       this.refused(admission, 'backlog ceiling reached');
       throw new CapacityError(admission, 2);
     }
-    this.admittedNotEnqueued++;
-    admission.pendingEnqueue = true;
+    admission.counted = true;
     return admission;
   }
 
@@ -172,6 +229,10 @@ export class JobClient {
     this.opts.log.warn(
       {
         reason,
+        tenant: a.tenant,
+        rank: a.rank,
+        round: a.round,
+        ahead: a.ahead,
         waiting: a.waiting,
         workers: a.workers,
         serviceMs: round(a.serviceMs),
@@ -199,8 +260,9 @@ export class JobClient {
     const jobId = o.requestId;
     const now = Date.now();
     const budgetMs = o.deadline.remainingMs(now);
+    if (o.admission && o.admission.jobId !== jobId) throw new Error(`admission of job ${o.admission.jobId} used for job ${jobId}`);
     if (budgetMs <= 0) {
-      this.enqueued(o.admission);
+      await this.leave(o.admission);
       throw new DeadlineExceededError('enqueue');
     }
     const deadline = o.deadline.at;
@@ -211,6 +273,8 @@ export class JobClient {
       payloadKey,
       replyTo: this.keys.replies(this.processId),
       enqueuedAt: now,
+      // The worker that takes the job removes it from its tenant's waiting jobs (fair-queue.ts).
+      ...(o.admission ? { tenant: o.admission.tenant } : {}),
       input: o.input,
     };
     const waiting = this.bus.expect<R>(jobId);
@@ -219,23 +283,23 @@ export class JobClient {
       // before the job exists and a worker never finds a job without its payload.
       await Promise.all([
         this.opts.redis.set(payloadKey, o.payload, 'PX', budgetMs + PAYLOAD_GRACE_MS),
-        this.queue.add(this.opts.queueName, envelope, { jobId }),
+        // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
+        this.queue.add(this.opts.queueName, envelope, { jobId, priority: priorityOfRound(o.admission?.round ?? 1) }),
       ]);
     } catch {
-      this.enqueued(o.admission);
+      await this.leave(o.admission);
       this.bus.forget(jobId);
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
-    this.enqueued(o.admission);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(outcome, waiting.cycle);
+      this.observe(outcome, waiting.cycle, o.admission?.tenant);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.
     const removed = await this.queue.remove(jobId).catch(() => 0);
-    await this.opts.redis.del(payloadKey).catch(() => undefined);
+    await Promise.all([this.opts.redis.del(payloadKey).catch(() => undefined), this.leave(o.admission)]);
     // The worker may have finished in the last instant; the stored result settles it.
     const late = await this.bus.lastLook<R>(jobId);
     if (late) return late;

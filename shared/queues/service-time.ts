@@ -18,6 +18,10 @@
 // slow factor, and through the floor once it holds for 100 cycles. The price: when such contention starts,
 // the estimate runs low for a few seconds, and calls admitted then may wait out their budget (503 at the
 // deadline, uncharged) instead of being refused at once.
+//
+// Jobs differ by tenant (ten minutes of audio against three seconds; a 40 MP image against a selfie): the API also
+// keeps each tenant's own figure in the same base unit (baseOf), and admission turns it into that tenant's time
+// per job with the same floor and contention (scale; shared/queues/fair-queue.ts).
 import type { WorkerCycle } from './result-bus';
 
 /** Weight of the newest CPU sample (about the last ten jobs matter). */
@@ -44,6 +48,21 @@ export class ServiceTimeEstimate {
   get ms(): number | null {
     if (this.cpuMs !== null) return this.cpuMs * this.floor * this.contention;
     return this.wallMs ?? this.provisionalMs;
+  }
+
+  /**
+   * What turns a job's figure in the estimate's base unit (baseOf) into time per job: floor × contention while the
+   * estimate runs on CPU time, 1 on clock time. Lets a tenant whose jobs are dearer than the average (long audio)
+   * be estimated as such (fair-queue.ts).
+   */
+  get scale(): number {
+    return this.cpuMs !== null ? this.floor * this.contention : 1;
+  }
+
+  /** One cycle's figure in the estimate's base unit: its CPU time while the estimate runs on it, else its clock time. */
+  baseOf(cycle: WorkerCycle): number | null {
+    if (this.cpuMs !== null) return cycle.cpuMs !== null && Number.isFinite(cycle.cpuMs) && cycle.cpuMs >= MIN_CPU_MS ? cycle.cpuMs : null;
+    return Number.isFinite(cycle.ms) && cycle.ms >= 0 ? cycle.ms : null;
   }
 
   /** The parts of the estimate, for logs and tests. */

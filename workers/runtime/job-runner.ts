@@ -1,13 +1,16 @@
 // Owns the worker side of the queue round trip: take the bytes, run the handler before the deadline, settle
 // the outcome: store it where the API's late look finds it and publish it to the waiting API process, in one Lua
 // script (for a billed job the credit commit and the usage event go in the same script). One job at a time per
-// process (CPU-bound inference).
+// process (CPU-bound inference). A job it takes leaves its tenant's waiting jobs (shared/queues/fair-queue.ts), and
+// every job its handler ran, answered or refused (no face, undecodable, too long), reports its cycle to the API's
+// admission estimate: refused work took the worker as long and must count the same.
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
 import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
+import { TenantWaiting } from '../../shared/queues/fair-queue';
 import { storeOutcome, type OutcomeReply } from '../../shared/billing/usage-outbox';
 import type { FaultHook } from './fault-hook';
 
@@ -61,15 +64,17 @@ export const WARM_UP_JOBS = 1;
 export class JobRunner<I, R> {
   readonly worker: Worker;
   private readonly keys;
+  private readonly tenants: TenantWaiting;
   /**
    * When the previous job reached its settle step and how long its settle + publish took, on the clock and in
    * this process's CPU time (cycle time below).
    */
   private previous = { settleAt: 0, publishedAt: 0, settleMs: 0, settleCpuAt: 0, settleCpuMs: 0 };
-  private enginesRun = 0;
+  private handlersRun = 0;
 
   constructor(private readonly opts: JobRunnerOptions<I, R>) {
     this.keys = queueKeys(opts.prefix);
+    this.tenants = new TenantWaiting(opts.connection, opts.prefix, opts.queueName);
     this.worker = new Worker(opts.queueName, (job) => this.process(job), {
       connection: opts.connection,
       prefix: opts.prefix,
@@ -100,10 +105,16 @@ export class JobRunner<I, R> {
     const raw = parsed.data;
     const log = this.opts.log.child({ requestId: raw.requestId, jobId: job.id });
     const redis = this.opts.connection;
+    // Taken: no longer waiting, whatever happens next (sent now, ahead of this job's other commands).
+    if (raw.tenant) {
+      this.tenants.leave(raw.tenant, raw.requestId).catch((err: unknown) => log.warn({ err }, 'taken job not uncounted; it leaves at its deadline'));
+    }
     let outcome: JobOutcome<R>;
     let envelope: JobEnvelope<I> | undefined;
     // The fault hook's steps belong to jobs whose engine ran (a skipped or failed job commits nothing).
     let engineRan = false;
+    // Whether the handler ran (answered or refused): the worker's time was spent either way.
+    let handlerRan = false;
     let handlerCpuMs = 0;
     try {
       envelope = { ...raw, input: this.opts.parseInput(raw.input) };
@@ -116,8 +127,8 @@ export class JobRunner<I, R> {
       const payload = await redis.getdelBuffer(raw.payloadKey);
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
       const cpuBefore = processCpuMs();
-      const value = await this.opts.handler({ envelope, payload, log });
-      handlerCpuMs = processCpuMs() - cpuBefore;
+      handlerRan = true;
+      const value = await this.opts.handler({ envelope, payload, log }).finally(() => (handlerCpuMs = processCpuMs() - cpuBefore));
       outcome = { ok: true, value, workerMs: Date.now() - started };
       engineRan = true;
       this.opts.fault?.('after_engine');
@@ -127,9 +138,10 @@ export class JobRunner<I, R> {
     }
     const settleAt = Date.now();
     const settleCpuAt = processCpuMs();
-    // No cycle time for a failed job (not a full cycle) nor for the first ones (one-off warm-up of the models).
+    // No cycle time for a job skipped before its handler (expired, no input: no work done) nor for the first ones
+    // (one-off warm-up of the models). A job the handler refused is a full cycle: the work was done.
     const cycle =
-      engineRan && ++this.enginesRun > WARM_UP_JOBS
+      handlerRan && ++this.handlersRun > WARM_UP_JOBS
         ? this.cycle(raw.enqueuedAt, { at: started, cpuAt: startedCpu }, { at: settleAt, cpuAt: settleCpuAt })
         : null;
     // The settle script publishes the stored outcome, not this run's: a re-run after a stall must not contradict

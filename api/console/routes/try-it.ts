@@ -32,10 +32,18 @@ type TryService = 'emotion' | 'liveness';
  * The one place try-it calls reach the job queues (the same JobClient as the public routes), so a change of
  * the request path is adapted here only.
  */
-export async function runTryItJob<I, R>(jobs: JobClient, requestId: string, input: I, payload: Buffer, budgetMs: number): Promise<R> {
+export async function runTryItJob<I, R>(
+  jobs: JobClient,
+  requestId: string,
+  input: I,
+  payload: Buffer,
+  budgetMs: number,
+  /** The account whose fair share of the workers the try counts in (the same as its API calls'). */
+  customerId: string,
+): Promise<R> {
   // The service's own budget from now (the console request's deadline is the liveness one).
   const deadline = Deadline.after(budgetMs);
-  const admission = await jobs.assertCapacity(deadline);
+  const admission = await jobs.assertCapacity(deadline, { tenant: customerId, jobId: requestId });
   const outcome = await jobs.run<I, R>({ requestId, input, payload, deadline, admission });
   if (!outcome.ok) throw deserializeJobError(outcome.error);
   return outcome.value;
@@ -178,6 +186,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
       input,
       body,
       d.config.EMOTION_BUDGET_MS,
+      customerId,
     );
     const { stages: _stages, ...result } = value;
     res.json({ ...result, try_it: allowance });
@@ -197,6 +206,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
       input,
       body,
       d.config.LIVENESS_BUDGET_MS,
+      customerId,
     );
     const { stages: _stages, ...result } = value.result;
     res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });

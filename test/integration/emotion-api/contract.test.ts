@@ -91,8 +91,12 @@ describe('POST /feelings/v3/analysis', () => {
 
 describe('POST /feelings/v3/analysis under pressure', () => {
   it('answers 429 with a Retry-After of one to two minutes when a token sends too much', async () => {
-    // A 2-call burst and a slow refill so the throttle and its Retry-After floor are reached in a few calls.
-    const stack = await startEmotionStack('emotion-throttle', { withWorker: false, env: { THROTTLE_BURST: '2', THROTTLE_RATE_PER_SEC: '0.01' } });
+    // A 2-second burst of audio (two calls' upfront second) and a slow refill, so the throttle and its Retry-After
+    // floor are reached in a few calls.
+    const stack = await startEmotionStack('emotion-throttle', {
+      withWorker: false,
+      env: { EMOTION_FAIR_USE_BURST_SECONDS: '2', EMOTION_FAIR_USE_SECONDS_PER_SEC: '0.01' },
+    });
     try {
       await stack.analyze('x', { 'content-type': 'text/plain' });
       await stack.analyze('x', { 'content-type': 'text/plain' });

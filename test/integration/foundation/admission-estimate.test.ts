@@ -1,6 +1,7 @@
 // The admission estimate (shared/queues/job-client.ts, service-time.ts) is fed by the cycle each worker reports
-// with its outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs nor from a failed job,
-// and a backlog measured settle to settle, one job's work per cycle, not the round trip the API sees.
+// with its outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs, a sample from a job its
+// handler refused (the work was done), and a backlog measured settle to settle, one job's work per cycle, not the
+// round trip the API sees.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -21,11 +22,12 @@ interface SleepInput {
 }
 const outcomeSchema = jobOutcomeSchema(z.object({ slept: z.number() }));
 
+/** Computes, sleeps, then answers or (like an image without a face) refuses after the work. */
 const sleeper: JobHandler<SleepInput, { slept: number }> = async ({ envelope }) => {
-  if (envelope.input.reject) throw new InvalidInputError('invalid_image', 'rejected by the test processor');
   const until = performance.now() + (envelope.input.computeMs ?? 0);
   while (performance.now() < until);
   await new Promise((r) => setTimeout(r, envelope.input.sleepMs));
+  if (envelope.input.reject) throw new InvalidInputError('invalid_image', 'rejected by the test processor');
   return { slept: envelope.input.sleepMs };
 };
 
@@ -71,11 +73,15 @@ describe("admission estimate from the workers' cycle times", () => {
     expect(client.serviceTimeMs).to.be.within(40, 300);
   });
 
-  it('takes no sample from a failed job', async () => {
-    const before = client.serviceTimeMs;
-    const outcome = await run({ sleepMs: 0, reject: true });
+  it('takes a sample from a job its handler refused after the work, as from an answered one', async () => {
+    for (let i = 0; i < 10; i++) await run({ sleepMs: 0, computeMs: 40 });
+    const before = client.serviceTimeMs!;
+    // A refusal that took 300 ms of CPU (a 40 MP image without a face): the estimate moves a fifth of the way to it.
+    const outcome = await run({ sleepMs: 0, computeMs: 300, reject: true });
     expect(outcome.ok).to.equal(false);
-    expect(client.serviceTimeMs).to.equal(before);
+    expect(client.serviceTimeMs).to.be.greaterThan(before + 30);
+    // Back to cheap jobs for the next test.
+    for (let i = 0; i < 15; i++) await run({ sleepMs: 0, computeMs: 40 });
   });
 
   it('measures a backlog settle to settle: one job of work per cycle, not the round trip', async () => {
@@ -83,8 +89,10 @@ describe("admission estimate from the workers' cycle times", () => {
     // its cycle only its own.
     await Promise.all(Array.from({ length: 12 }, () => run({ sleepMs: 0, computeMs: 40 })));
     expect(client.serviceTimeMs).to.be.within(30, 120);
-    const admission = await client.assertCapacity(Deadline.after(10_000));
+    const admission = await client.assertCapacity(Deadline.after(10_000), { tenant: 'a', jobId: randomUUID() });
+    client.withdraw(admission);
     expect(admission.serviceMs).to.equal(client.serviceTimeMs);
-    expect(admission.expectedWaitMs).to.equal(client.serviceTimeMs);
+    // Nothing ahead: its own time (whole milliseconds).
+    expect(admission.expectedWaitMs).to.be.closeTo(client.serviceTimeMs!, 1);
   });
 });

@@ -1,5 +1,6 @@
 // SIGTERM on real processes: a liveness front-end drains its in-flight requests and exits 0; a liveness
-// worker finishes the job it holds, takes no new one, and nothing is lost or charged twice.
+// worker finishes the job it holds, takes no new one, and nothing is lost or charged twice. Jobs wait in BullMQ's
+// 'prioritized' state (every job has its tenant's rank as priority: shared/queues/fair-queue.ts).
 import { expect } from 'chai';
 import { settledCount } from '../../support/billing';
 import { portrait } from '../../../dev/harness/sample-images';
@@ -53,7 +54,7 @@ describe('SIGTERM', function () {
       let answers: Promise<Answer[]>;
       try {
         answers = Promise.all(Array.from({ length: inFlight }, () => checkLiveness(api.port, key, image)));
-        await until('all requests queued', async () => (await ops.livenessQueue.getWaitingCount()) === inFlight);
+        await until('all requests queued', async () => (await ops.livenessQueue.getJobCountByTypes('waiting', 'prioritized')) === inFlight);
 
         api.proc.kill('SIGTERM');
         await until('the API to log that it is stopping', async () => api.logs.some((l) => l.includes('"stopping"')), 5000, 20);
@@ -113,7 +114,7 @@ describe('SIGTERM', function () {
         await until(
           'the first worker to hold a job with more waiting',
           async () => {
-            const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getWaitingCount()]);
+            const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getJobCountByTypes('waiting', 'prioritized')]);
             return active === 1 && waiting >= 2;
           },
           20_000,
@@ -141,7 +142,7 @@ describe('SIGTERM', function () {
         // The job it held was answered; no job is left active (taken and abandoned), the rest still wait.
         expect(doneByFirst, 'answers when the first worker exited').to.be.greaterThan(settledAtSigterm);
         expect(await ops.livenessQueue.getActiveCount(), 'jobs left active').to.equal(0);
-        const waiting = await ops.livenessQueue.getWaitingCount();
+        const waiting = await ops.livenessQueue.getJobCountByTypes('waiting', 'prioritized');
         expect(waiting, 'jobs waiting for the second worker').to.equal(answers.length - doneByFirst);
         expect(waiting).to.be.greaterThan(0);
         // It finished exactly the one job it held at SIGTERM: at most one answer arrived after the signal.
@@ -171,7 +172,7 @@ describe('SIGTERM', function () {
       await until(
         'the last worker to hold a job with more waiting',
         async () => {
-          const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getWaitingCount()]);
+          const [active, waiting] = await Promise.all([ops.livenessQueue.getActiveCount(), ops.livenessQueue.getJobCountByTypes('waiting', 'prioritized')]);
           return active === 1 && waiting >= 1;
         },
         20_000,
@@ -191,7 +192,7 @@ describe('SIGTERM', function () {
         // Budget + 1 s is the rule, timed by the API itself; +1.5 s because on a busy 2-core machine the API process can wait that long for a CPU.
         expect(await serverMs(shortApi, r.requestId)).to.be.at.most(3000 + 1000 + 1500);
       }
-      expect(await ops.livenessQueue.getWaitingCount(), 'timed-out jobs are taken back').to.equal(0);
+      expect(await ops.livenessQueue.getJobCountByTypes('waiting', 'prioritized'), 'timed-out jobs are taken back').to.equal(0);
       // Exactly the answered requests are charged.
       await settledCount(() => ops.models.UsageEvent.countDocuments({ service: 'liveness' }), eventsBefore + ok.length);
       const events = await ops.models.UsageEvent.find({ service: 'liveness' }).lean();

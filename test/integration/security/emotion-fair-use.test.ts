@@ -1,43 +1,66 @@
-// The emotion API's fair use, where one customer could starve the others: every token of an account spends from
-// one bucket (the shipped burst and rate), so minting tokens buys no allowance; an account of its own and an
-// operator's token without an account keep theirs; and the dashboard refuses a token past the cap of live
-// tokens per account, with its usual error, until one is revoked.
+// The emotion API's fair use, where one customer could starve the others: it is counted in seconds of audio (the
+// work an analysis costs), every token of an account spends from one bucket (the shipped burst and rate), so
+// minting tokens buys no allowance; an account of its own and an operator's token without an account keep theirs;
+// a token flooding long files within its allowance does not take the service from another account; and the
+// dashboard refuses a token past the cap of live tokens per account, with its usual error, until one is revoked.
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { startEmotionApi, type RunningEmotionApi } from '../../../api/emotion/server';
+import { startEmotionWorker } from '../../../workers/emotion/worker';
+import type { RunningWorker } from '../../../workers/runtime/worker-process';
 import { EmotionTokenService, MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
 import { parseConfig } from '../../../shared/config';
 import { fullySignedIn, startConsole, textOf, type ConsoleHarness } from '../console/harness';
 import { quietLog } from '../../support/config';
-import { admittedWithin, sendAll } from '../../support/buckets';
+import { sendAll } from '../../support/buckets';
+import { speech } from '../../support/emotion-stack';
+import { checkedFetch, registerContractPort, unregisterContractPort } from '../../support/openapi';
 
 const SHIPPED = parseConfig({});
 
 describe('Security: emotion API fair use is per account, and tokens per account are capped', function () {
-  this.timeout(180_000);
+  this.timeout(300_000);
   let h: ConsoleHarness;
   let emotion: RunningEmotionApi;
+  let worker: RunningWorker;
   let tokens: EmotionTokenService;
+  /** A minute of speech (16 kHz WAV, made with espeak-ng and ffmpeg): ten calls of it spend the shipped burst (600 s). */
+  let oneMinute: Buffer;
+  /** Three minutes: a few calls of it spend the burst (on a loaded machine one may run out of time; it is charged too). */
+  let threeMinutes: Buffer;
+  let short: Buffer;
 
   before(async () => {
     h = await startConsole('emotion-fair-use');
     emotion = await startEmotionApi({ config: h.config, log: quietLog, dbName: h.dbName });
+    worker = await startEmotionWorker({ config: h.config, log: quietLog, dbName: h.dbName });
+    registerContractPort(emotion.port, 'emotion');
     tokens = new EmotionTokenService(h.api.deps.models);
-    // What customers get: test/support/config.ts leaves the fair-use throttle at its shipped values.
-    expect(h.config.THROTTLE_BURST).to.equal(SHIPPED.THROTTLE_BURST);
-    expect(h.config.THROTTLE_RATE_PER_SEC).to.equal(SHIPPED.THROTTLE_RATE_PER_SEC);
+    // What customers get: test/support/config.ts leaves fair use and the worker count at their shipped values.
+    expect(h.config.EMOTION_FAIR_USE_BURST_SECONDS).to.equal(SHIPPED.EMOTION_FAIR_USE_BURST_SECONDS);
+    expect(h.config.EMOTION_FAIR_USE_SECONDS_PER_SEC).to.equal(SHIPPED.EMOTION_FAIR_USE_SECONDS_PER_SEC);
+    expect(h.config.EMOTION_FAIR_USE_UPFRONT_SECONDS).to.equal(SHIPPED.EMOTION_FAIR_USE_UPFRONT_SECONDS);
+    expect(SHIPPED.EMOTION_FAIR_USE_BURST_SECONDS).to.equal(600);
+    oneMinute = speech(60);
+    threeMinutes = speech(180);
+    short = speech(3);
   });
   after(async () => {
+    if (emotion) unregisterContractPort(emotion.port);
+    await worker?.stop();
     await emotion?.stop();
     await h?.stop();
   });
 
-  /** A call that passed authentication and the throttle answers 400 (not audio, no worker needed); a throttled one 429. */
-  const analyse = (token: string) =>
-    fetch(`http://127.0.0.1:${emotion.port}/feelings/v3/analysis`, {
+  /**
+   * A call with `body` (audio/mpeg or WAV), or without: then one that passed authentication and the throttle answers
+   * 400 (not audio, no worker needed; it spends the upfront second), a throttled one 429.
+   */
+  const analyse = (token: string, body?: Buffer) =>
+    checkedFetch(emotion.port, '/feelings/v3/analysis', {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
-      body: 'not audio',
+      headers: { authorization: `Bearer ${token}`, 'content-type': body ? (body[0] === 0x52 ? 'audio/wav' : 'audio/mpeg') : 'text/plain' },
+      body: body ?? 'not audio',
     }).then(async (r) => ({
       status: r.status,
       code: ((await r.json()) as { error?: { code?: string } }).error?.code,
@@ -51,30 +74,49 @@ describe('Security: emotion API fair use is per account, and tokens per account 
     return issued;
   }
 
-  it('two tokens of one account share one bucket: once the first has used the burst, the second gets 429 rate_limited', async () => {
-    const [first, second] = await accountWithTokens(2);
-    const burst = SHIPPED.THROTTLE_BURST;
-    const started = performance.now();
-    const byFirst = await sendAll(burst, 16, () => analyse(first!));
-    const bySecond = await sendAll(burst, 16, () => analyse(second!));
-    const elapsed = performance.now() - started;
-
-    expect(
-      byFirst.map((r) => r.status),
-      'the first token alone stays within the burst',
-    ).to.not.include(429);
-    const refused = bySecond.filter((r) => r.status === 429);
-    expect(refused, 'the second token finds the bucket the first one emptied').to.not.be.empty;
-    for (const r of refused) {
-      expect(r.code).to.equal('rate_limited');
-      expect(r.retryAfter).to.be.at.least(60);
+  /**
+   * Three-minute files until the account gets 429: within six calls (18 minutes of audio against a 10-minute burst),
+   * where requests counted alone would have allowed sixty. Each is analysed (200) or, on a loaded machine, runs
+   * out of time (503, charged at its worker time).
+   */
+  async function spendAllowance(token: string): Promise<void> {
+    const seen: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await analyse(token, threeMinutes);
+      seen.push(`${r.status} ${r.code ?? ''}`);
+      if (r.status === 429) return;
+      expect([200, 503], seen.join(', ')).to.include(r.status);
     }
-    const admitted = [...byFirst, ...bySecond].filter((r) => r.status === 400).length;
-    expect(admitted, 'one burst (plus its refill) between the two tokens').to.be.at.most(admittedWithin(burst, SHIPPED.THROTTLE_RATE_PER_SEC, elapsed));
-    expect(
-      [...byFirst, ...bySecond].every((r) => r.status === 400 || r.status === 429),
-      'only admitted (400: not audio) or throttled',
-    ).to.equal(true);
+    expect.fail(`no 429 after 18 minutes of audio: ${seen.join(', ')}`);
+  }
+
+  it('charges the decoded duration of an analysed call: three seconds of audio leave the bucket three seconds lower', async () => {
+    const { account } = await h.api.deps.accounts.create({ email: `fair-use-${crypto.randomUUID()}@example.com`, plan: 'starter' });
+    const { token } = await tokens.create('token', account._id);
+    expect((await analyse(token, short)).status).to.equal(200);
+    // The rest is charged after the answer (not awaited by it): give it a moment to land.
+    await new Promise((r) => setTimeout(r, 100));
+    const level = Number(await h.api.deps.redis.hget(`${h.config.QUEUE_PREFIX}:throttle:emotion-audio:${account._id}`, 't'));
+    // 600 − 1 up front (refilled to the cap while it ran) − the rest of its 3 s after it.
+    expect(level).to.be.within(SHIPPED.EMOTION_FAIR_USE_BURST_SECONDS - 4, SHIPPED.EMOTION_FAIR_USE_BURST_SECONDS - 2);
+  });
+
+  it('counts seconds of audio: two tokens of one account share one bucket, and once the first has spent it on long audio the second gets 429 rate_limited', async () => {
+    const [first, second] = await accountWithTokens(2);
+    await spendAllowance(first!);
+    const refused = await analyse(second!, short);
+    expect(refused.status, 'the second token finds the bucket the first one emptied').to.equal(429);
+    expect(refused.code).to.equal('rate_limited');
+    expect(refused.retryAfter).to.be.at.least(60);
+  });
+
+  it('takes one second up front from each call, refused ones too: the burst in seconds is the most calls let through at once', async () => {
+    const [token] = await accountWithTokens(1);
+    const calls = SHIPPED.EMOTION_FAIR_USE_BURST_SECONDS / SHIPPED.EMOTION_FAIR_USE_UPFRONT_SECONDS;
+    // Twice what the bucket holds, sixteen at a time: not audio, so each costs only its upfront second.
+    const answers = await sendAll(2 * calls, 16, () => analyse(token!));
+    expect(answers.every((r) => r.status === 400 || r.status === 429)).to.equal(true);
+    expect(answers.filter((r) => r.status === 429)).to.not.be.empty;
   });
 
   it('meanwhile another account, and each operator token without an account, keep their own allowance', async () => {
@@ -83,11 +125,41 @@ describe('Security: emotion API fair use is per account, and tokens per account 
     const operatorA = (await tokens.create('operator a')).token;
     const operatorB = (await tokens.create('operator b')).token;
 
-    expect((await sendAll(2 * SHIPPED.THROTTLE_BURST, 16, () => analyse(greedy!))).map((r) => r.status)).to.include(429);
-    expect((await analyse(other!)).status, 'another account').to.equal(400);
+    await spendAllowance(greedy!);
+    expect((await analyse(greedy!, short)).status).to.equal(429);
+    expect((await analyse(other!, short)).status, 'another account').to.equal(200);
 
-    expect((await sendAll(2 * SHIPPED.THROTTLE_BURST, 16, () => analyse(operatorA))).map((r) => r.status)).to.include(429);
-    expect((await analyse(operatorB)).status, 'tokens without an account do not share one bucket').to.equal(400);
+    await spendAllowance(operatorA);
+    expect((await analyse(operatorA, short)).status).to.equal(429);
+    expect((await analyse(operatorB, short)).status, 'tokens without an account do not share one bucket').to.equal(200);
+  });
+
+  it("answers another account's calls within the budget (≥ 95 % × 200) while a token floods one-minute files within its allowance", async () => {
+    const [flooder] = await accountWithTokens(1);
+    const [polite] = await accountWithTokens(1);
+    // One call first, so the API has measured the polite account's cost.
+    const first = await analyse(polite!, short);
+    expect(first.status, first.code).to.equal(200);
+    let flooding = true;
+    const flood: Array<{ status: number; code?: string }> = [];
+    const floodLoops = Array.from({ length: 4 }, async () => {
+      while (flooding) flood.push(await analyse(flooder!, oneMinute));
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    // One call at a time, as one customer's client would send them.
+    const calls = await sendAll(20, 1, () => analyse(polite!, short));
+    flooding = false;
+    await Promise.all(floodLoops);
+    const tally = (xs: Array<{ status: number; code?: string }>) =>
+      xs.reduce<Record<string, number>>((t, r) => ({ ...t, [`${r.status} ${r.code ?? ''}`.trim()]: (t[`${r.status} ${r.code ?? ''}`.trim()] ?? 0) + 1 }), {});
+    const summary = JSON.stringify({ polite: tally(calls), flooder: tally(flood) });
+    console.log(`      flood of one-minute files: ${summary}`);
+    expect(calls.filter((r) => r.status === 200).length, summary).to.be.at.least(19);
+    expect(flood.filter((r) => r.status === 200).length, 'the flood was served until its allowance ran out').to.be.at.least(1);
+    expect(
+      flood.some((r) => r.status === 429),
+      'then throttled',
+    ).to.equal(true);
   });
 
   it(`the dashboard refuses an active token past ${MAX_LIVE_TOKENS_PER_ACCOUNT} per account with its usual error, and takes one again after a revocation`, async () => {

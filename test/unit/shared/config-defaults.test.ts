@@ -25,6 +25,19 @@ describe('Shipped defaults of the request path (shared/config.ts)', () => {
     expect(defaults.THROTTLE_BURST).to.be.at.least(50);
   });
 
+  it('counts fair use in work: a liveness token pays for 100 ms of worker time (several selfies), emotion in seconds of audio', () => {
+    expect(defaults.THROTTLE_WORK_MS_PER_TOKEN).to.equal(100);
+    // Ten minutes of audio at once, then 10 s of audio a second; 1 s taken before the work.
+    expect(defaults.EMOTION_FAIR_USE_BURST_SECONDS).to.equal(600);
+    expect(defaults.EMOTION_FAIR_USE_SECONDS_PER_SEC).to.equal(10);
+    expect(defaults.EMOTION_FAIR_USE_UPFRONT_SECONDS).to.equal(1);
+    // A refused job that ran out the 5 s emotion budget costs most of the burst.
+    expect((defaults.EMOTION_BUDGET_MS / 1000) * defaults.EMOTION_FAIR_USE_SECONDS_PER_WORKER_SECOND).to.be.within(
+      defaults.EMOTION_FAIR_USE_BURST_SECONDS / 2,
+      defaults.EMOTION_FAIR_USE_BURST_SECONDS,
+    );
+  });
+
   it('keeps a cached authentication at most 5 minutes (the staleness bound for edits outside AccountService)', () => {
     expect(ENTRY_TTL_SECONDS).to.equal(300);
   });

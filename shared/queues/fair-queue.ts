@@ -1,0 +1,193 @@
+// Owns fair queueing across tenants: each tenant's waiting jobs in Redis, the round (queue priority) a new job
+// takes, and the admission decision made from the work that would be ahead of it in that order.
+//
+// Why fair queueing (and not a per-tenant concurrency cap): the workers are few (one emotion worker, a couple of
+// liveness workers), so a cap of "one worker per tenant" would either leave workers idle while a single tenant
+// has work (a tenant alone must be able to use them all) or still let one tenant hold every worker when the cap
+// is set to the worker count. Fair queueing costs nothing when a tenant is alone and bounds what a flooding tenant
+// does to the others to about one quantum of its work plus the jobs already running.
+//
+// The order is by rounds of work (deficit round robin in BullMQ priorities): a job's round is 1 + its tenant's
+// waiting work ahead of it (waiting jobs × the tenant's own time per job) ÷ the quantum (a tenth of the request's
+// budget: 1 s for liveness, 0.5 s for emotion), and its BullMQ priority is its round; within a round BullMQ keeps
+// arrival order. So everyone's first quantum of work is served in arrival order (a burst of ordinary calls keeps
+// FIFO, and admission's estimate of it holds), while a tenant with more waiting goes to later rounds, behind a
+// polite tenant's first job. Priorities by rank alone (a tenant's n-th job, priority n) were tried first: a burst of
+// 30 customers × 10 calls was then reordered across customers as it arrived, and 34–46 of 300 calls admitted early
+// were passed by calls admitted later and waited out their budget.
+//
+// The waiting jobs are one sorted set per tenant (member: job id, score: the job's deadline) and a sorted set of
+// tenants. A job enters its tenant's set at admission (one Lua script decides and adds atomically, so concurrent
+// admissions in several API processes see each other at once) and leaves it when a worker takes it, when it is
+// withdrawn or timed out by the API. A job whose API process died leaves by itself: entries past their deadline are
+// dropped at the next admission (a worker skips such a job anyway), so the counts heal without a sweeper. The
+// script reaches each tenant's keys by name from the prefix it is given: they share the queue prefix's hash tag
+// ({lc}), so they sit in one Redis Cluster slot with the keys it declares.
+//
+// Admission estimates a job's wait from the work ahead of it: its own tenant's waiting work, and of every other
+// tenant with jobs waiting, its work in rounds up to this job's (at most round × quantum) — and at least
+// (round − 1) × quantum, since that tenant's later jobs in earlier rounds will pass this one too — shared by the
+// workers, plus this job's own time; each tenant's work at its own time per job (a tenant's jobs may cost far more
+// than the average: long audio). A flooding tenant's late jobs see everyone's work ahead and are shed; a polite
+// tenant's first job sees at most a quantum per busy tenant and is admitted. Jobs of tenants idle at its admission
+// may still pass an admitted job of a later round; it then waits longer than estimated and, at worst, ends at its
+// deadline with 503, uncharged.
+import type { Redis } from 'ioredis';
+import { LuaScript } from '../redis-script';
+
+/** The quantum as a share of the request's remaining budget at admission (see the header). */
+export const FAIR_QUANTUM_SHARE = 0.1;
+
+/** BullMQ's highest priority number (lowest priority): rounds above it share it. */
+export const MAX_PRIORITY = 2_097_151;
+
+// KEYS[1] tenants, KEYS[2] this tenant's waiting jobs. ARGV: key prefix of a tenant's set, tenant, job id,
+// deadline (epoch ms), now (epoch ms), service ms (-1: not measured yet), workers, usable ms, ceiling of waiting
+// jobs in all (0: none), scale (a tenant's cost figure x scale = its time per job), key prefix of a tenant's cost,
+// quantum ms. Returns {verdict (0 admitted, 1 expected wait too long, 2 ceiling), rank, ahead, waiting, expected
+// wait ms (-1), round}.
+const ADMIT = new LuaScript(`
+local now = tonumber(ARGV[5])
+local service, workers, scale = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[10])
+local function perJob(t)
+  local cost = tonumber(redis.call('GET', ARGV[11] .. t))
+  if cost == nil or service < 0 then return service end
+  return cost * scale
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local mine = redis.call('ZCARD', KEYS[2])
+local rank = mine + 1
+local own = perJob(ARGV[2])
+local quantum = tonumber(ARGV[12])
+local measured = service >= 0
+local round = 1
+if measured then round = 1 + math.floor(mine * own / quantum) end
+local ahead, waiting, aheadMs = mine, mine, mine * own
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+for _, t in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if t ~= ARGV[2] then
+    local k = ARGV[1] .. t
+    redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+    local n = redis.call('ZCARD', k)
+    if n == 0 then
+      redis.call('ZREM', KEYS[1], t)
+    else
+      waiting = waiting + n
+      if measured then
+        -- Its work in rounds up to this job's runs first; in earlier rounds, also work it sends after this job.
+        local each = math.max(perJob(t), 0.001)
+        local share = math.max(math.min(n * each, round * quantum), (round - 1) * quantum)
+        aheadMs = aheadMs + share
+        ahead = ahead + math.ceil(share / each)
+      else
+        ahead = ahead + n
+      end
+    end
+  end
+end
+local expected = -1
+if service >= 0 then expected = math.ceil(aheadMs / workers + own) end
+local verdict = 0
+if expected > tonumber(ARGV[8]) then
+  verdict = 1
+elseif tonumber(ARGV[9]) > 0 and waiting >= tonumber(ARGV[9]) then
+  verdict = 2
+else
+  local deadline = tonumber(ARGV[4])
+  redis.call('ZADD', KEYS[2], deadline, ARGV[3])
+  redis.call('PEXPIREAT', KEYS[2], deadline + 1000)
+  local latest = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[2]))
+  if latest == nil or latest < deadline then redis.call('ZADD', KEYS[1], deadline, ARGV[2]) end
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 or ttl < deadline - now + 1000 then redis.call('PEXPIREAT', KEYS[1], deadline + 1000) end
+end
+return {verdict, rank, ahead, waiting, expected, round}
+`);
+
+/** How long a tenant's cost figure is kept after its last job: a tenant back after an hour is measured anew. */
+const COST_TTL_MS = 3_600_000;
+
+export interface FairAdmissionRule {
+  /** Estimated time per job; null before the first outcome (only the ceiling applies then). */
+  serviceMs: number | null;
+  /** Turns a tenant's cost figure into its time per job (ServiceTimeEstimate.scale); a tenant without one counts serviceMs. */
+  scale: number;
+  workers: number;
+  /** What the expected wait may fill of the request's remaining budget. */
+  usableMs: number;
+  /** Ceiling of waiting jobs across tenants (0 = none). */
+  maxWaiting: number;
+  /** Work (estimated ms) a tenant may have waiting in one round, in arrival order with everyone's. */
+  quantumMs: number;
+}
+
+export interface FairAdmission {
+  verdict: 'admitted' | 'expected_wait' | 'ceiling';
+  /** This job's place among its tenant's waiting jobs (1 = its first). */
+  rank: number;
+  /** Its round (1 + its tenant's waiting work ÷ the quantum): its BullMQ priority. */
+  round: number;
+  /** Jobs that would run before it in fair order. */
+  ahead: number;
+  /** Jobs waiting across all tenants (admitted, not yet taken by a worker). */
+  waiting: number;
+  /** The jobs ahead at their tenants' time per job, shared by the workers, plus this job's own; null before a measure. */
+  expectedWaitMs: number | null;
+}
+
+const VERDICTS = ['admitted', 'expected_wait', 'ceiling'] as const;
+
+/** The waiting jobs of each tenant on one queue (the keys live beside the queue's, under the same hash tag). */
+export class TenantWaiting {
+  private readonly base: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    queueName: string,
+  ) {
+    this.base = `${prefix}:fair:${queueName}`;
+  }
+
+  private tenantKey(tenant: string): string {
+    return `${this.base}:t:${tenant}`;
+  }
+
+  /** Decides and, when admitted, counts the job as its tenant's waiting job, in one step. */
+  async admit(tenant: string, jobId: string, deadlineAt: number, rule: FairAdmissionRule): Promise<FairAdmission> {
+    const [verdict, rank, ahead, waiting, expected, round] = (await ADMIT.run(
+      this.redis,
+      [`${this.base}:tenants`, this.tenantKey(tenant)],
+      [
+        `${this.base}:t:`,
+        tenant,
+        jobId,
+        deadlineAt,
+        Date.now(),
+        rule.serviceMs ?? -1,
+        Math.max(1, rule.workers),
+        rule.usableMs,
+        rule.maxWaiting,
+        rule.scale,
+        `${this.base}:cost:`,
+        Math.max(1, rule.quantumMs),
+      ],
+    )) as [number, number, number, number, number, number];
+    return { verdict: VERDICTS[verdict]!, rank, round, ahead, waiting, expectedWaitMs: expected < 0 ? null : expected };
+  }
+
+  /** A tenant's cost per job in the estimate's base unit (ServiceTimeEstimate.baseOf), for every API process's admissions. */
+  async setCost(tenant: string, cost: number): Promise<void> {
+    await this.redis.set(`${this.base}:cost:${tenant}`, cost.toFixed(2), 'PX', COST_TTL_MS);
+  }
+
+  /** The job stopped waiting (a worker took it, or it was withdrawn or removed); idempotent. */
+  async leave(tenant: string, jobId: string): Promise<void> {
+    await this.redis.zrem(this.tenantKey(tenant), jobId);
+  }
+}
+
+/** A job's round, as a BullMQ priority. */
+export function priorityOfRound(round: number): number {
+  return Math.min(MAX_PRIORITY, Math.max(1, round));
+}
