@@ -4,6 +4,7 @@
 // times them until the outbox is empty; checks the counters' sum equals the events.
 import fs from 'node:fs';
 import os from 'node:os';
+import { loadAvg, runMain } from './support';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startFerretDb, startRedis } from '../scripts/engines/local-engines';
@@ -14,12 +15,6 @@ import { encodeOutboxEvent, outboxKey } from '../shared/billing/usage-outbox';
 import { createLogger } from '../shared/logger';
 import { UsageDrainer } from '../workers/runtime/usage-drainer';
 import { arg } from '../scripts/bench/api';
-
-const load = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ');
 
 async function main(): Promise<void> {
   const events = arg('events', 20_000);
@@ -35,7 +30,7 @@ async function main(): Promise<void> {
   await ensureIndexes(models);
   const prefix = '{bench-drain}';
   const ids = Array.from({ length: customers }, () => randomUUID());
-  console.log(`bench:drain: ${events} events over ${customers} customers, ${drainers} drainer(s); ${os.cpus().length} CPUs, load ${load()}`);
+  console.log(`bench:drain: ${events} events over ${customers} customers, ${drainers} drainer(s); ${os.cpus().length} CPUs, load ${loadAvg()}`);
   const at = new Date();
   for (let i = 0; i < events; i += 1000) {
     const pipe = redis.pipeline();
@@ -70,8 +65,8 @@ async function main(): Promise<void> {
   }
   const s = (performance.now() - t0) / 1000;
   await Promise.all(running.map((d) => d.stop()));
-  const counted = (await models.UsageCounter.find({ month: { $ne: 'last' } }, { used: 1 }).lean()).reduce((n, d) => n + (d.used ?? 0), 0);
-  console.log(`  drained ${events} events in ${s.toFixed(1)} s: ${(events / s).toFixed(0)} events/s; counters hold ${counted}; load ${load()}`);
+  const counted = (await models.UsageCounter.find({}, { used: 1 }).lean()).reduce((n, d) => n + (d.used ?? 0), 0);
+  console.log(`  drained ${events} events in ${s.toFixed(1)} s: ${(events / s).toFixed(0)} events/s; counters hold ${counted}; load ${loadAvg()}`);
   for (const c of conns) await closeRedis(c);
   await closeRedis(redis);
   await conn.close();
@@ -80,10 +75,4 @@ async function main(): Promise<void> {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
