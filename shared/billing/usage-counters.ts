@@ -29,7 +29,9 @@ export function counterId(service: UsageService, owner: string, month: string): 
 
 /** How far back the console looks for a key's last call (one document per month, by `_id`). */
 export const LAST_USE_MONTHS = 13;
-/** Bound of the drainer's memory of documents it has read once. */
+/** One in this many first writes of a document by a drainer reads it to prune applied lists. */
+const PRUNE_EVERY = 8;
+/** Bound of the drainer's memory of documents it has written. */
 const KNOWN_MAX = 100_000;
 /** What a month document starts with (fields an upsert's first update does not set). */
 const EMPTY_COUNTER = { used: 0, overage: 0, calls: 0, audioSeconds: 0, daily: {}, keys: {}, last: {}, applied: {}, backfilled: false };
@@ -180,7 +182,7 @@ export interface BackfillResult {
 }
 
 export class UsageCounters {
-  /** Month documents this instance has read (and pruned) once: later fresh batches update them without a read. */
+  /** Month documents this instance has written: only a first write may read one to prune it. */
   private readonly known = new Set<string>();
 
   constructor(
@@ -198,8 +200,8 @@ export class UsageCounters {
    * Adds the entries to their owners' counters for `consumer`: under each owner's lease, one update per month
    * document (upserted). `replayable`: the entries may have been delivered before (taken over, or re-read after a
    * failure), so each document is read first and the ids its applied lists hold are skipped; entries read for
-   * the first time ('>') cannot be in any counter, and skip that read (except a document's first write by this
-   * instance, which reads it to drop applied lists of consumers gone for APPLIED_KEEP_MS). Owners are written
+   * the first time ('>') cannot be in any counter, and skip that read (except one in PRUNE_EVERY first writes of
+   * a document by this instance, which reads it to drop applied lists of consumers gone for APPLIED_KEEP_MS). Owners are written
    * `parallel` at a time. Throws when a write fails: nothing is then acknowledged, and the retry skips what
    * was written.
    */
@@ -236,15 +238,18 @@ export class UsageCounters {
     const now = Date.now();
     let fresh = events;
     let expired: string[] = [];
-    if (replayable || !this.known.has(_id)) {
+    // The read that drops applied lists of consumers gone for APPLIED_KEEP_MS costs as much as the update; one in
+    // PRUNE_EVERY first writes per instance keeps those lists short without doubling a spread batch's writes.
+    const prune = !this.known.has(_id) && Math.random() < 1 / PRUNE_EVERY;
+    if (this.known.size >= KNOWN_MAX) this.known.clear();
+    this.known.add(_id);
+    if (replayable || prune) {
       const doc = (await this.models.UsageCounter.findById(_id, { applied: 1 }).lean()) as Pick<UsageCounterDoc, 'applied'> | null;
       const held = appliedIds(doc);
       fresh = events.filter((e) => !held.has(e.requestId));
       expired = Object.entries((doc?.applied ?? {}) as Record<string, { at?: number }>)
         .filter(([name, v]) => name !== consumer && (v.at ?? 0) < now - APPLIED_KEEP_MS)
         .map(([name]) => `applied.${name}`);
-      if (this.known.size >= KNOWN_MAX) this.known.clear();
-      this.known.add(_id);
     }
     // This consumer's record: every id of this write (skipped or new), so a crash before the XACK is covered.
     await this.write(
