@@ -3,6 +3,7 @@
 // by the index or by a scan (explain). The usage-counter design (shared/billing/usage-counters.ts) rests on it.
 import fs from 'node:fs';
 import os from 'node:os';
+import { loadAvg, runMain } from './support';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { startFerretDb } from '../dev/engines/local-engines';
@@ -10,12 +11,7 @@ import { startFerretDb } from '../dev/engines/local-engines';
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-probe-'));
   const engine = await startFerretDb({ dataDir: dir });
-  console.log(
-    `docstore probe on FerretDB/SQLite; ${os.cpus().length} CPUs, load ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`docstore probe on FerretDB/SQLite; ${os.cpus().length} CPUs, load ${loadAvg()}`);
   const conn = await mongoose.createConnection(engine.url, { dbName: 'probe', maxPoolSize: 50, retryWrites: false }).asPromise();
   const c = conn.db!.collection<{ _id: string; n?: number; rev?: number; hash?: string }>('probe');
   try {
@@ -60,10 +56,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

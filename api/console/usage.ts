@@ -4,7 +4,7 @@
 // (shared/billing/usage-counters.ts), never the usage events (a scan on FerretDB, and unbounded). They
 // trail the answers by the drainer's batch window (under a second).
 import type { Models, UsageCounterDoc } from '../../shared/db/models';
-import { counterId, lastUseId } from '../../shared/billing/usage-counters';
+import { counterId, lastUses } from '../../shared/billing/usage-counters';
 import type { Account, AccountService } from '../../shared/accounts/account-service';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import { PLANS } from '../../shared/billing/plans';
@@ -78,11 +78,10 @@ export function dailyCsv(month: string, daily: Record<string, number>): string {
 }
 
 const counterDoc = async (models: Models, id: string) => (await models.UsageCounter.findById(id).lean()) as UsageCounterDoc | null;
-const fieldsOf = <T>(doc: UsageCounterDoc | null) => (doc?.keys ?? {}) as Record<string, T>;
 
 /**
  * Billable liveness calls this month per key slot id, and the last call made with the slot's current
- * key (since it was created or regenerated; the id stays with the slot): two documents of this customer.
+ * key (since it was created or regenerated; the id stays with the slot): this customer's month documents.
  */
 export async function usageByKey(
   models: Models,
@@ -90,27 +89,31 @@ export async function usageByKey(
   month: string,
   keys: Array<{ id: string; since: Date | null }>,
 ): Promise<Map<string, KeyUsage>> {
-  const [counts, last] = await Promise.all([
+  const [counts, lastAt] = await Promise.all([
     counterDoc(models, counterId('liveness', customerId, month)),
-    counterDoc(models, lastUseId('liveness', customerId)),
+    lastUses(
+      models,
+      'liveness',
+      customerId,
+      month,
+      keys.map((k) => k.id),
+    ),
   ]);
-  const calls = fieldsOf<number>(counts);
-  const lastAt = fieldsOf<Date>(last);
+  const calls = (counts?.keys ?? {}) as Record<string, number>;
   return new Map(
     keys.map(({ id, since }) => {
-      const at = lastAt[id] ? new Date(lastAt[id]) : null;
+      const at = lastAt[id] ?? null;
       return [id, { keyId: id, calls: calls[id] ?? 0, lastUsedAt: at && (!since || at >= since) ? at : null }];
     }),
   );
 }
 
-/** Emotion API calls and audio seconds this month per token, and each token's last call: two documents per token. */
+/** Emotion API calls and audio seconds this month per token, and each token's last call: the token's month documents. */
 export async function usageByToken(models: Models, month: string, tokenIds: string[]): Promise<Map<string, TokenUsage>> {
   const rows = await Promise.all(
     tokenIds.map(async (id): Promise<[string, TokenUsage]> => {
-      const [counts, last] = await Promise.all([counterDoc(models, counterId('emotion', id, month)), counterDoc(models, lastUseId('emotion', id))]);
-      const lastAt = fieldsOf<Date>(last).token;
-      return [id, { tokenId: id, calls: counts?.calls ?? 0, audioSeconds: counts?.audioSeconds ?? 0, lastUsedAt: lastAt ? new Date(lastAt) : null }];
+      const [counts, last] = await Promise.all([counterDoc(models, counterId('emotion', id, month)), lastUses(models, 'emotion', id, month, ['token'])]);
+      return [id, { tokenId: id, calls: counts?.calls ?? 0, audioSeconds: counts?.audioSeconds ?? 0, lastUsedAt: last.token ?? null }];
     }),
   );
   return new Map(rows);

@@ -1,13 +1,14 @@
 // Owns the usage counter documents: one per owner (a customer's liveness calls, one emotion token's calls) and UTC
-// month, holding the month's billable calls, overage, calls per UTC day, per API key, and audio seconds, plus one
-// "last use" document per owner (last call per key). The usage drainer (workers/runtime/usage-drainer.ts) adds
+// month, holding the month's billable calls, overage, calls per UTC day, per API key, audio seconds and the last
+// call per key. The usage drainer (workers/runtime/usage-drainer.ts) adds
 // each outbox entry to them; the credit ledger's cold rebuild and the console read them by `_id`, one or two
 // documents however long the history.
 //
 // Why a lease and a list of applied ids: FerretDB 1.24 on SQLite loses concurrent updates to one document, and
 // a conditional update on a revision loses them too (`npm run bench:docstore-probe`: 100 concurrent `$inc` kept
 // 4-60; 100 "read rev, update if unchanged" reported 1-7 matches and kept 1-2). So one writer at a time per
-// owner: a short Redis lease (SET NX PX) held for one read and one update. A drainer killed after its update
+// owner: a short Redis lease (SET NX PX) held for one update per month document (and a read first when the
+// entries may be a replay; see `apply`). A drainer killed after its update
 // but before its XACK leaves entries that another drainer takes over (XAUTOCLAIM) and writes again; the
 // document keeps, per consumer, the request ids of that consumer's last write to it (`applied`), and those
 // are skipped. A consumer writes a document again only after acknowledging its previous batch (one batch at a
@@ -26,10 +27,14 @@ export function counterId(service: UsageService, owner: string, month: string): 
   return `${service}:${owner}:${month}`;
 }
 
-/** The owner's last-use document: key id (liveness) or 'token' (emotion) -> last call. */
-export function lastUseId(service: UsageService, owner: string): string {
-  return `${service}:${owner}:last`;
-}
+/** How far back the console looks for a key's last call (one document per month, by `_id`). */
+export const LAST_USE_MONTHS = 13;
+/** One in this many first writes of a document by a drainer reads it to prune applied lists. */
+const PRUNE_EVERY = 8;
+/** Bound of the drainer's memory of documents it has written. */
+const KNOWN_MAX = 100_000;
+/** What a month document starts with (fields an upsert's first update does not set). */
+const EMPTY_COUNTER = { used: 0, overage: 0, calls: 0, audioSeconds: 0, daily: {}, keys: {}, last: {}, applied: {}, backfilled: false };
 
 /** A consumer's applied ids are kept this long after its last write: far past any takeover (OUTBOX_CLAIM_IDLE_MS). */
 export const APPLIED_KEEP_MS = 3600_000;
@@ -131,12 +136,12 @@ export function incrementsOf(events: CountedEvent[]): Record<string, number> {
   return inc;
 }
 
-/** The `$max` of a set of events on their owner's last-use document. */
+/** The `$max` of a set of events on their month document: the last call per key ('token' for an emotion token). */
 function lastUsesOf(events: CountedEvent[]): Record<string, Date> {
   const max: Record<string, Date> = {};
   for (const e of events) {
     if (e.service === 'liveness' && !(e.keyId && FIELD_NAME.test(e.keyId))) continue;
-    const field = `keys.${e.service === 'liveness' ? e.keyId : 'token'}`;
+    const field = `last.${e.service === 'liveness' ? e.keyId : 'token'}`;
     if (!max[field] || max[field] < e.at) max[field] = e.at;
   }
   return max;
@@ -147,6 +152,22 @@ export function appliedIds(doc: Pick<UsageCounterDoc, 'applied'> | null | undefi
   const out = new Set<string>();
   for (const v of Object.values((doc?.applied ?? {}) as Record<string, { ids?: string[] }>)) for (const id of v.ids ?? []) out.add(id);
   return out;
+}
+
+/**
+ * The last call per key id ('token' for an emotion token), from `month` back at most LAST_USE_MONTHS month
+ * documents (by `_id`, newest first, stopping once every asked key is found): older than that shows as none.
+ */
+export async function lastUses(models: Models, service: UsageService, owner: string, month: string, keys: string[]): Promise<Record<string, Date>> {
+  const found: Record<string, Date> = {};
+  let [y, m] = month.split('-').map(Number) as [number, number];
+  for (let i = 0; i < LAST_USE_MONTHS && keys.some((k) => !found[k]); i++) {
+    const id = counterId(service, owner, `${y}-${String(m).padStart(2, '0')}`);
+    const doc = await models.UsageCounter.findById(id, { last: 1 }).lean();
+    for (const [k, at] of Object.entries((doc?.last ?? {}) as Record<string, Date>)) if (!found[k]) found[k] = new Date(at);
+    [y, m] = m === 1 ? [y - 1, 12] : [y, m - 1];
+  }
+  return found;
 }
 
 export interface BackfillResult {
@@ -161,6 +182,9 @@ export interface BackfillResult {
 }
 
 export class UsageCounters {
+  /** Month documents this instance has written: only a first write may read one to prune it. */
+  private readonly known = new Set<string>();
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -172,19 +196,16 @@ export class UsageCounters {
     return await this.models.UsageCounter.findById(counterId(service, owner, month)).lean();
   }
 
-  /** Last call per key id ('token' for an emotion token). */
-  async lastUses(service: UsageService, owner: string): Promise<Record<string, Date>> {
-    const doc = await this.models.UsageCounter.findById(lastUseId(service, owner), { keys: 1 }).lean();
-    return ((doc?.keys ?? {}) as Record<string, Date>) ?? {};
-  }
-
   /**
-   * Adds the entries to their owners' counters for `consumer` (one lease, one read and one update of each month
-   * document, one `$max` of the last-use document per owner), skipping what a write not yet acknowledged holds.
-   * Owners are written `parallel` at a time. Throws when a write fails: nothing is then acknowledged, and the
-   * retry skips what was written.
+   * Adds the entries to their owners' counters for `consumer`: under each owner's lease, one update per month
+   * document (upserted). `replayable`: the entries may have been delivered before (taken over, or re-read after a
+   * failure), so each document is read first and the ids its applied lists hold are skipped; entries read for
+   * the first time ('>') cannot be in any counter, and skip that read (except one in PRUNE_EVERY first writes of
+   * a document by this instance, which reads it to drop applied lists of consumers gone for APPLIED_KEEP_MS). Owners are written
+   * `parallel` at a time. Throws when a write fails: nothing is then acknowledged, and the retry skips what
+   * was written.
    */
-  async apply(consumer: string, entries: OutboxEntry[], parallel = 4): Promise<void> {
+  async apply(consumer: string, entries: OutboxEntry[], replayable: boolean, parallel = 4): Promise<void> {
     const byOwner = new Map<string, CountedEvent[]>();
     for (const entry of entries) {
       const e = countedEventOf(entry);
@@ -198,49 +219,70 @@ export class UsageCounters {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(parallel, groups.length) }, async () => {
-        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!);
+        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!, replayable);
       }),
     );
   }
 
-  private async applyOwner(consumer: string, events: CountedEvent[]): Promise<void> {
+  private async applyOwner(consumer: string, events: CountedEvent[], replayable: boolean): Promise<void> {
     const { service, owner } = events[0]!;
+    const byMonth = new Map<string, CountedEvent[]>();
+    for (const e of events) byMonth.set(e.month, [...(byMonth.get(e.month) ?? []), e]);
     await this.withLease(`${service}:${owner}`, async () => {
-      const byMonth = new Map<string, CountedEvent[]>();
-      for (const e of events) byMonth.set(e.month, [...(byMonth.get(e.month) ?? []), e]);
-      for (const [month, monthEvents] of byMonth) await this.applyMonth(consumer, service, owner, month, monthEvents);
-      await this.models.UsageCounter.updateOne(
-        { _id: lastUseId(service, owner) },
-        { $max: lastUsesOf(events), $setOnInsert: { service, owner, month: 'last' } },
-        { upsert: true },
-      );
+      for (const [month, monthEvents] of byMonth) await this.applyMonth(consumer, service, owner, month, monthEvents, replayable);
     });
   }
 
-  private async applyMonth(consumer: string, service: UsageService, owner: string, month: string, events: CountedEvent[]): Promise<void> {
+  private async applyMonth(consumer: string, service: UsageService, owner: string, month: string, events: CountedEvent[], replayable: boolean): Promise<void> {
     const _id = counterId(service, owner, month);
-    const doc = (await this.models.UsageCounter.findById(_id, { applied: 1 }).lean()) as Pick<UsageCounterDoc, 'applied'> | null;
-    const held = appliedIds(doc);
-    const fresh = events.filter((e) => !held.has(e.requestId));
     const now = Date.now();
-    // This consumer's record: every id of this write (skipped or new), so a crash before the XACK is covered.
-    const mine = { ids: events.map((e) => e.requestId), at: now };
-    const expired = Object.entries((doc?.applied ?? {}) as Record<string, { at?: number }>)
-      .filter(([name, v]) => name !== consumer && (v.at ?? 0) < now - APPLIED_KEEP_MS)
-      .map(([name]) => `applied.${name}`);
-    if (!doc) {
-      await this.models.UsageCounter.collection.insertOne(
-        this.fromIncrements({ _id, service, owner, month, applied: { [consumer]: mine } }, incrementsOf(fresh)) as never,
-      );
-      return;
+    let fresh = events;
+    let expired: string[] = [];
+    // The read that drops applied lists of consumers gone for APPLIED_KEEP_MS costs as much as the update; one in
+    // PRUNE_EVERY first writes per instance keeps those lists short without doubling a spread batch's writes.
+    const prune = !this.known.has(_id) && Math.random() < 1 / PRUNE_EVERY;
+    if (this.known.size >= KNOWN_MAX) this.known.clear();
+    this.known.add(_id);
+    if (replayable || prune) {
+      const doc = (await this.models.UsageCounter.findById(_id, { applied: 1 }).lean()) as Pick<UsageCounterDoc, 'applied'> | null;
+      const held = appliedIds(doc);
+      fresh = events.filter((e) => !held.has(e.requestId));
+      expired = Object.entries((doc?.applied ?? {}) as Record<string, { at?: number }>)
+        .filter(([name, v]) => name !== consumer && (v.at ?? 0) < now - APPLIED_KEEP_MS)
+        .map(([name]) => `applied.${name}`);
     }
-    await this.models.UsageCounter.updateOne(
-      { _id },
+    // This consumer's record: every id of this write (skipped or new), so a crash before the XACK is covered.
+    await this.write(
+      { _id, service, owner, month },
+      incrementsOf(fresh),
+      lastUsesOf(fresh),
+      { [`applied.${consumer}`]: { ids: events.map((e) => e.requestId), at: now } },
+      expired,
+    );
+  }
+
+  /** One upserting update of a month document; fields a new document lacks start at zero / empty. */
+  private async write(
+    meta: { _id: string; service: UsageService; owner: string; month: string },
+    inc: Record<string, number>,
+    last: Record<string, Date>,
+    set: Record<string, unknown>,
+    unset: string[] = [],
+  ): Promise<void> {
+    const touched = [...Object.keys(inc), ...Object.keys(last), ...Object.keys(set)];
+    const untouched = (field: string) => !touched.some((p) => p === field || p.startsWith(`${field}.`));
+    const zero: Record<string, unknown> = { service: meta.service, owner: meta.owner, month: meta.month };
+    for (const [field, value] of Object.entries(EMPTY_COUNTER)) if (untouched(field)) zero[field] = value;
+    await this.models.UsageCounter.collection.updateOne(
+      { _id: meta._id } as never,
       {
-        $inc: { ...incrementsOf(fresh), rev: 1 },
-        $set: { [`applied.${consumer}`]: mine },
-        ...(expired.length > 0 ? { $unset: Object.fromEntries(expired.map((f) => [f, ''])) } : {}),
+        $inc: { ...inc, rev: 1 },
+        $setOnInsert: zero,
+        ...(Object.keys(last).length > 0 ? { $max: last } : {}),
+        ...(Object.keys(set).length > 0 ? { $set: set } : {}),
+        ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((f) => [f, ''])) } : {}),
       },
+      { upsert: true },
     );
   }
 
@@ -252,10 +294,7 @@ export class UsageCounters {
    * an operator's one-time step, never a request's.
    */
   async backfill(progress: (done: number, of: number) => void = () => undefined): Promise<BackfillResult> {
-    const months = new Map<
-      string,
-      { service: UsageService; owner: string; month: string; events: number; inc: Record<string, number>; last: Record<string, Date> }
-    >();
+    const months = new Map<string, { service: UsageService; owner: string; month: string; inc: Record<string, number>; last: Record<string, Date> }>();
     let events = 0;
     const cursor = this.models.UsageEvent.find(
       { counted: { $ne: true } },
@@ -269,8 +308,7 @@ export class UsageCounters {
       events++;
       const id = counterId(e.service, e.owner, e.month);
       let m = months.get(id);
-      if (!m) months.set(id, (m = { service: e.service, owner: e.owner, month: e.month, events: 0, inc: {}, last: {} }));
-      m.events++;
+      if (!m) months.set(id, (m = { service: e.service, owner: e.owner, month: e.month, inc: {}, last: {} }));
       for (const [field, n] of Object.entries(incrementsOf([e]))) m.inc[field] = (m.inc[field] ?? 0) + n;
       for (const [field, at] of Object.entries(lastUsesOf([e]))) if (!m.last[field] || m.last[field] < at) m.last[field] = at;
     }
@@ -282,41 +320,12 @@ export class UsageCounters {
           result.alreadyDone++;
           return;
         }
-        if (!doc) {
-          const base = { _id, service: m.service, owner: m.owner, month: m.month, applied: {} };
-          await this.models.UsageCounter.collection.insertOne({ ...this.fromIncrements(base, m.inc), backfilled: true } as never);
-        } else await this.models.UsageCounter.updateOne({ _id }, { $inc: { ...m.inc, rev: 1 }, $set: { backfilled: true } });
-        await this.models.UsageCounter.updateOne(
-          { _id: lastUseId(m.service, m.owner) },
-          { $max: m.last, $setOnInsert: { service: m.service, owner: m.owner, month: 'last' } },
-          { upsert: true },
-        );
+        await this.write({ _id, service: m.service, owner: m.owner, month: m.month }, m.inc, m.last, { backfilled: true });
         result.written++;
       });
       progress(result.written + result.alreadyDone, months.size);
     }
     return result;
-  }
-
-  /** A whole month document from increments (dotted paths become nested fields). */
-  fromIncrements(base: { _id: string; service: UsageService; owner: string; month: string; applied: Record<string, unknown> }, inc: Record<string, number>) {
-    const doc = {
-      ...base,
-      used: 0,
-      overage: 0,
-      calls: 0,
-      audioSeconds: 0,
-      daily: {} as Record<string, number>,
-      keys: {} as Record<string, number>,
-      rev: 1,
-      backfilled: false,
-    };
-    for (const [path, n] of Object.entries(inc)) {
-      const [head, tail] = path.split('.', 2) as [string, string | undefined];
-      if (tail !== undefined) doc[head as 'daily' | 'keys'][tail] = n;
-      else (doc as unknown as Record<string, number>)[head] = n;
-    }
-    return doc;
   }
 
   /** Runs `write` while holding the owner's lease (waiting up to LEASE_WAIT_MS for another writer's). */

@@ -83,13 +83,12 @@ usageEventSchema.index({ overage: 1, hour: 1 });
 
 // A month of one owner's usage (a customer's liveness calls, or one emotion token's calls), kept by the usage
 // drainer (shared/billing/usage-counters.ts) and read by `_id` only: FerretDB 1.x answers every other filter
-// with a scan. `<service>:<owner>:<YYYY-MM>` for a month, `<service>:<owner>:last` for the last use per key.
+// with a scan. `_id`: `<service>:<owner>:<YYYY-MM>`.
 const usageCounterSchema = new Schema(
   {
     _id: { type: String, required: true },
     service: { type: String, enum: ['liveness', 'emotion'], required: true },
     owner: { type: String, required: true },
-    /** 'YYYY-MM', or 'last' for the last-use document. */
     month: { type: String, required: true },
     /** Billable events (liveness: the ledger's used credits). */
     used: { type: Number, default: 0 },
@@ -99,8 +98,10 @@ const usageCounterSchema = new Schema(
     audioSeconds: { type: Number, default: 0 },
     /** Counted events per UTC day of the month, 'DD' -> n. */
     daily: { type: Schema.Types.Mixed, default: {} },
-    /** Liveness: calls per API key id; on the last-use document, key id (or 'token') -> Date of the last call. */
+    /** Liveness: calls per API key id. */
     keys: { type: Schema.Types.Mixed, default: {} },
+    /** Key id (emotion: 'token') -> Date of the month's last call. */
+    last: { type: Schema.Types.Mixed, default: {} },
     /** Consumer -> {ids, at}: the request ids of the consumer's last write here, so a replay of it is skipped. */
     applied: { type: Schema.Types.Mixed, default: {} },
     /** Raised by every write: a reader that sees it unchanged around another read saw no write in between. */

@@ -1,7 +1,7 @@
 // Owns draining the usage-event outbox (shared/billing/usage-outbox.ts) into MongoDB from a worker process:
 // one consumer per process in a shared consumer group, batches written with insertMany (unordered; a duplicate
 // _id means "already written"), then added to the usage counter documents (shared/billing/usage-counters.ts:
-// one lease, one read and one update per owner and month in the batch, idempotent per request id), and XACK +
+// one lease per owner and one update per owner and month in the batch, idempotent per request id), and XACK +
 // XDEL only for entries MongoDB holds in both. A dead consumer's unacknowledged entries are taken over with
 // XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
 // before the next one is written: the counters' replay check relies on it.
@@ -88,7 +88,7 @@ export class UsageDrainer {
     try {
       for (const from of ['0', '>'] as const) {
         for (let entries = await this.read(from, false); entries.length > 0; entries = from === '0' ? [] : await this.read(from, false)) {
-          await this.write(entries);
+          await this.write(entries, from === '0');
         }
       }
     } catch (err) {
@@ -100,8 +100,9 @@ export class UsageDrainer {
     while (this.running) {
       try {
         if (Date.now() - this.lastClaimAt >= this.o.claimIdleMs / 2) await this.claimAbandoned();
-        const entries = await this.read(this.retryOwn ? '0' : '>');
-        if (entries.length > 0) await this.write(await this.withRestOfWindow(entries));
+        const from = this.retryOwn ? '0' : '>';
+        const entries = await this.read(from);
+        if (entries.length > 0) await this.write(from === '0' ? entries : await this.withRestOfWindow(entries), from === '0');
       } catch (err) {
         if (!this.running) return;
         if (/NOGROUP/.test((err as Error).message)) {
@@ -169,7 +170,7 @@ export class UsageDrainer {
       const claimed = parseOutboxEntries(reply[1]);
       if (claimed.length > 0) {
         this.o.log.info({ entries: claimed.length }, 'usage outbox: took over entries of a consumer that stopped');
-        await this.write(claimed);
+        await this.write(claimed, true);
       }
       // Entries deleted while pending (reply[2]) are dropped from the PEL by XAUTOCLAIM itself.
     } while (cursor !== '0-0' && this.running);
@@ -194,7 +195,7 @@ export class UsageDrainer {
    * retried on the same batch before anything else is written: the counters recognise a replay only of this
    * consumer's last write to them.
    */
-  private async write(entries: OutboxEntry[]): Promise<void> {
+  private async write(entries: OutboxEntry[], replayable: boolean): Promise<void> {
     const docs = entries.map((e) => ({ ...usageDocOf(e), counted: true }));
     const failed = new Set<number>();
     const duplicates: string[] = [];
@@ -218,7 +219,7 @@ export class UsageDrainer {
     }
     const held = entries.filter((_, i) => !failed.has(i));
     if (held.length === 0) return;
-    await this.countWithRetry(held);
+    await this.countWithRetry(held, replayable);
     // A duplicate may be an event written before counters existed (replayed now): it is counted now, so the
     // backfill must not add it again. By `_id`, one at a time: rare, and any other filter is a scan on FerretDB.
     for (const id of duplicates) await this.o.models.UsageEvent.updateOne({ _id: id, counted: { $ne: true } }, { $set: { counted: true } });
@@ -231,10 +232,11 @@ export class UsageDrainer {
       .exec();
   }
 
-  private async countWithRetry(entries: OutboxEntry[]): Promise<void> {
-    for (;;) {
+  /** `replayable`: the entries were delivered before (taken over, or re-read): the counters check for replays. */
+  private async countWithRetry(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
       try {
-        await this.counters.apply(this.consumer, entries);
+        await this.counters.apply(this.consumer, entries, replayable || attempt > 0);
         return;
       } catch (err) {
         this.retryOwn = true;

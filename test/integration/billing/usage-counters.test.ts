@@ -22,6 +22,7 @@ import { quietLog } from '../../support/config';
 
 const NOW = new Date();
 const MONTH = monthOf(NOW);
+const EARLIER = new Date(Date.UTC(NOW.getUTCFullYear(), NOW.getUTCMonth() - 2, 10, 12));
 
 /** What the events in MongoDB say for a customer's liveness month: the recount the counters must equal. */
 async function recountLiveness(models: Models, customerId: string) {
@@ -213,18 +214,22 @@ describe('usage counter documents', () => {
     const tokens = [randomUUID(), randomUUID()];
     await drainedWhile(async () => {
       for (let i = 0; i < 7; i++) await appendLiveness(customerId, i < 5 ? 'key-a' : 'key-b');
+      await appendLiveness(customerId, 'key-c', EARLIER);
       for (let i = 0; i < 4; i++) await appendEmotion(tokens[0]!, 2.5);
     });
     const byKey = await usageByKey(models, customerId, MONTH, [
       { id: 'key-a', since: null },
       { id: 'key-b', since: new Date(NOW.getTime() + 1000) }, // regenerated after its last call: no last use shown
       { id: 'key-c', since: null },
+      { id: 'key-d', since: null },
     ]);
     const doc = await models.UsageCounter.findById(counterId('liveness', customerId, MONTH)).lean();
     expect(doc?.keys).to.deep.equal({ 'key-a': 5, 'key-b': 2 });
     expect(byKey.get('key-a')).to.deep.equal({ keyId: 'key-a', calls: 5, lastUsedAt: NOW });
     expect(byKey.get('key-b')).to.deep.equal({ keyId: 'key-b', calls: 2, lastUsedAt: null });
-    expect(byKey.get('key-c')).to.deep.equal({ keyId: 'key-c', calls: 0, lastUsedAt: null });
+    // Last used two months ago: found in that month's document.
+    expect(byKey.get('key-c')).to.deep.equal({ keyId: 'key-c', calls: 0, lastUsedAt: EARLIER });
+    expect(byKey.get('key-d')).to.deep.equal({ keyId: 'key-d', calls: 0, lastUsedAt: null });
     const byToken = await usageByToken(models, MONTH, tokens);
     expect(byToken.get(tokens[0]!)).to.deep.equal({ tokenId: tokens[0], calls: 4, audioSeconds: 10, lastUsedAt: NOW });
     expect(byToken.get(tokens[1]!)).to.deep.equal({ tokenId: tokens[1], calls: 0, audioSeconds: 0, lastUsedAt: null });

@@ -1,0 +1,19 @@
+// Owns what the benchmarks under bench/ share: running a main() to an exit code, and the load line they print.
+import os from 'node:os';
+
+export const loadAvg = (): string =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
+/** Runs a benchmark's main and exits (engines and sockets left open by a failure must not keep it alive). */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
