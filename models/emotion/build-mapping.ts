@@ -110,7 +110,7 @@ const WEIGHTS: MappingParameters['weights'] = {
   voiced_fraction: w(0.2, 0.2, 0.0, 0.0),
   syllable_rate: w(0.35, 0.35, 0.1, 0.3),
   level_range_db: w(0.25, 0.15, 0.0, 0.1),
-  h1_h2_db: w(0.0, 0.0, 0.45, 0.0),
+  h1_h2_db: w(0.0, 0.0, 0.35, 0.0),
   level_rise_db_s: w(0.0, 0.0, 0.0, 0.0),
 };
 
@@ -127,7 +127,10 @@ const WEIGHTS: MappingParameters['weights'] = {
  */
 const HARSHNESS: MappingParameters['harshness'] = {
   weights: {
-    f0_mean_st: 0,
+    // H1–H2 rises with F0 (Iseli, Shue & Alwan 2007; about 0.3 dB per semitone across espeak-ng's male and
+    // female voices): this cancels the part of −0.4·z(H1–H2) that only says "higher voice", so a low male
+    // voice is not read as pressed nor a high female one as lax.
+    f0_mean_st: 0.2,
     f0_range_st: 0,
     f0_slope_st_s: 0,
     jitter_local: 0.35,
