@@ -1,7 +1,8 @@
-// Owns the emotion mapping model: the neutral-speech reference (mean and spread of each acoustic feature) and
-// the piecewise-linear logistic weights that turn normalised features into rough and soft, written as a small
-// ONNX graph (IsNaN/Where → Sub → Div → Clip → Relu split into above/below the reference → two MatMuls → Add →
-// Sigmoid) to models/dist/emotion-mapping.onnx.
+// Owns the emotion mapping model: the neutral-speech reference (mean and spread of each acoustic feature),
+// the piecewise-linear logistic weights that turn normalised features into rough and soft, and soft's
+// one-sided harshness term, written as a small ONNX graph (IsNaN/Where → Sub → Div → Clip → Relu split into
+// above/below the reference → two MatMuls → Add; harshness = Relu(z · h + b) subtracted from soft → Sigmoid)
+// to models/dist/emotion-mapping.v3.onnx.
 // The protobuf is hand-encoded (a dozen fields of onnx.proto3), so building it needs no dependency.
 // The feature names (models/emotion/feature-names.ts) are stored in the model's metadata and checked by name
 // when the engine loads it. `npm run fit:emotion` writes a fitted model through the same builder.
@@ -11,8 +12,10 @@ import { defaultModelsDir } from '../../shared/paths';
 
 import { FEATURE_NAMES, FEATURES_METADATA_KEY, type FeatureName } from './feature-names';
 
-export const EMOTION_MAPPING_FILE = 'emotion-mapping.onnx';
-export const EMOTION_MAPPING_VERSION = '2';
+export const EMOTION_MAPPING_VERSION = '3';
+/** The file name carries the version: a mapping is built for one feature list, so engines of different
+ *  versions can share one models directory and none loads another's file. */
+export const EMOTION_MAPPING_FILE = `emotion-mapping.v${EMOTION_MAPPING_VERSION}.onnx`;
 
 /** Weights of one feature for one output: `above` multiplies the z-score where it is above the reference,
  *  `below` where it is below. Different slopes on each side let a cue count in one direction only (soft falls
@@ -28,6 +31,9 @@ export interface MappingParameters {
   reference: Record<FeatureName, { mean: number; sd: number }>;
   weights: Record<FeatureName, { rough: SideWeights; soft: SideWeights }>;
   bias: { rough: number; soft: number };
+  /** soft −= soft · max(0, bias + Σ weights · z): a harsh (pressed, strained, irregular) voice loses soft;
+   *  a voice with the opposite cues (breathy, lax) gets no bonus from it (the Relu). */
+  harshness: { weights: Record<FeatureName, number>; bias: number; soft: number };
   /** One line saying where the numbers come from (stored in the model's metadata as `source`). */
   source: string;
 }
@@ -64,6 +70,8 @@ const REFERENCE: MappingParameters['reference'] = {
   voiced_fraction: { mean: 0.65, sd: 0.15 },
   syllable_rate: { mean: 4.5, sd: 1.0 },
   level_range_db: { mean: 22.0, sd: 4.0 },
+  h1_h2_db: { mean: 0.0, sd: 4.0 },
+  level_rise_db_s: { mean: 330, sd: 120 },
 };
 
 /** [rough above, rough below, soft above, soft below] → SideWeights per output. */
@@ -77,40 +85,86 @@ function w(roughAbove: number, roughBelow: number, softAbove: number, softBelow:
  * rough = how charged the voice is (anger and joy high, sadness and calm low): more and faster F0 movement,
  * more high-frequency energy (higher alpha ratio, lower Hammarberg index, shallower slope), fast rate,
  * large energy dynamics and spectral flux, irregularity (jitter, shimmer, low HNR) — above the reference only:
- * a very regular voice is not calmer for it.
- * soft = friendly, gentle (joy and calm high, anger low, sadness not high): rises with F0 variability, rising
- * contours and a regular voice; falls with high-frequency energy *above* neutral and with irregularity; and
- * falls with flat, falling, slow, low delivery (sadness) — while less high-frequency energy than neutral
- * (sadness, calm) does not raise it, which is what made sad speech the "softest" class before.
+ * a very regular voice is not calmer for it. (Unchanged since v2; the v3 features do not enter it.)
+ * soft = gentle and friendly, in three parts (docs/emotion-engine.md, "soft in v3"):
+ *  - valence (v2's): rises with F0 variability, rising contours, a higher, lively delivery and raised F2
+ *    (smiling); falls with flat, falling, slow, low delivery (sadness);
+ *  - gentleness: a steep spectral slope (low alpha ratio, high Hammarberg index, steep band slope) and a
+ *    high H1–H2 — breathy, lax, soft-spoken phonation — raise it a little (below/above only);
+ *  - harshness (HARSHNESS below): one-sided, it only lowers soft.
  */
 const WEIGHTS: MappingParameters['weights'] = {
   f0_mean_st: w(0.15, 0.1, 0.1, 0.15),
-  f0_range_st: w(0.5, 0.4, 0.4, 0.6),
+  f0_range_st: w(0.5, 0.4, 0.35, 0.6),
   f0_slope_st_s: w(0.05, 0.05, 0.25, 0.25),
-  jitter_local: w(0.45, 0.0, -0.45, 0.0),
-  shimmer_local: w(0.25, 0.0, -0.25, 0.0),
-  hnr_db: w(0.0, -0.2, 0.1, 0.45),
-  cpps_db: w(0.0, -0.1, 0.1, 0.25),
-  alpha_ratio_db: w(0.5, 0.3, -0.7, 0.0),
-  hammarberg_db: w(-0.3, -0.35, 0.0, 0.45),
-  spectral_slope_db_khz: w(0.25, 0.15, -0.3, 0.0),
+  jitter_local: w(0.45, 0.0, 0.0, 0.0),
+  shimmer_local: w(0.25, 0.0, 0.0, 0.0),
+  hnr_db: w(0.0, -0.2, 0.1, 0.0),
+  cpps_db: w(0.0, -0.1, 0.1, 0.0),
+  alpha_ratio_db: w(0.5, 0.3, 0.0, -0.1),
+  hammarberg_db: w(-0.3, -0.35, 0.15, 0.0),
+  spectral_slope_db_khz: w(0.25, 0.15, 0.0, -0.05),
   spectral_flux_db: w(0.2, 0.15, 0.0, 0.0),
   f1_proxy_hz: w(0.1, 0.05, 0.0, 0.0),
-  f2_proxy_hz: w(0.0, 0.0, 0.1, 0.1),
+  f2_proxy_hz: w(0.0, 0.0, 0.1, 0.0),
   voiced_fraction: w(0.2, 0.2, 0.0, 0.0),
   syllable_rate: w(0.35, 0.35, 0.1, 0.3),
   level_range_db: w(0.25, 0.15, 0.0, 0.1),
+  h1_h2_db: w(0.0, 0.0, 0.35, 0.0),
+  level_rise_db_s: w(0.0, 0.0, 0.0, 0.0),
 };
 
-/** Neutral speech (all z = 0) maps to sigmoid(bias): about 0.2 on both scales, leaving room above. */
-const BIAS = { rough: -1.4, soft: -1.4 };
+/**
+ * The harshness term: a weighted sum of the z-scores of a pressed, strained, loud voice, cut at zero, taken
+ * from soft's logit. Sources: vocal effort and anger flatten the spectrum (higher alpha ratio, shallower
+ * slope, lower Hammarberg index: Hammarberg et al. 1980; Sluijter & van Heuven 1996; Banse & Scherer 1996;
+ * Eyben et al. 2016), pressed phonation lowers H1–H2 (Gobl & Ní Chasaide 2003; Kreiman & Sidtis 2011),
+ * harsh voice adds aperiodicity (jitter, shimmer, lower HNR and CPPS: Laver 1980; Scherer 1986) and anger
+ * starts syllables abruptly (fast loudness attacks: Scherer 2003; eGeMAPS' rising slope). Level itself is not
+ * used — the recording gain must not change a score — but its acoustic trace is: the flatter tilt.
+ * A breathy voice has low HNR too, but its steep slope and high H1–H2 pull the sum below zero, so it is not
+ * counted as harsh (the reason this is one unit with a Relu and not a penalty per cue).
+ */
+const HARSHNESS: MappingParameters['harshness'] = {
+  weights: {
+    // H1–H2 rises with F0 (Iseli, Shue & Alwan 2007; about 0.3 dB per semitone across espeak-ng's male and
+    // female voices): this cancels the part of −0.4·z(H1–H2) that only says "higher voice", so a low male
+    // voice is not read as pressed nor a high female one as lax.
+    f0_mean_st: 0.2,
+    f0_range_st: 0,
+    f0_slope_st_s: 0,
+    jitter_local: 0.35,
+    shimmer_local: 0.2,
+    hnr_db: -0.25,
+    cpps_db: -0.15,
+    alpha_ratio_db: 0.6,
+    hammarberg_db: -0.4,
+    spectral_slope_db_khz: 0.35,
+    spectral_flux_db: 0,
+    f1_proxy_hz: 0,
+    f2_proxy_hz: 0,
+    voiced_fraction: 0,
+    syllable_rate: 0,
+    level_range_db: 0,
+    h1_h2_db: -0.4,
+    level_rise_db_s: 0.3,
+  },
+  bias: -0.4,
+  soft: 4.0,
+};
+
+/** Neutral speech (all z = 0) maps to sigmoid(bias): rough about 0.2 (as v2), soft about 0.35 — room below
+ *  for sad and angry speech, above for friendly and soft-spoken speech (docs/emotion-engine.md). */
+const BIAS = { rough: -1.4, soft: -0.25 };
 
 /** The shipped, knowledge-based mapping (the default; `npm run fit:emotion` can fit one on licensed data). */
 export const KNOWLEDGE_MAPPING: MappingParameters = {
   reference: REFERENCE,
   weights: WEIGHTS,
   bias: BIAS,
-  source: 'knowledge-based: Juslin & Laukka 2003; Banse & Scherer 1996; Eyben et al. 2016 (eGeMAPS); docs/emotion-engine.md',
+  harshness: HARSHNESS,
+  source:
+    'knowledge-based: Juslin & Laukka 2003; Banse & Scherer 1996; Eyben et al. 2016 (eGeMAPS); Gobl & Ní Chasaide 2003; Hammarberg et al. 1980; docs/emotion-engine.md',
 };
 const Z_CLIP = 4;
 
@@ -205,7 +259,12 @@ export function mappingBytes(p: MappingParameters, metadata: Record<string, stri
     .msg(1, node('MatMul', ['z_above', 'weights_above'], ['logits_above']))
     .msg(1, node('MatMul', ['z_below', 'weights_below'], ['logits_below']))
     .msg(1, node('Add', ['logits_above', 'logits_below'], ['logits_raw']))
-    .msg(1, node('Add', ['logits_raw', 'bias'], ['logits']))
+    .msg(1, node('MatMul', ['z_clipped', 'harsh_weights'], ['harsh_sum']))
+    .msg(1, node('Add', ['harsh_sum', 'harsh_bias'], ['harsh_shifted']))
+    .msg(1, node('Relu', ['harsh_shifted'], ['harshness']))
+    .msg(1, node('MatMul', ['harshness', 'harsh_out'], ['logits_harsh']))
+    .msg(1, node('Add', ['logits_raw', 'logits_harsh'], ['logits_unbiased']))
+    .msg(1, node('Add', ['logits_unbiased', 'bias'], ['logits']))
     .msg(1, node('Sigmoid', ['logits'], ['scores']))
     .str(2, 'emotion_mapping')
     .msg(5, tensor('reference_mean', [F], mean))
@@ -215,6 +274,16 @@ export function mappingBytes(p: MappingParameters, metadata: Record<string, stri
     .msg(5, tensor('weights_above', [F, 2], above))
     .msg(5, tensor('weights_below', [F, 2], below))
     .msg(5, tensor('bias', [2], [p.bias.rough, p.bias.soft]))
+    .msg(
+      5,
+      tensor(
+        'harsh_weights',
+        [F, 1],
+        FEATURE_NAMES.map((f) => p.harshness.weights[f]),
+      ),
+    )
+    .msg(5, tensor('harsh_bias', [1], [p.harshness.bias]))
+    .msg(5, tensor('harsh_out', [1, 2], [0, -p.harshness.soft]))
     .str(10, `inputs: ${FEATURE_NAMES.join(', ')}; outputs: scores[:,0] = rough, scores[:,1] = soft`)
     .msg(11, valueInfo('features', FLOAT, ['n', F]))
     .msg(12, valueInfo('scores', FLOAT, ['n', 2]));

@@ -18,6 +18,8 @@ export const FEATURE_NAMES = [
   'voiced_fraction', // voiced frames over speech frames
   'syllable_rate', // syllable nuclei per second of speech (de Jong & Wempe 2009)
   'level_range_db', // 90th − 10th percentile of speech frame levels, dB (energy dynamics)
+  'h1_h2_db', // first minus second harmonic amplitude, dB (breathy high, pressed low; uncorrected for formants)
+  'level_rise_db_s', // mean slope of the rising parts of the speech level contour, dB/s (fast attacks high)
 ] as const;
 
 export type FeatureName = (typeof FEATURE_NAMES)[number];

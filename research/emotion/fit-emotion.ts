@@ -2,12 +2,12 @@
 // [--folds 5] [--bootstrap 1000] [--l2 0.05]`. Reads DIR/manifest.csv (`file,speaker,emotion[,intensity]`,
 // paths relative to DIR), runs the engine's own analysis on every clip, reports out-of-speaker AUCs (speaker-
 // grouped cross-validation, 95 % speaker-bootstrap interval) next to the shipped knowledge-based mapping's, then
-// fits on all clips and writes the mapping (default DIR/emotion-mapping.onnx) with a record of its sources
-// (in the model's metadata and in FILE.json). The shipped default is not touched.
+// fits on all clips and writes the mapping (default DIR/emotion-mapping.v3.onnx, the engine's file name) with
+// a record of its sources (in the model's metadata and in FILE.json). The shipped default is not touched.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { KNOWLEDGE_MAPPING, mappingBytes } from '../../models/emotion/build-mapping';
+import { EMOTION_MAPPING_FILE, KNOWLEDGE_MAPPING, mappingBytes } from '../../models/emotion/build-mapping';
 import { FEATURE_NAMES } from '../../models/emotion/feature-names';
 import { aucFigures, type AucFigure, type Clip, clipScores, crossValidatedScores, DEFAULT_FIT, emotionClass, fitMapping, intensityWeight } from './fit';
 import { loadConfig } from '../../shared/config';
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const manifestFile = path.join(dir, 'manifest.csv');
   const manifestText = fs.readFileSync(manifestFile, 'utf8');
   const rows = readEmotionManifest(manifestText);
-  const out = path.resolve(arg('--out', path.join(dir, 'emotion-mapping.onnx'))!);
+  const out = path.resolve(arg('--out', path.join(dir, EMOTION_MAPPING_FILE))!);
   const folds = Number(arg('--folds', '5'));
   const bootstrap = Number(arg('--bootstrap', '1000'));
   const fitOptions = { ...DEFAULT_FIT, l2: Number(arg('--l2', String(DEFAULT_FIT.l2))) };

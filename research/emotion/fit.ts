@@ -123,7 +123,15 @@ export interface FitOptions {
 export const DEFAULT_FIT: FitOptions = { l2: 0.05, iterations: 400 };
 
 /** Weighted logistic regression (fractional targets) by gradient descent with Adam, shrunk towards the prior. */
-function logistic(xs: number[][], ys: number[], ws: number[], prior: number[], priorBias: number, o: FitOptions): { beta: number[]; bias: number } {
+function logistic(
+  xs: number[][],
+  ys: number[],
+  ws: number[],
+  offsets: number[],
+  prior: number[],
+  priorBias: number,
+  o: FitOptions,
+): { beta: number[]; bias: number } {
   const d = prior.length;
   const beta = [...prior];
   let bias = priorBias;
@@ -135,7 +143,7 @@ function logistic(xs: number[][], ys: number[], ws: number[], prior: number[], p
     const g = new Array<number>(d + 1).fill(0);
     for (let i = 0; i < xs.length; i++) {
       const x = xs[i]!;
-      let t = bias;
+      let t = bias + offsets[i]!;
       for (let j = 0; j < d; j++) t += beta[j]! * x[j]!;
       const err = (ws[i]! * (1 / (1 + Math.exp(-t)) - ys[i]!)) / wsum;
       for (let j = 0; j < d; j++) g[j]! += err * x[j]!;
@@ -163,21 +171,34 @@ export function fitMapping(clips: Clip[], source: string, o: FitOptions = DEFAUL
     const xs: number[][] = [];
     const ys: number[] = [];
     const ws: number[] = [];
+    const offsets: number[] = [];
     for (const c of clips) {
       const y = TARGETS[output][c.emotion];
       if (y === undefined) continue;
       for (const w of c.windows) {
         xs.push(sides(reference, w));
+        // The harshness term is kept as the knowledge-based one (on this reference): a fixed part of soft.
+        offsets.push(output === 'soft' ? harshLogit(KNOWLEDGE_MAPPING.harshness, reference, w) : 0);
         ys.push(y);
         ws.push(c.weight / c.windows.length);
       }
     }
     if (xs.length === 0) continue;
-    const fit = logistic(xs, ys, ws, priorVector(output), KNOWLEDGE_MAPPING.bias[output], o);
+    const fit = logistic(xs, ys, ws, offsets, priorVector(output), KNOWLEDGE_MAPPING.bias[output], o);
     FEATURE_NAMES.forEach((f, j) => (weights[f][output] = { above: fit.beta[j]!, below: fit.beta[F + j]! }));
     bias[output] = fit.bias;
   }
-  return { reference, weights, bias, source };
+  return { reference, weights, bias, harshness: structuredClone(KNOWLEDGE_MAPPING.harshness), source };
+}
+
+/** The harshness term's contribution to soft's logit (≤ 0), as the ONNX graph computes it. */
+export function harshLogit(h: MappingParameters['harshness'], reference: MappingParameters['reference'], x: Features): number {
+  let sum = h.bias;
+  for (const f of FEATURE_NAMES) {
+    const v = Number.isNaN(x[f]) ? reference[f].mean : x[f];
+    sum += h.weights[f] * Math.max(-Z_CLIP, Math.min(Z_CLIP, (v - reference[f].mean) / reference[f].sd));
+  }
+  return -h.soft * Math.max(0, sum);
 }
 
 /** Clip scores (mean over its windows, like the API's summary) under a mapping, computed as the ONNX graph does. */
@@ -188,7 +209,7 @@ export function clipScores(p: MappingParameters, clip: Clip): { rough: number; s
     let s = 0;
     for (const w of clip.windows) {
       const x = sides(p.reference, w);
-      let t = p.bias[output];
+      let t = p.bias[output] + (output === 'soft' ? harshLogit(p.harshness, p.reference, w) : 0);
       FEATURE_NAMES.forEach((f, j) => (t += p.weights[f][output].above * x[j]! + p.weights[f][output].below * x[F + j]!));
       s += 1 / (1 + Math.exp(-t));
     }

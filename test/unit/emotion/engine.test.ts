@@ -10,13 +10,14 @@ import { decode } from '../../../workers/emotion/engine/decode';
 import { Deadline } from '../../../workers/emotion/engine/deadline';
 import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';
 import { assertFeatureNames } from '../../../workers/emotion/engine/mapping';
+import { sniff } from '../../../workers/emotion/engine/sniff';
 import { expectRejection, loadEngine } from './engine';
 
 describe('emotion engine: mapping model and plumbing', () => {
   const fx = new FixtureDir();
   after(() => fx.remove());
 
-  it('builds the same ONNX bytes every time, and modal speech (or nothing measured) maps to about 0.2', async () => {
+  it('builds the same ONNX bytes every time, and modal speech (or nothing measured) maps to rough about 0.2, soft about 0.44', async () => {
     expect(emotionMappingBytes().equals(emotionMappingBytes())).to.equal(true);
     const session = await openSession(emotionMappingBytes());
     const F = FEATURE_NAMES.length;
@@ -24,7 +25,8 @@ describe('emotion engine: mapping model and plumbing', () => {
     const out = await session.run({ features: new ort.Tensor('float32', missing, [1, F]) });
     const [rough, soft] = out.scores!.data as Float32Array;
     expect(rough).to.be.closeTo(1 / (1 + Math.exp(1.4)), 1e-3);
-    expect(soft).to.be.closeTo(1 / (1 + Math.exp(1.4)), 1e-3);
+    // v3: soft's neutral sits mid-scale (bias −0.25), with room below for sad and angry speech.
+    expect(soft).to.be.closeTo(1 / (1 + Math.exp(0.25)), 1e-3);
     await session.release();
   });
 
@@ -107,6 +109,43 @@ describe('emotion engine: mapping model and plumbing', () => {
         }
       }
       expect(bestLag, `seam at ${seam}`).to.equal(0);
+    }
+  });
+
+  it('decodes a long MP3 while ffprobe runs, on segments planned from its size and bit rate, with the timeline of one pass', async function () {
+    // Two engines and three mp3s of about a minute and a half; a loaded machine takes a while.
+    this.timeout(180_000);
+    fx.speak('v.wav');
+    fx.sox(Array<string>(16).fill('v.wav'), 'long16.wav', ['rate', '44100']);
+    // CBR: the estimate is close to the real duration, so the early decode is kept.
+    const cbr = fx.ffmpeg('long16.wav', 'cbr.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
+    // VBR starting with 20 s of silence: its first frames are 32 kbps, so the estimate lies far past the end
+    // and the early decode must be dropped and redone on ffprobe's duration.
+    fx.sox(['long16.wav'], 'late.wav', ['pad', '20', '0']);
+    const vbr = fx.ffmpeg('late.wav', 'vbr.mp3', ['-c:a', 'libmp3lame', '-q:a', '2']);
+    const cbrSeconds =
+      (await decode({ ffmpegPath: 'ffmpeg', file: cbr, demuxer: 'mp3', deadline: new Deadline(), approxDuration: 0, segments: 1 })).length / 8000;
+    expect(sniff(fs.readFileSync(cbr)).approxSeconds).to.be.closeTo(cbrSeconds, 0.2);
+    expect(sniff(fs.readFileSync(vbr)).approxSeconds, 'estimate of the VBR file').to.be.greaterThan(2 * (cbrSeconds + 20));
+    // Shipped default: one segment per available core. Against it: one ffmpeg pass after ffprobe.
+    const parallel = await loadEngine();
+    const onePass = await loadEngine({ decodeParallelism: 1 }); // the reference: no segments at all
+    try {
+      for (const file of [cbr, vbr]) {
+        const bytes = fs.readFileSync(file);
+        const [a, b] = [await parallel.analyze(bytes), await onePass.analyze(bytes)];
+        expect(a.summary.duration, path.basename(file)).to.equal(b.summary.duration);
+        expect(a.results.map((r) => [r.from, r.to])).to.deep.equal(b.results.map((r) => [r.from, r.to]));
+        // The timeline is exact; the samples differ a little after each seam (the decoder restarts), which can
+        // move a few frames across the speech floor: the scores stay within the mp3 re-encoding tolerance.
+        a.results.forEach((r, i) => {
+          expect(r.speech_ratio, `${path.basename(file)} interval ${i}`).to.be.closeTo(b.results[i]!.speech_ratio, 0.02);
+          expect(r.soft, `${path.basename(file)} interval ${i}`).to.be.closeTo(b.results[i]!.soft, 0.05);
+          expect(r.rough, `${path.basename(file)} interval ${i}`).to.be.closeTo(b.results[i]!.rough, 0.05);
+        });
+      }
+    } finally {
+      await Promise.all([parallel.close(), onePass.close()]);
     }
   });
 });

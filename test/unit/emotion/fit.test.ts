@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openSession, ort } from '../../../workers/runtime/onnx-session';
-import { emotionMappingBytes, KNOWLEDGE_MAPPING, onnxMetadata } from '../../../models/emotion/build-mapping';
+import { EMOTION_MAPPING_FILE, emotionMappingBytes, KNOWLEDGE_MAPPING, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FEATURE_NAMES } from '../../../models/emotion/feature-names';
 import { type Clip, clipScores, emotionClass, intensityWeight, speakerFolds } from '../../../research/emotion/fit';
 import { readEmotionManifest } from '../../../research/emotion/fit-emotion';
@@ -75,7 +75,7 @@ describe('emotion mapping fit (npm run fit:emotion)', () => {
       }
     }
     fs.writeFileSync(path.join(corpus, 'manifest.csv'), `${lines.join('\n')}\n`);
-    const out = path.join(fx.dir, 'fitted', 'emotion-mapping.onnx');
+    const out = path.join(fx.dir, 'fitted', EMOTION_MAPPING_FILE);
     const stdout = execFileSync('npx', ['tsx', 'research/emotion/fit-emotion.ts', corpus, '--out', out, '--folds', '3', '--bootstrap', '50'], {
       cwd: ROOT,
       encoding: 'utf8',

@@ -1,8 +1,9 @@
 // Owns the per-window acoustic feature vector: the cues of the emotion profiles in the literature (Juslin &
 // Laukka 2003; Banse & Scherer 1996; eGeMAPS, Eyben et al. 2016) — F0 level, variability and contour, voice
-// quality (jitter, shimmer, HNR, CPPS), spectral balance, slope and flux, formant-region proxies, speaking rate
-// and energy dynamics — summarised over the speech frames of one 5 s window. Every feature is a ratio, a
-// difference of levels or a frequency, so the recording gain does not change it.
+// quality (jitter, shimmer, HNR, CPPS, H1–H2), spectral balance, slope and flux, formant-region proxies,
+// speaking rate, energy dynamics and the steepness of loudness attacks — summarised over the speech frames of
+// one 5 s window. Every feature is a ratio, a difference of levels or a frequency, so the recording gain does
+// not change it.
 import { FEATURE_NAMES, type FeatureName } from '../../../models/emotion/feature-names';
 import { mean, percentile } from './dsp';
 import { BAND_EDGES_HZ, BANDS, type FrameTrack } from './frames';
@@ -32,6 +33,12 @@ const FLUX_SECONDS = 0.02;
 const NUCLEUS_BELOW_MAX_DB = 25;
 const NUCLEUS_DIP_DB = 2;
 const NUCLEUS_HALF_SPAN_SECONDS = 0.03;
+/** H1–H2 is measured on at most this many voiced frames per window (spread evenly): 6 DFT points each. */
+const H1H2_MAX_FRAMES = 60;
+/** Harmonic amplitudes are searched ±3 % around k·F0 (the pitch track's own precision). */
+const HARMONIC_SEARCH = [0.97, 1, 1.03];
+/** Rising parts of the level contour count as attacks when they rise at least this much (dB). */
+const ATTACK_MIN_RISE_DB = 3;
 const BAND_CENTRES_KHZ = Array.from({ length: BANDS }, (_, b) => (BAND_EDGES_HZ[b]! + BAND_EDGES_HZ[b + 1]!) / 2000);
 
 export function hnrFromCorrelation(r: number): number {
@@ -98,6 +105,8 @@ export function windowFeatures(x: Float32Array, track: FrameTrack, speech: Uint8
     voiced_fraction: speechFrames > 0 ? voicedFrames / speechFrames : 0,
     syllable_rate: speechSeconds > 0 ? syllableNuclei(track, speech) / speechSeconds : Number.NaN,
     level_range_db: level.length >= 10 ? percentile(level, 0.9) - percentile(level, 0.1) : Number.NaN,
+    h1_h2_db: enoughVoice ? harmonicDifference(x, track, speech) : Number.NaN,
+    level_rise_db_s: levelRiseSlope(track, speech),
   };
   return { speechRatio: n > 0 ? speechFrames / n : 0, speechSeconds, features };
 }
@@ -213,4 +222,84 @@ function syllableNuclei(t: FrameTrack, speech: Uint8Array): number {
     }
   }
   return count;
+}
+
+/** Squared magnitude of the Hann-windowed frame's DFT at `hz` (Goertzel). */
+function powerAt(x: Float32Array, start: number, win: Float64Array, hz: number, rate: number): number {
+  const w = (2 * Math.PI * hz) / rate;
+  const c = 2 * Math.cos(w);
+  let s1 = 0;
+  let s2 = 0;
+  for (let i = 0; i < win.length; i++) {
+    const s0 = x[start + i]! * win[i]! + c * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  return s1 * s1 + s2 * s2 - c * s1 * s2;
+}
+
+const hannCache = new Map<number, Float64Array>();
+function hannWindow(n: number): Float64Array {
+  let w = hannCache.get(n);
+  if (!w) {
+    w = new Float64Array(n);
+    for (let i = 0; i < n; i++) w[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / n);
+    hannCache.set(n, w);
+  }
+  return w;
+}
+
+/**
+ * Mean H1–H2 (dB) of voiced speech frames: the level of the first harmonic over the second, the classic
+ * measure of the glottal open quotient — high in breathy, lax phonation, low in pressed, tense phonation
+ * (Hanson 1997; Gobl & Ní Chasaide 2003; Kreiman & Gerratt 2012). Not corrected for the first formant, so
+ * it also moves with F1 near 2·F0; averaged over many frames and vowels that matters less than the voice.
+ */
+function harmonicDifference(x: Float32Array, t: FrameTrack, speech: Uint8Array): number {
+  const voiced: number[] = [];
+  for (let k = 0; k < t.f0.length; k++) if (speech[k] && t.f0[k]! > 0 && 2 * t.f0[k]! < t.rate / 2) voiced.push(k);
+  if (voiced.length < 3) return Number.NaN;
+  const win = hannWindow(t.frameLength);
+  const step = Math.max(1, voiced.length / H1H2_MAX_FRAMES);
+  let sum = 0;
+  let count = 0;
+  for (let j = 0; j < voiced.length; j += step) {
+    const k = voiced[Math.floor(j)]!;
+    const f0 = t.f0[k]!;
+    const peak = (h: number): number => Math.max(...HARMONIC_SEARCH.map((m) => powerAt(x, t.starts[k]!, win, h * f0 * m, t.rate)));
+    const h1 = peak(1);
+    const h2 = peak(2);
+    if (!(h1 > 0 && h2 > 0)) continue;
+    sum += 10 * Math.log10(h1 / h2);
+    count++;
+  }
+  return count > 0 ? sum / count : Number.NaN;
+}
+
+/**
+ * Mean slope (dB/s) of the rising parts of the speech level contour that rise at least ATTACK_MIN_RISE_DB:
+ * how abruptly syllables start. eGeMAPS' loudness "meanRisingSlope" (Eyben et al. 2016), on the dB level so
+ * the gain does not change it; hard, fast attacks mark tense, pressed and angry speech (Scherer 2003).
+ */
+function levelRiseSlope(t: FrameTrack, speech: Uint8Array): number {
+  const n = t.levelDb.length;
+  const dt = t.hop / t.rate;
+  let slopes = 0;
+  let count = 0;
+  let k = 0;
+  while (k < n - 1) {
+    if (!(speech[k] && speech[k + 1] && t.levelDb[k + 1]! > t.levelDb[k]!)) {
+      k++;
+      continue;
+    }
+    let m = k + 1;
+    while (m + 1 < n && speech[m + 1] && t.levelDb[m + 1]! > t.levelDb[m]!) m++;
+    const rise = t.levelDb[m]! - t.levelDb[k]!;
+    if (rise >= ATTACK_MIN_RISE_DB) {
+      slopes += rise / ((m - k) * dt);
+      count++;
+    }
+    k = m;
+  }
+  return count > 0 ? slopes / count : Number.NaN;
 }

@@ -61,6 +61,10 @@ const SEEKS_EXACTLY: ReadonlySet<string> = new Set(['mp3', 'aac', 'mov', 'wav'])
 /** Files up to this size (and PCM WAV/AIFF and FLAC of any size, cheap to decode in one pass) are decoded
  *  while ffprobe runs (at 320 kbps about 50 s). */
 const SPECULATIVE_DECODE_BYTES = 2_000_000;
+/** A segmented decode planned on the MP3's size-and-bit-rate duration is exact as long as every segment
+ *  but the last (each cut at its planned length; the last runs to the end) ends this far before the real
+ *  end; otherwise an inner segment would be padded with silence, so that decode is redone on ffprobe's. */
+const ESTIMATE_MARGIN_SECONDS = 1;
 /** Frame hop: 10 ms (Praat's default) for inputs up to a minute … */
 const BASE_HOP_SECONDS = 0.01;
 /** Beyond a minute: 20 ms (half the cost; 250 frames per window still make stable statistics) … */
@@ -206,11 +210,12 @@ export class EmotionEngine {
     }
     const dir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, 'emotion-'));
     const abort = new AbortController();
+    const redo = new AbortController();
     let speculative: Promise<Float32Array> | undefined;
     try {
       const file = path.join(dir, 'input');
       await fs.promises.writeFile(file, audio, { mode: 0o600 });
-      const decodeWith = (demuxer: string, approxDuration: number): Promise<Float32Array> =>
+      const decodeWith = (demuxer: string, approxDuration: number, signal = abort.signal): Promise<Float32Array> =>
         decode({
           ffmpegPath: this.opts.ffmpegPath,
           file,
@@ -218,16 +223,26 @@ export class EmotionEngine {
           approxDuration,
           segments: approxDuration > PARALLEL_DECODE_SECONDS && SEEKS_EXACTLY.has(demuxer) ? this.opts.decodeParallelism : 1,
           deadline,
-          signal: abort.signal,
+          signal,
         });
       // ffmpeg and ffprobe each take ~0.1 s just to start (Debian's build links 200+ libraries), so small
       // files are decoded while they are probed; a rejected probe kills the decoder.
-      if (audio.length <= SPECULATIVE_DECODE_BYTES || sniffed.subtype === 'pcm' || sniffed.format === 'flac') {
-        speculative = decodeWith(DEMUXER[sniffed.format], 0);
+      // A long MP3 is decoded in parallel segments planned on the duration its size and bit rate imply,
+      // also while ffprobe runs (the plan only balances the segments; see ESTIMATE_MARGIN_SECONDS).
+      const estimate = sniffed.approxSeconds;
+      const segmentedEarly = estimate !== undefined && estimate > PARALLEL_DECODE_SECONDS && estimate <= this.opts.maxDurationSeconds;
+      if (audio.length <= SPECULATIVE_DECODE_BYTES || sniffed.subtype === 'pcm' || sniffed.format === 'flac' || segmentedEarly) {
+        speculative = decodeWith(DEMUXER[sniffed.format], segmentedEarly ? estimate : 0, AbortSignal.any([abort.signal, redo.signal]));
         speculative.catch(() => undefined);
       }
       const probed = await probe(this.opts.ffprobePath, file, sniffed, { maxDurationSeconds: this.opts.maxDurationSeconds }, deadline);
       clock.lap('probe');
+      const innerEnd = (estimate! * (this.opts.decodeParallelism - 1)) / this.opts.decodeParallelism;
+      if (segmentedEarly && !(innerEnd < probed.duration - ESTIMATE_MARGIN_SECONDS)) {
+        redo.abort();
+        await speculative!.catch(() => undefined);
+        speculative = undefined;
+      }
       const samples = await (speculative ?? decodeWith(probed.demuxer, probed.duration));
       clock.lap('decode');
       return { probed, samples };

@@ -16,6 +16,10 @@ export interface Sniffed {
   /** Everything ffprobe would report, read from a canonical 16-bit PCM WAV/AIFF header (lets probe skip
    *  ffprobe), and where the samples are (lets the engine decode them without ffmpeg). */
   pcm?: PcmLayout;
+  /** MP3 only: duration implied by the file size and the bit rate of the frame after the first (the first
+   *  may be a Xing/Info header). Exact for CBR, rough for VBR; the engine only uses it to start decoding a
+   *  long file in parallel segments while ffprobe runs, and checks it against ffprobe's duration. */
+  approxSeconds?: number;
 }
 
 const ASF_GUID = Buffer.from([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce, 0x6c]);
@@ -78,9 +82,10 @@ export function sniff(buf: Buffer): Sniffed {
     if (start >= buf.length) throw noAudio('The file holds an ID3 tag and no audio frames');
     if (ascii(buf, start, 4) === 'fLaC') return { format: 'flac' };
   }
-  const frame = findMpegFrames(buf, start, start === 0 ? 0 : 4096);
-  if (frame === 'mp3' && onlyInfoFrame(buf, start)) throw noAudio('The MP3 file holds only its header (an Info/Xing frame)');
-  if (frame) return { format: frame };
+  const found = findMpegFrames(buf, start, start === 0 ? 0 : 4096);
+  if (found?.format === 'mp3' && onlyInfoFrame(buf, start)) throw noAudio('The MP3 file holds only its header (an Info/Xing frame)');
+  if (found?.format === 'mp3') return { format: 'mp3', approxSeconds: mp3Seconds(buf, found.at) };
+  if (found) return { format: found.format };
   if (start > 0) throw new InvalidInputError('corrupt_audio', 'An ID3 tag is followed by no valid MP3 or AAC frames');
   throw unsupported('The bytes are not a recognised audio format');
 }
@@ -197,21 +202,32 @@ const MPEG_BITRATES_V2_L3 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128,
 const MPEG_RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] };
 
 function mp3FrameLength(buf: Buffer, at: number): number {
-  if (at + 4 > buf.length) return 0;
+  return mp3Frame(buf, at)?.length ?? 0;
+}
+
+function mp3Frame(buf: Buffer, at: number): { length: number; kbps: number } | undefined {
+  if (at + 4 > buf.length) return undefined;
   const b1 = buf[at + 1]!;
   const b2 = buf[at + 2]!;
-  if (buf[at] !== 0xff || (b1 & 0xe0) !== 0xe0) return 0;
+  if (buf[at] !== 0xff || (b1 & 0xe0) !== 0xe0) return undefined;
   const version = (b1 >> 3) & 3; // 3 = MPEG-1, 2 = MPEG-2, 0 = MPEG-2.5, 1 = reserved
   const layer = (b1 >> 1) & 3; // 1 = Layer III
-  if (version === 1 || layer !== 1) return 0;
+  if (version === 1 || layer !== 1) return undefined;
   const brIndex = b2 >> 4;
   const srIndex = (b2 >> 2) & 3;
-  if (brIndex === 0 || brIndex === 15 || srIndex === 3) return 0;
+  if (brIndex === 0 || brIndex === 15 || srIndex === 3) return undefined;
   const kbps = (version === 3 ? MPEG_BITRATES_V1_L3 : MPEG_BITRATES_V2_L3)[brIndex]!;
   const rate = MPEG_RATES[version]![srIndex]!;
   const padding = (b2 >> 1) & 1;
   const coef = version === 3 ? 144 : 72;
-  return Math.floor((coef * kbps * 1000) / rate) + padding;
+  return { length: Math.floor((coef * kbps * 1000) / rate) + padding, kbps };
+}
+
+/** Seconds implied by the bytes from the first frame on and the bit rate of the second frame. */
+function mp3Seconds(buf: Buffer, at: number): number | undefined {
+  const first = mp3Frame(buf, at);
+  const next = first ? (mp3Frame(buf, at + first.length) ?? first) : undefined;
+  return next ? ((buf.length - at) * 8) / (next.kbps * 1000) : undefined;
 }
 
 function adtsFrameLength(buf: Buffer, at: number): number {
@@ -236,14 +252,14 @@ function onlyInfoFrame(buf: Buffer, start: number): boolean {
  * Finds the first MPEG audio or ADTS frame at or after `start` (searching `slack` bytes) whose successor
  * also parses, so that random bytes that happen to contain 0xFFF are not taken for audio.
  */
-function findMpegFrames(buf: Buffer, start: number, slack: number): 'mp3' | 'aac' | undefined {
+function findMpegFrames(buf: Buffer, start: number, slack: number): { format: 'mp3' | 'aac'; at: number } | undefined {
   const end = Math.min(buf.length - 4, start + slack);
   for (let at = start; at <= end; at++) {
     if (buf[at] !== 0xff) continue;
     const mp3 = mp3FrameLength(buf, at);
-    if (mp3 > 0 && (at + mp3 >= buf.length || mp3FrameLength(buf, at + mp3) > 0)) return 'mp3';
+    if (mp3 > 0 && (at + mp3 >= buf.length || mp3FrameLength(buf, at + mp3) > 0)) return { format: 'mp3', at };
     const aac = adtsFrameLength(buf, at);
-    if (aac > 0 && (at + aac >= buf.length || adtsFrameLength(buf, at + aac) > 0)) return 'aac';
+    if (aac > 0 && (at + aac >= buf.length || adtsFrameLength(buf, at + aac) > 0)) return { format: 'aac', at };
   }
   return undefined;
 }
