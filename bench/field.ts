@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import sharp from 'sharp';
-import { createRedis, closeRedis } from '../shared/redis';
+import { createRedis, closeRedis, waitUntilReady } from '../shared/redis';
 import { createModels } from '../shared/db/models';
 import { outboxKey } from '../shared/billing/usage-outbox';
 import { defaultModelsDir, varDir } from '../shared/paths';
@@ -180,6 +180,7 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
 
   // Billed vs written: wait (bounded) for the outbox to drain, then count the events of the 60 customers.
   const redis = createRedis(svc.state.redisUrl, 'producer', 'bench-field');
+  await waitUntilReady(redis);
   // Its own connection, not the service's settings: counting events may be a scan (slow on purpose here).
   const conn = await mongoose
     .createConnection(svc.state.mongoUri, { dbName: DB_NAME, socketTimeoutMS: 180_000, retryWrites: false, autoIndex: false })
@@ -292,17 +293,23 @@ async function main(): Promise<void> {
   );
   const results: StoreResult[] = [];
   for (const store of stores) {
-    const r = await runStore(store, scale, process.argv.includes('--reseed'), pgHost);
+    // One store's failure does not lose the other's figures.
+    const r = await runStore(store, scale, process.argv.includes('--reseed'), pgHost).catch((err: Error) => {
+      console.log(`[${store}] failed: ${err.stack ?? err.message}`);
+      process.exitCode = 1;
+      return null;
+    });
     if (!r) continue;
     print(r);
     results.push(r);
   }
+  if (results.length < 2) return;
   console.log(`\n== summary (client-side times; machine load now ${loadAverage()}) ==`);
   for (const r of results) print(r);
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (err) => {
     console.error(err);
     process.exit(1);
