@@ -76,7 +76,8 @@ interface StoreResult {
   burst: Tally;
   burstFresh: Tally;
   burstExisting: Tally;
-  hostile: Tally;
+  hostileNoFace: Tally;
+  hostileUploads: Tally;
   usage: Tally;
   answered200: number;
   eventsWritten: number;
@@ -88,21 +89,34 @@ interface StoreResult {
   rss: Map<string, number>;
 }
 
-async function hostileFlood(base: string, key: string, img: Images, stopAt: () => boolean): Promise<Shot[]> {
-  const shots: Shot[] = [];
+interface HostileShots {
+  noFace: Shot[];
+  uploads: Shot[];
+}
+
+/**
+ * The hostile free tenant, from its own address: 40-megapixel images without a face (4 at a time, at most
+ * HOSTILE_NO_FACE_CALLS) and, once its fair-use bucket is spent (80 usage reads at once against the burst of
+ * 60), 20 concurrent 10 MB uploads that the throttle should refuse.
+ */
+async function hostileFlood(base: string, key: string, img: Images, stopAt: () => boolean): Promise<HostileShots> {
+  const out: HostileShots = { noFace: [], uploads: [] };
   const deadline = Date.now() + HOSTILE_MAX_MS;
-  const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-  const opts = { method: 'POST', headers, localAddress: '127.0.0.40', timeoutMs: CALL_TIMEOUT_MS };
+  const localAddress = '127.0.0.40';
+  const opts = { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, localAddress, timeoutMs: CALL_TIMEOUT_MS };
   let sent = 0;
   const noFaceLoop = async () => {
     while (sent < HOSTILE_NO_FACE_CALLS && !stopAt() && Date.now() < deadline) {
       sent++;
-      shots.push(await call(`${base}/v1/check/liveness`, { ...opts, body: img.noFace }));
+      out.noFace.push(await call(`${base}/v1/check/liveness`, { ...opts, body: img.noFace }));
     }
   };
-  const uploads = Array.from({ length: HOSTILE_BIG_UPLOADS }, async () => shots.push(await call(`${base}/v1/check/liveness`, { ...opts, body: img.tenMb })));
-  await Promise.all([...Array.from({ length: 4 }, noFaceLoop), ...uploads]);
-  return shots;
+  const throttledUploads = async () => {
+    await Promise.all(Array.from({ length: 80 }, () => call(`${base}/v1/usage`, { headers: { 'x-api-key': key }, localAddress, timeoutMs: CALL_TIMEOUT_MS })));
+    out.uploads = await Promise.all(Array.from({ length: HOSTILE_BIG_UPLOADS }, () => call(`${base}/v1/check/liveness`, { ...opts, body: img.tenMb })));
+  };
+  await Promise.all([...Array.from({ length: 4 }, noFaceLoop), throttledUploads()]);
+  return out;
 }
 
 async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: string): Promise<StoreResult | null> {
@@ -134,7 +148,7 @@ async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: s
   }
   const img = await images();
   const label = describeDocstore(localDocstore);
-  console.log(`[${store}] starting scripts/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON); load ${loadAverage()}`);
+  console.log(`[${store}] starting scripts/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`);
   const t0 = Date.now();
   const svc: Service = await startService(runDir, { APP_SECRET: manifest.appSecret, LOCAL_DOCSTORE: localDocstore });
   const startMs = Date.now() - t0;
@@ -249,7 +263,8 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     burst: tally(shots),
     burstFresh: tally(calls.filter((c) => c.fresh).map((c) => c.shot)),
     burstExisting: tally(calls.filter((c) => !c.fresh).map((c) => c.shot)),
-    hostile: tally(hostileShots),
+    hostileNoFace: tally(hostileShots.noFace),
+    hostileUploads: tally(hostileShots.uploads),
     usage: tally(usage),
     answered200: shots.filter((s) => s.status === 200).length,
     eventsWritten,
@@ -271,7 +286,8 @@ function print(r: StoreResult): void {
   console.log(line(`liveness burst (${r.burst.n} at once)`, r.burst));
   console.log(line('  of which 30 new customers', r.burstFresh));
   console.log(line('  of which 30 existing customers', r.burstExisting));
-  console.log(line(`hostile free tenant (${r.hostile.n} calls)`, r.hostile));
+  console.log(line(`hostile: ${r.hostileNoFace.n} no-face 40 MP images`, r.hostileNoFace));
+  console.log(line(`hostile: ${r.hostileUploads.n} × 10 MB, throttled`, r.hostileUploads));
   console.log(line(`GET /v1/usage (${r.usage.n} at once)`, r.usage));
   console.log(
     `  billed: ${r.answered200} answered 200; ${r.eventsWritten} of their request ids have a billable event in the store (outbox pending: ${r.pendingOutbox})`,
