@@ -148,7 +148,9 @@ async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: s
   }
   const img = await images();
   const label = describeDocstore(localDocstore);
-  console.log(`[${store}] starting scripts/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`);
+  console.log(
+    `[${store}] starting scripts/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`,
+  );
   const t0 = Date.now();
   const svc: Service = await startService(runDir, { APP_SECRET: manifest.appSecret, LOCAL_DOCSTORE: localDocstore });
   const startMs = Date.now() - t0;
