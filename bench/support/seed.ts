@@ -1,5 +1,6 @@
-// Owns the field benchmark's seeded history: 10,000 accounts (mixed plans, made by the AccountService the
-// admin CLI uses) and 1,000,000 usage events over this month and the two before, written the way production
+// Owns the field benchmark's seeded history: 10,000 accounts (mixed plans; the 62 that call are made by the
+// AccountService the admin CLI uses, the rest inserted in bulk with the same models) and 1,000,000 usage
+// events over this month and the two before, written the way production
 // writes them (entries appended to the usage outbox stream in Redis, drained by several real UsageDrainers),
 // so whatever the drainer maintains is built as in production. The result is cached per store and seed
 // version (a SQLite data folder under var/bench-field, or a PostgreSQL template database) and reused.
