@@ -3,7 +3,7 @@
 // by the index or by a scan (explain). The usage-counter design (shared/billing/usage-counters.ts) rests on it.
 import fs from 'node:fs';
 import os from 'node:os';
-import { loadAvg, runMain } from './support';
+import { loadAvg, runMain } from './support/main';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { startFerretDb } from '../dev/engines/local-engines';

@@ -4,7 +4,7 @@
 // times them until the outbox is empty; checks the counters' sum equals the events.
 import fs from 'node:fs';
 import os from 'node:os';
-import { loadAvg, runMain } from './support';
+import { loadAvg, runMain } from './support/main';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startFerretDb, startRedis } from '../dev/engines/local-engines';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { consoleConfigProblems, loadConfig } from '../shared/config';
 import { createLogger } from '../shared/logger';
 import { entryPoint } from '../shared/paths';
-import { startFerretDb, startRedis, type Engine } from './engines/local-engines';
+import { describeDocstore, startLocalDocstore, startRedis, type Engine } from './engines/local-engines';
 import { clearLocalState, ensureLocalSecret, writeLocalState } from '../shared/local-state';
 import { startLocalMail, type LocalMail } from './engines/local-mail';
 import { HEALTHY_RUN_MS, restartDelayMs } from './restart-policy';
@@ -116,10 +116,10 @@ async function main(): Promise<void> {
     log.info({ url: redis.url }, 'embedded redis-server started (maxmemory-policy noeviction)');
   }
   if (!mongoUri) {
-    const mongo = await startFerretDb({ dataDir: path.join(config.VAR_DIR, 'ferretdb') });
+    const mongo = await startLocalDocstore(config.LOCAL_DOCSTORE, path.join(config.VAR_DIR, 'ferretdb'));
     engines.push(mongo);
     mongoUri = `${mongo.url}liveness`;
-    log.info({ url: mongo.url }, 'embedded FerretDB started (SQLite, var/ferretdb)');
+    log.info({ url: mongo.url }, `embedded document store started: ${describeDocstore(config.LOCAL_DOCSTORE)}`);
   }
   let smtpUrl = config.SMTP_URL;
   if (!smtpUrl) {

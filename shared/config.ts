@@ -72,6 +72,14 @@ export const configSchema = z
       .string()
       .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URI')
       .optional(),
+    /**
+     * The embedded document store `npm start` runs when MONGODB_URI is unset: FerretDB on SQLite under var/
+     * ('sqlite'), or FerretDB on the PostgreSQL database at this postgres:// URL (bench:field compares the two).
+     */
+    LOCAL_DOCSTORE: z
+      .string()
+      .regex(/^(sqlite|postgres(ql)?:\/\/.+)$/, 'must be "sqlite" or a postgres:// URL')
+      .default('sqlite'),
     /** BullMQ and result-bus key prefix; the braces are a Redis Cluster hash tag. */
     QUEUE_PREFIX: z.string().min(1).default('{lc}'),
     VAR_DIR: z.string().default(varDir),

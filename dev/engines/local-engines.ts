@@ -1,5 +1,5 @@
-// Owns the embedded local engines: a private redis-server and FerretDB 1.24 (SQLite) as child processes
-// on free loopback ports. Used by `npm start` when REDIS_URL/MONGODB_URI are unset, and by the test suite.
+// Owns the embedded local engines: a private redis-server and FerretDB 1.24 (on SQLite, or on a PostgreSQL
+// database when LOCAL_DOCSTORE names one) as child processes on free loopback ports. Used by `npm start` when REDIS_URL/MONGODB_URI are unset, and by the test suite.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -130,4 +130,16 @@ export async function startFerretDb(opts: { dataDir: string; port?: number; post
   );
   await waitForPort(port, proc, 'ferretdb');
   return { name: 'ferretdb', url: `mongodb://127.0.0.1:${port}/`, port, stop: () => stopProcess(proc) };
+}
+
+/** The embedded document store LOCAL_DOCSTORE selects: 'sqlite' (files under dataDir) or a postgres:// URL. */
+export function startLocalDocstore(localDocstore: string, dataDir: string): Promise<Engine> {
+  return startFerretDb(localDocstore === 'sqlite' ? { dataDir } : { dataDir, postgresqlUrl: localDocstore });
+}
+
+/** What the store LOCAL_DOCSTORE selects is, for logs: never the URL's password. */
+export function describeDocstore(localDocstore: string): string {
+  if (localDocstore === 'sqlite') return 'FerretDB on SQLite';
+  const u = new URL(localDocstore);
+  return `FerretDB on PostgreSQL (${u.host}${u.pathname})`;
 }
