@@ -18,7 +18,7 @@ import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '
 import { apcer, bpcer, engineCacheKey, groupsOf, type ManifestRow, pairedDelta, pct, readManifest } from '../../scripts/liveness/evaluation';
 
 /** The oriented frame's pixels, the bytes as taken and the face the engine found on them. */
-interface Source {
+export interface Source {
   bytes: Buffer;
   format: 'jpeg' | 'png';
   raw: Buffer;
@@ -27,7 +27,7 @@ interface Source {
   face?: Rectangle;
 }
 
-interface Variant {
+export interface Variant {
   name: string;
   /** What the variant stands for (the table's middle column). */
   what: string;
@@ -130,8 +130,8 @@ function perChannel(name: string, what: string, f: (v: number, c: number) => num
   };
 }
 
-const AS_TAKEN = 'as taken';
-const VARIANTS: Variant[] = [
+export const AS_TAKEN = 'as taken';
+export const VARIANTS: Variant[] = [
   { name: AS_TAKEN, what: 'the frame as stored', make: async (src) => src.bytes },
   ...[1.25, 1.5, 2].map(closeUp),
   ...[10, 20, 30].flatMap((d) => [roll(d, true), roll(d), roll(-d)]),
@@ -153,26 +153,22 @@ const VARIANTS: Variant[] = [
 ];
 
 /** What is cached per frame and variant: the features the fusion needs, or why there is no score. */
-interface Entry {
+export interface Entry {
   features?: Pick<LivenessFeatures, 'spoofLogits' | 'cues' | 'orientation'>;
   face?: Rectangle;
   /** invalid_image (no face found: the API answers 400) or "not made" (the variant would cut the face). */
   error?: string;
+  /** Experiments' extra spoof logits by candidate name (explore-framing.ts). */
+  alt?: Record<string, Record<string, number>>;
 }
 
 /** Bump when the variants' recipes change. */
-const VARIANTS_VERSION = 'variants-1';
+export const VARIANTS_VERSION = 'variants-1';
 
-async function scoreAll(engine: LivenessEngine, dirs: string[], variants: Variant[], cacheFile: string) {
-  const key = engineCacheKey(engine, VARIANTS_VERSION);
-  const cache: Record<string, Entry> = fs.existsSync(cacheFile) ? (JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as Record<string, Entry>) : {};
-  const out: Array<{ row: ManifestRow; variant: string; entry: Entry }> = [];
-  let fresh = 0;
-  const save = () => {
-    fs.mkdirSync(path.dirname(cacheFile), { recursive: true });
-    fs.writeFileSync(cacheFile, JSON.stringify(cache));
-  };
-  const score = async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
+/** The engine's answer as a cache entry (a refusal as its error code). */
+export const engineScore =
+  (engine: LivenessEngine) =>
+  async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
     try {
       const { result, features } = await engine.analyzeDetailed(bytes, format);
       return { features: { spoofLogits: features.spoofLogits, cues: features.cues, orientation: features.orientation }, face: result.faceRectArea };
@@ -180,6 +176,24 @@ async function scoreAll(engine: LivenessEngine, dirs: string[], variants: Varian
       if (!(err instanceof AppError)) throw err;
       return { error: err.code };
     }
+  };
+
+export type ScoredVariant = { row: ManifestRow; variant: string; entry: Entry };
+
+/** Every full frame of the sets under every variant, through `score` and the cache (saved every 200 new entries). */
+export async function scoreAll(
+  dirs: string[],
+  variants: Variant[],
+  cacheFile: string,
+  key: string,
+  score: (bytes: Buffer, format: 'jpeg' | 'png') => Promise<Entry>,
+): Promise<{ scored: ScoredVariant[]; fresh: number }> {
+  const cache: Record<string, Entry> = fs.existsSync(cacheFile) ? (JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as Record<string, Entry>) : {};
+  const out: ScoredVariant[] = [];
+  let fresh = 0;
+  const save = () => {
+    fs.mkdirSync(path.dirname(cacheFile), { recursive: true });
+    fs.writeFileSync(cacheFile, JSON.stringify(cache));
   };
   for (const dir of dirs) {
     for (const row of readManifest(dir).filter((r) => r.kind === 'full')) {
@@ -211,7 +225,7 @@ async function scoreAll(engine: LivenessEngine, dirs: string[], variants: Varian
 const option = (args: string[], name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 
 /** 95% interval of a rate over bootstrap resamples of the repositories (2000 rounds, fixed seed). */
-function rateInterval(items: Array<{ group: string; hit: boolean }>, rounds = 2000): [number, number] {
+export function rateInterval(items: Array<{ group: string; hit: boolean }>, rounds = 2000): [number, number] {
   const groups = groupsOf(items);
   const by = new Map(groups.map((g) => [g, items.filter((i) => i.group === g)]));
   let state = 11;
@@ -232,6 +246,39 @@ function rateInterval(items: Array<{ group: string; hit: boolean }>, rounds = 20
   return [rates[Math.floor(0.025 * rates.length)]!, rates[Math.min(rates.length - 1, Math.floor(0.975 * rates.length))]!];
 }
 
+/**
+ * Out of source: each repository's frames, in every variant, scored by a fusion fitted on the unaltered full
+ * frames of the other repositories, the way the shipped fusion was fitted (same cues, same L2 rule, bias
+ * anchored at the threshold). `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's).
+ * A frame the engine refused (400 invalid_image) is not accepted: score 1. Frames not made are left out.
+ */
+export function outOfSourceScores(
+  scored: ScoredVariant[],
+  models: string[],
+  t: number,
+  logitsOf: (s: ScoredVariant) => Record<string, number>,
+): Map<ScoredVariant, number> {
+  const asTaken = scored.filter((s) => s.variant === AS_TAKEN && s.entry.features);
+  const rowOf = (s: ScoredVariant): TrainingRow => ({
+    logits: logitsOf(s),
+    cues: s.entry.features!.cues,
+    isSpoof: s.row.label === 'spoof',
+    group: s.row.group,
+  });
+  const opts = { threshold: t, cues: Object.keys(shippedFusion.cues ?? {}) };
+  const inner = shippedFusion.l2Rule?.startsWith('chosen') ?? false;
+  const score = new Map<ScoredVariant, number>();
+  for (const g of groupsOf(scored.map((s) => s.row))) {
+    const rows = asTaken.filter((s) => s.row.group !== g).map(rowOf);
+    const fusion = fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 });
+    for (const s of scored) {
+      if (s.row.group !== g || s.entry.error === 'not made') continue;
+      score.set(s, s.entry.features ? fusedLikelihood(fusion, logitsOf(s), s.entry.features.cues) : 1);
+    }
+  }
+  return score;
+}
+
 const p1 = (v: number) => (100 * v).toFixed(1);
 
 async function main(): Promise<void> {
@@ -249,32 +296,13 @@ async function main(): Promise<void> {
   const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
   const models = engine.spoofSpecs.map((s) => s.name);
   const t0 = Date.now();
-  const { scored, fresh } = await scoreAll(engine, dirs, variants, option(args, '--cache') ?? 'var/eval-robustness.json');
+  const cacheFile = option(args, '--cache') ?? 'var/eval-robustness.json';
+  const { scored, fresh } = await scoreAll(dirs, variants, cacheFile, engineCacheKey(engine, VARIANTS_VERSION), engineScore(engine));
   console.log(
     `robustness of the liveness verdict on ${dirs.map((d) => path.resolve(d)).join(', ')}: ${scored.length} frame variants (${fresh} scored now, the rest from the cache) in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   );
 
-  // Out of source: each repository is scored by a fusion fitted on the unaltered full frames of the others,
-  // the way the shipped fusion was fitted (same features, same L2 rule, bias anchored at the threshold).
-  const asTaken = scored.filter((s) => s.variant === AS_TAKEN && s.entry.features);
-  const rowOf = (s: (typeof scored)[number]): TrainingRow => ({
-    logits: s.entry.features!.spoofLogits,
-    cues: s.entry.features!.cues,
-    isSpoof: s.row.label === 'spoof',
-    group: s.row.group,
-  });
-  const opts = { threshold: t, cues: Object.keys(shippedFusion.cues ?? {}) };
-  const inner = shippedFusion.l2Rule?.startsWith('chosen') ?? false;
-  const score = new Map<(typeof scored)[number], number>();
-  for (const g of groupsOf(scored.map((s) => s.row))) {
-    const rows = asTaken.filter((s) => s.row.group !== g).map(rowOf);
-    const fusion = fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 });
-    for (const s of scored) {
-      if (s.row.group !== g || s.entry.error === 'not made') continue;
-      // A frame the engine refuses (400 invalid_image) is not accepted: it counts as rejected, score 1.
-      score.set(s, s.entry.features ? fusedLikelihood(fusion, s.entry.features.spoofLogits, s.entry.features.cues) : 1);
-    }
-  }
+  const score = outOfSourceScores(scored, models, t, (s) => s.entry.features!.spoofLogits);
 
   const key = (s: (typeof scored)[number]) => `${s.row.dataset}|${s.row.file}`;
   const base = new Map(scored.filter((s) => s.variant === AS_TAKEN && score.has(s)).map((s) => [key(s), score.get(s)!]));
@@ -330,7 +358,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// Run as a script (explore-framing.ts imports the variants and the scoring).
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
