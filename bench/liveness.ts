@@ -1,7 +1,7 @@
 // Speed benchmark of the liveness engine: `npm run bench:liveness [-- --runs 50]`.
 // Per-stage medians in-process for a 640x480 selfie and a 4032x3024 12 MP JPEG (both synthesized from the
-// models step's sample photo), the cost of each spoof model's pass (crop + inference) so relative costs can be
-// judged on a busy machine, then the same ONNX models under onnxruntime-web's wasm backend, the way
+// models step's sample photo), each also turned 90 degrees without EXIF (the orientation search's cost), the
+// cost of each spoof model's pass (crop + inference) so relative costs can be judged on a busy machine, then the same ONNX models under onnxruntime-web's wasm backend, the way
 // faceplugin's browser SDK runs them, as a ratio measured in the same run.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -27,11 +27,17 @@ async function images(modelsDir: string): Promise<Array<{ name: string; bytes: B
   const photo = fs.readFileSync(path.join(modelsDir, 'fixtures', 'human-samples.jpg'));
   // The man in the third thumbnail of the samples strip, upscaled: one face, as in a selfie.
   const face = sharp(photo).extract({ left: 325, top: 0, width: 213, height: 160 });
+  const selfie = await face.clone().resize(640, 480, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer();
+  // Phone cameras write 3-5 MB at this size; an upscaled thumbnail is too smooth and would decode faster
+  // than a real photo, so sensor-like noise is blended in to give the JPEG a realistic entropy.
+  const twelve = await big(face);
+  // Turned a quarter without an EXIF tag (an upload path that strips it): the engine searches the orientation.
+  const turned = (bytes: Buffer, q: number) => sharp(bytes).rotate(90).jpeg({ quality: q }).toBuffer();
   return [
-    { name: '640x480 selfie JPEG', bytes: await face.clone().resize(640, 480, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer() },
-    // Phone cameras write 3-5 MB at this size; an upscaled thumbnail is too smooth and would decode faster
-    // than a real photo, so sensor-like noise is blended in to give the JPEG a realistic entropy.
-    { name: '4032x3024 12 MP JPEG', bytes: await big(face) },
+    { name: '640x480 selfie JPEG', bytes: selfie },
+    { name: '4032x3024 12 MP JPEG', bytes: twelve },
+    { name: 'selfie turned 90°', bytes: await turned(selfie, 90) },
+    { name: '12 MP turned 90°', bytes: await turned(twelve, 92) },
   ];
 }
 
@@ -65,17 +71,18 @@ async function main(): Promise<void> {
   console.log(`\nin-process engine, per-stage medians (ms); spoof = ${engine.spoofSpecs.map((s) => s.name).join(' + ')} on one decoded image`);
   // CPU time (all threads of this process) per call is what a quiet machine's wall time would be with one
   // intra-op thread; on a loaded machine wall time also counts waiting for a core.
-  console.log(`${'image'.padEnd(24)}  bytes     decode  detect   spoof   total  total CPU  decode CPU`);
+  console.log(`${'image'.padEnd(24)}  bytes     decode  orient  detect   spoof   total  total CPU  decode CPU`);
   const inputs = await images(cfg.MODELS_DIR);
   for (const img of inputs) {
-    const stages: Record<string, number[]> = { decode: [], detect: [], spoof: [], total: [] };
+    const stages: Record<string, number[]> = { decode: [], orient: [], detect: [], spoof: [], total: [] };
     const cpu: number[] = [];
     for (let i = 0; i < 5; i++) await engine.analyze(img.bytes, 'jpeg');
     for (let i = 0; i < runs; i++) {
       const c0 = process.cpuUsage();
       const r = await engine.analyze(img.bytes, 'jpeg');
       cpu.push(cpuMs(c0));
-      for (const k of Object.keys(stages)) stages[k]!.push(r.stages?.[k] ?? NaN);
+      // No orient stage: the frame was upright and no search ran (it costs nothing beyond detect's probe).
+      for (const k of Object.keys(stages)) stages[k]!.push(r.stages?.[k] ?? (k === 'orient' ? 0 : NaN));
     }
     // The decode alone (libvips works on a pool thread; process CPU time counts it): the stage no model sees.
     const decodeCpu: number[] = [];
@@ -86,7 +93,7 @@ async function main(): Promise<void> {
     }
     const m = (k: string) => ms(median(stages[k]!));
     console.log(
-      `${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('detect')} ${m('spoof')} ${m('total')} ${ms(median(cpu))}    ${ms(median(decodeCpu))}`,
+      `${img.name.padEnd(24)} ${String(img.bytes.length).padStart(8)} ${m('decode')} ${m('orient')} ${m('detect')} ${m('spoof')} ${m('total')} ${ms(median(cpu))}    ${ms(median(decodeCpu))}`,
     );
   }
 

@@ -70,8 +70,23 @@ export function readManifest(dir: string): ManifestRow[] {
   });
 }
 
-/** Bump when cues.ts changes, so a cache of per-image features is not reused across versions. */
-const CUES_VERSION = 'cues-1';
+/**
+ * A cache key for per-image features: the engine's models and spoof specs and the text of its code (cues,
+ * crops, orientation...; not fusion.json, which features do not depend on), so changed code misses the cache.
+ */
+export function engineCacheKey(engine: LivenessEngine, ...extra: unknown[]): string {
+  const dir = path.join(__dirname, '..', '..', 'workers', 'liveness', 'engine');
+  const code = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs, code, ...extra]))
+    .digest('hex')
+    .slice(0, 16);
+}
 
 export interface Scored {
   row: ManifestRow;
@@ -88,11 +103,7 @@ export interface Scored {
  * engine's model hashes, so re-running a report does not re-run the models; a changed model misses the cache.
  */
 export async function scoreDataset(engine: LivenessEngine, dir: string, rows: ManifestRow[], cache?: string): Promise<Scored[]> {
-  const key = crypto
-    .createHash('sha256')
-    .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs, CUES_VERSION]))
-    .digest('hex')
-    .slice(0, 16);
+  const key = engineCacheKey(engine);
   const stored: Record<string, Omit<Scored, 'row' | 'likelihood'>> = cache && fs.existsSync(cache)
     ? (JSON.parse(fs.readFileSync(cache, 'utf8')) as Record<string, Omit<Scored, 'row' | 'likelihood'>>)
     : {};

@@ -1,6 +1,7 @@
 // Owns face detection: BlazeFace front 128 / back 256 (MediaPipe) and faceplugin's fr_detect (UltraFace 320x240).
 import { type Box, type RgbImage, sampleToTensor } from './image';
 import { ort, tensorData, type InferenceSession } from '../../runtime/onnx-session';
+import { type QuarterTurns, turnPixels } from './orientation';
 
 export type DetectorName = 'blazeface-front' | 'blazeface-back' | 'fr-detect';
 
@@ -9,6 +10,16 @@ export interface Face {
   box: Box;
   score: number;
   detector: DetectorName;
+  /**
+   * BlazeFace's six keypoints in working-image pixels: the subject's right eye (left in the image), left eye,
+   * nose tip, mouth centre, right and left ear tragion. fr_detect gives none.
+   */
+  landmarks?: Point[];
+}
+
+export interface Point {
+  x: number;
+  y: number;
 }
 
 export function iou(a: Box, b: Box): number {
@@ -28,7 +39,14 @@ function weightedNms(cands: Face[], iouThreshold: number): Face[] {
     const group = rest.filter((c) => iou(top.box, c.box) > iouThreshold);
     const total = group.reduce((s, c) => s + c.score, 0);
     const avg = (k: keyof Box) => group.reduce((s, c) => s + c.box[k] * c.score, 0) / total;
-    out.push({ box: { x: avg('x'), y: avg('y'), w: avg('w'), h: avg('h') }, score: top.score, detector: top.detector });
+    const merged: Face = { box: { x: avg('x'), y: avg('y'), w: avg('w'), h: avg('h') }, score: top.score, detector: top.detector };
+    if (top.landmarks) {
+      merged.landmarks = top.landmarks.map((_, j) => ({
+        x: group.reduce((s, c) => s + c.landmarks![j]!.x * c.score, 0) / total,
+        y: group.reduce((s, c) => s + c.landmarks![j]!.y * c.score, 0) / total,
+      }));
+    }
+    out.push(merged);
     for (const g of group) rest.splice(rest.indexOf(g), 1);
   }
   return out;
@@ -60,6 +78,7 @@ function blazeAnchors(size: number): Float32Array {
 export class BlazeFace {
   private readonly anchors: Float32Array;
   private readonly input: Float32Array;
+  private readonly turned: Float32Array;
 
   constructor(
     private readonly session: InferenceSession,
@@ -69,15 +88,24 @@ export class BlazeFace {
   ) {
     this.anchors = blazeAnchors(size);
     this.input = new Float32Array(size * size * 3);
+    this.turned = new Float32Array(size * size * 3);
   }
 
-  async detect(img: RgbImage): Promise<Face[]> {
+  /**
+   * Faces in `img`, or with `turns`, in `turnImage(img, turns)` (boxes and keypoints in that turned image's
+   * pixels). The letterbox square is centred, so the turned image's input is the input tensor turned: trying
+   * another orientation costs one model pass, not a turn of the whole image.
+   */
+  async detect(img: RgbImage, turns: QuarterTurns = 0): Promise<Face[]> {
     const S = this.size;
     // Letterbox: the image, centred in a black square of its long side, scaled to S x S.
     const side = Math.max(img.width, img.height);
-    const sq: Box = { x: (img.width - side) / 2, y: (img.height - side) / 2, w: side, h: side };
-    sampleToTensor(img, sq, { width: S, height: S, layout: 'nhwc', order: 'rgb', mean: 127.5, std: 127.5, border: 'black' }, this.input);
-    const out = await this.session.run({ 'input:0': new ort.Tensor('float32', this.input, [1, S, S, 3]) });
+    const [w, h] = turns % 2 === 1 ? [img.height, img.width] : [img.width, img.height];
+    const sq: Box = { x: (w - side) / 2, y: (h - side) / 2, w: side, h: side };
+    const unturned: Box = { x: (img.width - side) / 2, y: (img.height - side) / 2, w: side, h: side };
+    sampleToTensor(img, unturned, { width: S, height: S, layout: 'nhwc', order: 'rgb', mean: 127.5, std: 127.5, border: 'black' }, this.input);
+    const input = turns === 0 ? this.input : turnPixels(this.input, S, S, 3, turns, this.turned);
+    const out = await this.session.run({ 'input:0': new ort.Tensor('float32', input, [1, S, S, 3]) });
     const scores = [tensorData(out, 'Identity:0'), tensorData(out, 'Identity_1:0')];
     const regs = [tensorData(out, 'Identity_2:0'), tensorData(out, 'Identity_3:0')];
     const k = side / S;
@@ -95,10 +123,15 @@ export class BlazeFace {
         const w = rg[i * 16 + 2]!;
         const h = rg[i * 16 + 3]!;
         if (w <= 0 || h <= 0) continue;
+        const ax = this.anchors[anchor * 2]!,
+          ay = this.anchors[anchor * 2 + 1]!;
+        const landmarks: Point[] = [];
+        for (let j = 0; j < 6; j++) landmarks.push({ x: (ax + rg[i * 16 + 4 + 2 * j]!) * k + sq.x, y: (ay + rg[i * 16 + 5 + 2 * j]!) * k + sq.y });
         cands.push({
           box: { x: (cx - w / 2) * k + sq.x, y: (cy - h / 2) * k + sq.y, w: w * k, h: h * k },
           score,
           detector: this.name,
+          landmarks,
         });
       }
     }

@@ -12,7 +12,8 @@ import type { Box, RgbImage } from './image';
 import { meanLuma } from './image';
 import { openSession, type InferenceSession } from '../../runtime/onnx-session';
 import { type Cues, faceCues } from './cues';
-import { assessQuality, DEFAULT_QUALITY, type QualityReport, type QualityThresholds } from './quality';
+import { assessQuality, DEFAULT_QUALITY, QUALITY_MESSAGES, type QualityReport, type QualityThresholds } from './quality';
+import { boxBeforeTurn, type QuarterTurns, turnImage, turnsToUpright } from './orientation';
 import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel, type SpoofModelSpec, spoofModelSpecSchema } from './spoof';
 
 export interface LivenessEngineOptions {
@@ -52,9 +53,28 @@ export interface LivenessFeatures {
   quality: QualityReport['measures'];
   /** Hand-crafted colour/texture statistics of the face box (cues.ts). */
   cues: Cues;
+  orientation: Orientation;
+}
+
+/** Which way up the frame was scored (see LivenessEngine.orient). */
+export interface Orientation {
+  /** Clockwise quarter turns applied to the frame as sent before detection and scoring. */
+  turns: QuarterTurns;
+  /** Whether the other quarter turns were tried (the frame did not show a confident upright face). */
+  searched: boolean;
+  /** Whether some orientation showed a confident, upright face (BlazeFace front with level eyes). */
+  upright: boolean;
 }
 
 const extraModelsSchema = z.array(spoofModelSpecSchema);
+
+/**
+ * BlazeFace front's score above which a level-eyed face is taken as upright without trying other turns. On the
+ * dev sets' full frames (research/liveness/explore-orientation.ts) upright faces score 0.85-0.98 at it; the same
+ * frames upside down still show "level eyes" (its keypoints assume an upright face) but score 0.5-0.82 (1 in 93
+ * above 0.85), so below it the turns are compared.
+ */
+const UPRIGHT_SCORE = 0.85;
 
 export class LivenessEngine {
   readonly modelInfo: Array<{ name: string; file: string; sha256: string }>;
@@ -138,8 +158,11 @@ export class LivenessEngine {
 
   async analyzeDetailed(image: Buffer, format: ImageFormat): Promise<{ result: LivenessResult; features: LivenessFeatures }> {
     const t0 = performance.now();
-    const img = await decodeImage(image, format, this.decodeOpts);
+    const sent = await decodeImage(image, format, this.decodeOpts);
     const t1 = performance.now();
+    const orientation = await this.orient(sent);
+    const tOrient = performance.now();
+    const img = orientation.image;
     const faces = await this.detect(img);
     const face = largest(faces);
     if (!face) throw new InvalidInputError('invalid_image', 'No face was detected in the image.');
@@ -151,20 +174,33 @@ export class LivenessEngine {
     const fused = fusedLogit(this.fusion, spoofLogits, cues);
     const likelihood = sigmoid(fused);
     const quality = assessQuality(img, face, faces, this.qualityOpts);
+    // No quarter turn showed a confident upright face: the verdict is on a face we could not confirm the
+    // orientation of, so the integrator is told (the detector's own confidence may still be high).
+    if (!orientation.upright && !quality.reasons.includes('low_confidence')) {
+      quality.reasons.push('low_confidence');
+      quality.isValidFace = false;
+      quality.msg = [quality.msg, QUALITY_MESSAGES.low_confidence].filter(Boolean).join(' ');
+    }
     const t4 = performance.now();
 
+    // Boxes are reported in the frame as it was sent, whichever way it was scored.
+    const rect = (b: Box) => toRect(boxBeforeTurn(b, orientation.turns, sent), sent);
     const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
+    // An upright frame's probe counts as detection; a search is its own stage, present only when it ran.
+    const stages: Record<string, number> = orientation.searched
+      ? { decode: round(t1 - t0), orient: round(tOrient - t1), detect: round(t2 - tOrient) }
+      : { decode: round(t1 - t0), detect: round(t2 - t1) };
     const result: LivenessResult = {
       isFakeFace: likelihood > this.fakeThreshold,
       isFakeLikelihood: round(likelihood, 4),
       isValidFace: quality.isValidFace,
       faceBrightness: round(meanLuma(img, face.box), 1),
-      faceRectArea: toRect(face.box, img),
-      vFaceRect: [...faces].sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h).map((f) => toRect(f.box, img)),
+      faceRectArea: rect(face.box),
+      vFaceRect: [...faces].sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h).map((f) => rect(f.box)),
       msg: quality.msg,
       reasons: quality.reasons,
       latency_ms: Math.round(t4 - t0),
-      stages: { decode: round(t1 - t0), detect: round(t2 - t1), spoof: round(t3 - t2), total: round(t4 - t0) },
+      stages: { ...stages, spoof: round(t3 - t2), total: round(t4 - t0) },
     };
     return {
       result,
@@ -176,8 +212,34 @@ export class LivenessEngine {
         fused,
         quality: quality.measures,
         cues,
+        orientation: { turns: orientation.turns, searched: orientation.searched, upright: orientation.upright },
       },
     };
+  }
+
+  /**
+   * Which way up to score the frame. Uploads that strip the EXIF orientation tag without applying it reach
+   * us turned, and the spoof models call most turned live faces fake. BlazeFace front (about 1 ms) looks at
+   * the frame as sent: a face at UPRIGHT_SCORE or more with its eyes within 45 degrees of level means upright
+   * and nothing more is done. Otherwise the three other quarter turns are tried (one BlazeFace pass each, on
+   * its turned input) and the frame is scored the way that shows a confident level-eyed face with the
+   * highest score. When no way does, it is scored as sent and the answer says so (low_confidence).
+   */
+  private async orient(img: RgbImage): Promise<Orientation & { image: RgbImage }> {
+    const level = (faces: Face[]) => this.confidentFrontFace(faces.filter((f) => turnsToUpright(f) === 0));
+    const probe = level(await this.front.detect(img));
+    if (probe && probe.score >= UPRIGHT_SCORE) return { turns: 0, searched: false, upright: true, image: img };
+    let best: { turns: QuarterTurns; score: number } | undefined = probe && { turns: 0, score: probe.score };
+    for (const turns of [1, 2, 3] as const) {
+      const face = level(await this.front.detect(img, turns));
+      if (face && (!best || face.score > best.score)) best = { turns, score: face.score };
+    }
+    if (!best) return { turns: 0, searched: true, upright: false, image: img };
+    return { turns: best.turns, searched: true, upright: true, image: turnImage(img, best.turns) };
+  }
+
+  private confidentFrontFace(faces: Face[]): Face | undefined {
+    return largest(faces.filter((f) => f.score >= this.qualityOpts.minScore['blazeface-front']));
   }
 
   /**

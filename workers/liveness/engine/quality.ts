@@ -35,7 +35,7 @@ export const DEFAULT_QUALITY: QualityThresholds = {
   minScore: { 'fr-detect': 0.85, 'blazeface-front': 0.75, 'blazeface-back': 0.75 },
 };
 
-const MESSAGES: Record<QualityReason, string> = {
+export const QUALITY_MESSAGES: Record<QualityReason, string> = {
   face_too_small: 'The face is too small; move closer to the camera or send a larger image.',
   face_cut_off: 'The face is cut off at the image border; centre the face in the frame.',
   too_dark: 'The face is too dark; add light in front of the face.',
@@ -103,7 +103,7 @@ export function assessQuality(img: RgbImage, face: Face, all: Face[], t: Quality
   return {
     isValidFace: reasons.length === 0,
     reasons,
-    msg: reasons.map((r) => MESSAGES[r]).join(' '),
+    msg: reasons.map((r) => QUALITY_MESSAGES[r]).join(' '),
     measures: { brightness, sharpness: sharp, faceHeight, outside },
   };
 }
