@@ -354,12 +354,14 @@ export class AccountService {
     await this.audit(customerId, 'console.recovery_codes_regenerated', null);
   }
 
-  /** Spends one recovery code atomically: true once per code, false for an unknown or spent one. */
-  async spendRecoveryCode(customerId: string, codeHash: string): Promise<boolean> {
-    const res = await this.models.Account.updateOne({ _id: customerId, recoveryCodeHashes: codeHash }, { $pull: { recoveryCodeHashes: codeHash } });
-    if (res.modifiedCount === 0) return false;
+  /**
+   * Takes spent recovery codes out of the account's list and audits the use of one. The list is not what makes
+   * a code usable once: the caller's marker is (api/console/recovery-codes.ts), because an engine that loses
+   * concurrent updates (FerretDB 1.24) may put a pulled code back; every spent code is pulled again each time.
+   */
+  async pullSpentRecoveryCodes(customerId: string, spent: string[]): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $pull: { recoveryCodeHashes: { $in: spent } } });
     await this.audit(customerId, 'console.recovery_code_used', null);
-    return true;
   }
 
   /** Claims the one welcome e-mail (atomic); `release` gives the claim back after a failed send. */

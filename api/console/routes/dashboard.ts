@@ -27,6 +27,7 @@ import {
 } from '../views/dashboard';
 import { appContext, signedInAccount, baseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { dailyCsv, usageByKey, usageByToken, usageOf } from '../usage';
+import { unspentRecoveryCodes } from '../recovery-codes';
 
 function slotOf(value: string | undefined): KeySlot {
   if (value === 'primary' || value === 'secondary') return value;
@@ -107,7 +108,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
         keys,
         firstName: a.firstName ?? '',
         firstVisit: signIns <= 1,
-        recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0,
+        recoveryCodesLeft: await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a),
         apiBase: baseUrl(d, req),
         usageAlerts: !!a.usageAlerts,
       }),

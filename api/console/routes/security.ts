@@ -8,7 +8,7 @@ import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword, passwordProblems, verifyPassword } from '../passwords';
-import { hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes } from '../recovery-codes';
+import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
 import { alreadyShownPage, recoveryCodesAppPage, securityPage } from '../views/dashboard';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
@@ -24,7 +24,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     sendPage(
       res,
       securityPage(ctx, {
-        recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0,
+        recoveryCodesLeft: await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a),
         usageAlerts: !!a.usageAlerts,
         passwordChangedAt: a.passwordChangedAt ?? null,
         error,
@@ -77,6 +77,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     }
     const codes = newRecoveryCodes();
     await d.accounts.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
+    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });
 
