@@ -1,11 +1,11 @@
-// Owns accounts, their two API keys, plan changes and the hard cap: the operations the API,
+// Owns accounts, their two API keys, plan changes (pending until the marketplace confirms; each with its fee record) and the hard cap: the operations the API,
 // the console and the admin CLI share. Each write is one single-document atomic update.
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';
 import { isDuplicateKeyError } from '../db/models';
-import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId } from '../billing/plans';
-import { monthAfter, monthOf, type Clock } from '../billing/month';
+import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId } from '../billing/plans';
+import { hourOf, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
 import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
 import type { AuthCache } from './auth-cache';
 import { Deadline } from '../deadline';
@@ -236,23 +236,92 @@ export class AccountService {
     };
   }
 
-  /** Upgrades apply now; downgrades wait for the month end (the spec's transitions). */
-  async changePlan(customerId: string, plan: PlanId): Promise<{ effective: string }> {
+  /**
+   * Applies a plan change the marketplace confirmed (or an operator made): upgrades apply now, downgrades wait
+   * for the month end (the spec's transitions). Every change is audited with its effective date and writes a
+   * plan-fee metering record (prorated, see plans.ts); `changeId` (the entitlement event's id) makes a replay
+   * write the same record again rather than a second one. Clears a pending console request.
+   */
+  async changePlan(
+    customerId: string,
+    plan: PlanId,
+    source: { by: 'marketplace' | 'operator'; changeId?: string } = { by: 'operator' },
+  ): Promise<{ effective: string }> {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
     if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(plan)}`);
     const now = this.clock();
+    const changeId = source.changeId ?? randomUUID();
     if (PLANS[plan].rank >= PLANS[account.plan].rank) {
-      await this.models.Account.updateOne({ _id: customerId }, { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } });
+      await this.models.Account.updateOne(
+        { _id: customerId },
+        { $set: { plan, scheduledChange: null, pendingPlanChange: null, hardCap: plan === 'free' ? true : account.hardCap } },
+      );
       await this.accountChanged(customerId);
-      await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan });
+      await this.recordPlanFee(account, plan, now, changeId);
+      await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan, effectiveAt: now.toISOString(), by: source.by, changeId });
       return { effective: 'now' };
     }
     const effectiveMonth = monthAfter(monthOf(now));
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now } } });
+    const effectiveAt = nextMonthStart(now);
+    await this.models.Account.updateOne(
+      { _id: customerId },
+      { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now }, pendingPlanChange: null } },
+    );
     await this.accountChanged(customerId);
-    await this.audit(customerId, 'plan.downgrade_scheduled', { from: account.plan, to: plan, effectiveMonth });
+    await this.recordPlanFee(account, plan, effectiveAt, changeId);
+    await this.audit(customerId, 'plan.downgrade_scheduled', {
+      from: account.plan,
+      to: plan,
+      effectiveMonth,
+      effectiveAt: effectiveAt.toISOString(),
+      by: source.by,
+      changeId,
+    });
     return { effective: effectiveMonth };
+  }
+
+  /** The plan-fee metering record of one change (idempotent by change id), for the marketplace metering job. */
+  private async recordPlanFee(account: Account, plan: PlanId, effectiveAt: Date, changeId: string): Promise<void> {
+    await this.models.MeteringRecord.updateOne(
+      { _id: `${account._id}:fee:${changeId}` },
+      {
+        $set: {
+          customerId: account._id,
+          subscriptionId: account.marketplace?.subscriptionId ?? null,
+          hour: hourOf(effectiveAt),
+          dimension: 'plan_fee_cents',
+          quantity: proratedFeeDifferenceCents(account.plan, plan, effectiveAt),
+          plan,
+          previousPlan: account.plan,
+          effectiveAt,
+        },
+        $setOnInsert: { reportedAt: null },
+      },
+      { upsert: true },
+    );
+  }
+
+  /**
+   * A plan change chosen in the console: recorded as pending, nothing else changes until the marketplace
+   * confirms it (shared/marketplace/entitlements.ts). A new request replaces an earlier one.
+   */
+  async requestPlanChange(customerId: string, plan: PlanId): Promise<void> {
+    const account = await this.current(customerId);
+    if (!account) throw new NotFoundError('customer not found');
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { pendingPlanChange: { plan, requestedAt: this.clock() } } });
+    await this.audit(customerId, 'plan.change_requested', { from: account.plan, to: plan });
+  }
+
+  /** Withdraws a pending (unconfirmed) plan change; 404 when there is none. */
+  async withdrawPlanChangeRequest(customerId: string): Promise<void> {
+    const res = await this.models.Account.updateOne({ _id: customerId, pendingPlanChange: { $ne: null } }, { $set: { pendingPlanChange: null } });
+    if (res.matchedCount === 0) throw new NotFoundError('no pending plan change');
+    await this.audit(customerId, 'plan.change_request_withdrawn', null);
+  }
+
+  async getBySubscription(subscriptionId: string): Promise<Account | null> {
+    return await this.models.Account.findOne({ 'marketplace.subscriptionId': subscriptionId }).lean();
   }
 
   async scheduleCancellation(customerId: string): Promise<{ effective: string }> {

@@ -51,6 +51,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
       hardCap: view.hardCap,
       status: a.status,
       scheduled: s?.effectiveMonth ? { plan: (s.plan as PlanId | null) ?? null, cancel: !!s.cancel, effectiveMonth: s.effectiveMonth } : null,
+      pending: a.pendingPlanChange?.plan ? { plan: a.pendingPlanChange.plan as PlanId, requestedAt: a.pendingPlanChange.requestedAt ?? null } : null,
     };
   }
 
@@ -185,18 +186,23 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     sendPage(res, planChangeConfirmPage(await appContext(d, req, res, a), { from: state, to, usage: await usage(a), effectiveMonth }));
   });
 
+  // The console only asks: the marketplace owns the subscription, and its entitlement event applies the change
+  // (shared/marketplace/entitlements.ts). Until then the plan page shows it as pending.
   r.post('/plan/change', auth, async (req, res) => {
     const a = await account(req);
     const plan = targetPlan(formField(req, 'plan'), a.plan);
-    const { effective } = await d.accounts.changePlan(a._id, plan);
-    if (effective === 'now') {
-      return redirectWithFlash(d, req, res, '/console/plan', {
-        kind: 'success',
-        text: `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.`,
-      });
-    }
-    // The scheduled-change box on the plan page says what and when; no second notice.
-    res.redirect(303, '/console/plan#scheduled-change');
+    await d.accounts.requestPlanChange(a._id, plan);
+    await redirectWithFlash(d, req, res, '/console/plan#pending-change', {
+      kind: 'info',
+      text: `Your change to the ${PLANS[plan].name} plan is pending: it applies when the marketplace confirms it.`,
+    });
+  });
+
+  r.post('/plan/pending/withdraw', auth, async (req, res) => {
+    const a = await account(req);
+    // NotFoundError (404 not_found) when nothing is pending: the error page says so.
+    await d.accounts.withdrawPlanChangeRequest(a._id);
+    await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: 'The plan change request is withdrawn. Your current plan continues.' });
   });
 
   r.post('/plan/cancel', auth, async (req, res) => {

@@ -8,6 +8,7 @@ import { calls, firstOf, int, monthName, plural, usd, usdPlain, utc } from './fo
 import { dailyChart, meter } from './usage-chart';
 import { keyBlock, passwordFields } from './onboarding';
 import type { UsageView } from '../usage';
+import { pendingPlanChangeNotice, type PendingPlanChange } from './plan-pending';
 
 export type { UsageView } from '../usage';
 
@@ -17,6 +18,8 @@ export interface PlanState {
   hardCap: boolean;
   status: string;
   scheduled: { plan: PlanId | null; cancel: boolean; effectiveMonth: string } | null;
+  /** A change asked for in the console, waiting for the marketplace's confirmation. */
+  pending: PendingPlanChange | null;
 }
 
 export interface KeyView {
@@ -231,6 +234,7 @@ export function planPage(ctx: AppContext, o: { plan: PlanState; usage: UsageView
     title: 'Plan & billing',
     nav: 'plan',
     body: html`<div class="page-head"><div><h1>Plan & billing</h1><p>Prices are the public marketplace prices in USD. Upgrades apply immediately; downgrades and cancellation at the end of the month. Every change asks you to confirm first.</p></div></div>
+${pendingPlanChangeNotice(ctx, o.plan.pending)}
 ${
   scheduled
     ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p>${scheduled} Until then nothing changes.</p>
@@ -513,6 +517,8 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'plan.downgrade_scheduled': (d) => `Scheduled a downgrade to ${PLANS[d.to as PlanId]?.name ?? d.to} for ${firstOf(String(d.effectiveMonth))}`,
   'plan.cancellation_scheduled': (d) => `Scheduled cancellation for ${firstOf(String(d.effectiveMonth))}`,
   'plan.scheduled_change_withdrawn': () => 'Withdrew the scheduled plan change',
+  'plan.change_requested': (d) => `Asked for a change to ${PLANS[d.to as PlanId]?.name ?? d.to} (pending the marketplace's confirmation)`,
+  'plan.change_request_withdrawn': () => 'Withdrew the pending plan change request',
   'hard_cap.on': () => 'Switched the hard cap ON',
   'hard_cap.off': () => 'Switched the hard cap OFF',
   'console.sign_in': () => 'Signed in',
