@@ -526,6 +526,7 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'console.two_factor_enabled': () => 'Enabled two-factor sign-in',
   'console.activated': () => 'Activated the account and received both keys',
   'console.registered': () => 'Registered from the marketplace',
+  'console.registration_with_known_address': () => 'Someone tried to register a new account with this address (we mailed you)',
   'console.password_reset': () => 'Reset the password by e-mail (all sessions ended)',
   'console.password_changed': () => 'Changed the password (other sessions ended)',
   'console.password_reset_requested': () => 'Asked for a password reset link',

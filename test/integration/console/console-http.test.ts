@@ -229,6 +229,31 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(reused.html).to.contain('already registered').and.contain('/console/verify/resend');
     });
 
+    it('finding 3: registration answers alike for a known and a new address; the known address gets a mail instead of a second account', async () => {
+      const known = await registerAndActivate(h);
+      const attempt = async (email: string) => {
+        const client = new FormClient(h.base);
+        const sub = h.subscribe('starter');
+        const form = await client.open(sub.url);
+        const token = decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!);
+        const fields = { token, firstName: 'Eve', lastName: 'Probe', email, company: 'C', website: 'https://c.example.com' };
+        const answer = await client.submit(form, '/console/register', fields, false);
+        const page = await client.open(answer.location ?? '/');
+        const reopened = await new FormClient(h.base).get(sub.url);
+        return { status: answer.status, location: answer.location, page: page.html.replaceAll(email, 'EMAIL'), reopened: reopened.status };
+      };
+      const fresh = await attempt(`new-${Date.now()}@example.com`);
+      const existing = await attempt(known.email);
+      expect(existing).to.deep.equal({ ...fresh, page: existing.page });
+      expect(fresh).to.include({ status: 303, location: '/console/register/sent', reopened: 409 });
+      // The pages differ only in their per-session CSRF token.
+      const strip = (html: string) => html.replace(/name="_csrf" value="[^"]+"/g, '').replace(/<meta name="csrf-token" content="[^"]+"/g, '');
+      expect(strip(existing.page)).to.equal(strip(fresh.page));
+      const mail = await h.waitForMail(known.email, /already exists/);
+      expect(mail.links.some((l) => l.includes('/console/sign-in'))).to.equal(true);
+      expect(await h.api.deps.models.Account.countDocuments({ email: known.email })).to.equal(1);
+    });
+
     it('validates the registration fields on the server too', async () => {
       const client = new FormClient(h.base);
       const form = await client.open(h.subscribe('standard').url);
