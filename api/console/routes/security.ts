@@ -62,7 +62,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     await d.accounts.setPassword(a._id, await hashPassword(password), 'changed');
     // Every other session ends; this one moves to a new id and a new start, so it lives on.
     await d.sessions.endAllSessionsOf(a._id);
-    const session = await d.sessions.rotate(req.consoleSession!, {}, true);
+    const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime() }, true);
     adoptSession(req, res, d.cookie, session);
     await d.mailer.send(a.email, passwordChangedMail({ firstName: a.firstName || 'there', support: d.config.SUPPORT_EMAIL })).catch(() => undefined);
     await redirectWithFlash(d, req, res, '/console/security', { kind: 'success', text: 'Your password is changed. Every other session was signed out.' });

@@ -112,7 +112,8 @@ export function signInRoutes(d: ConsoleDeps): Router {
 
   /** The second step passed: the authenticated session (new id and CSRF token). */
   async function authenticate(req: Request, res: Response, account: Account): Promise<void> {
-    const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated' });
+    // Password and code just given: a proof of identity for the sensitive actions (api/console/step-up.ts).
+    const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated', provenAt: d.clock().getTime() });
     adoptSession(req, res, d.cookie, session);
     await d.accounts.audit(account._id, 'console.sign_in', { ip: clientIp(req) });
   }

@@ -523,6 +523,8 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'hard_cap.off': () => 'Switched the hard cap OFF',
   'console.sign_in': () => 'Signed in',
   'console.sign_in_failed': () => 'Failed sign-in attempt',
+  'console.step_up': (d) => `Confirmed it was you (${d.with === 'totp' ? 'authenticator code' : 'password'}) for a sensitive action`,
+  'console.step_up_failed': () => 'Wrong password when confirming a sensitive action',
   'console.two_factor_enabled': () => 'Enabled two-factor sign-in',
   'console.activated': () => 'Activated the account and received both keys',
   'console.registered': () => 'Registered from the marketplace',
