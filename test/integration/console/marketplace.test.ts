@@ -3,6 +3,8 @@
 // a signed entitlement event applies, and every change is audited and metered (the plan-fee dimension).
 import { expect } from 'chai';
 import { http } from '../../support/http';
+import { runCli } from '../../support/cli';
+import { testMongoUri, testRedisUrl } from '../../support/engines';
 import { fullySignedIn, startConsole, subscriptionOf, type ConsoleHarness } from './harness';
 
 /** Mid-month, so the proration is visible: the 16th of a 30-day month leaves 15 of 30 days. */
@@ -95,6 +97,37 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect((await h.entitle(subscriptionId, 'business', { secret: 'another-secret-another-secret-0123456789' })).status).to.equal(401);
       expect((await h.entitle(subscriptionId, 'business', { nowMs: Date.now() - 10 * 60_000 })).status).to.equal(401);
       expect(await usageOf(user.primaryKey)).to.include({ plan: 'free', monthly_limit: 50 });
+    });
+
+    it('admin marketplace entitle replays an event by hand: signed like the marketplace, applied once', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const env = {
+        MONGODB_URI: `${testMongoUri()}${h.dbName}`,
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: h.config.QUEUE_PREFIX,
+        APP_SECRET: h.config.APP_SECRET!,
+        LOG_LEVEL: 'silent',
+      };
+      const args = [
+        'marketplace',
+        'entitle',
+        '--subscription',
+        subscriptionId,
+        '--plan',
+        'standard',
+        '--event',
+        `evt_cli_${user.customerId}`,
+        '--url',
+        h.base,
+        '--json',
+      ];
+      const first = await runCli('scripts/admin.ts', args, env);
+      expect(first.code, first.stderr).to.equal(0);
+      expect(JSON.parse(first.stdout).answer).to.include({ status: 'applied', plan: 'standard', effective: 'now' });
+      const again = await runCli('scripts/admin.ts', args, env);
+      expect(JSON.parse(again.stdout).answer).to.include({ status: 'already_applied' });
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'standard', monthly_limit: 5_000 });
     });
 
     it('answers 404 for an unknown subscription and 400 for a malformed event', async () => {
