@@ -252,6 +252,8 @@ export class AccountService {
     if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(plan)}`);
     const now = this.clock();
     const changeId = source.changeId ?? randomUUID();
+    // A scheduled downgrade this change replaces never happens: its fee record goes too.
+    await this.voidScheduledFee(account);
     if (PLANS[plan].rank >= PLANS[account.plan].rank) {
       await this.models.Account.updateOne(
         { _id: customerId },
@@ -266,7 +268,7 @@ export class AccountService {
     const effectiveAt = nextMonthStart(now);
     await this.models.Account.updateOne(
       { _id: customerId },
-      { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now }, pendingPlanChange: null } },
+      { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now, changeId }, pendingPlanChange: null } },
     );
     await this.accountChanged(customerId);
     await this.recordPlanFee(account, plan, effectiveAt, changeId);
@@ -303,6 +305,26 @@ export class AccountService {
   }
 
   /**
+   * Voids the fee record of a scheduled downgrade that will not happen (withdrawn or replaced): deleted while
+   * unreported, else answered by a reversing record, so the metered fees always match the changes made.
+   */
+  private async voidScheduledFee(account: Account): Promise<void> {
+    const changeId = account.scheduledChange?.changeId;
+    if (!changeId) return;
+    const id = `${account._id}:fee:${changeId}`;
+    const removed = await this.models.MeteringRecord.deleteOne({ _id: id, reportedAt: null });
+    if (removed.deletedCount === 1) return;
+    const reported = await this.models.MeteringRecord.findById(id).lean();
+    if (!reported) return;
+    const { _id: _reportedId, reportedAt: _reportedAt, ...record } = reported;
+    await this.models.MeteringRecord.updateOne(
+      { _id: `${id}:void` },
+      { $set: { ...record, quantity: -record.quantity, plan: record.previousPlan, previousPlan: record.plan }, $setOnInsert: { reportedAt: null } },
+      { upsert: true },
+    );
+  }
+
+  /**
    * A plan change chosen in the console: recorded as pending, nothing else changes until the marketplace
    * confirms it (shared/marketplace/entitlements.ts). A new request replaces an earlier one.
    */
@@ -325,6 +347,8 @@ export class AccountService {
   }
 
   async scheduleCancellation(customerId: string): Promise<{ effective: string }> {
+    const account = await this.get(customerId);
+    if (account) await this.voidScheduledFee(account);
     const effectiveMonth = monthAfter(monthOf(this.clock()));
     const res = await this.models.Account.updateOne(
       { _id: customerId },
@@ -338,6 +362,8 @@ export class AccountService {
 
   /** Withdraws a scheduled downgrade or cancellation; 404 when there is none. */
   async cancelScheduledChange(customerId: string): Promise<void> {
+    const account = await this.get(customerId);
+    if (account?.scheduledChange) await this.voidScheduledFee(account);
     const res = await this.models.Account.updateOne({ _id: customerId, scheduledChange: { $ne: null } }, { $set: { scheduledChange: null } });
     if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
     await this.accountChanged(customerId);

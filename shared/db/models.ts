@@ -20,7 +20,11 @@ const accountSchema = new Schema(
     status: { type: String, enum: ['pending', 'active', 'suspended', 'cancelled'], required: true },
     /** A downgrade or cancellation waiting for the month end. */
     scheduledChange: {
-      type: new Schema({ plan: { type: String, default: null }, cancel: Boolean, effectiveMonth: String, requestedAt: Date }, { _id: false }),
+      // changeId: the plan change (entitlement event) whose fee record is voided if this change never happens.
+      type: new Schema(
+        { plan: { type: String, default: null }, cancel: Boolean, effectiveMonth: String, requestedAt: Date, changeId: { type: String, default: null } },
+        { _id: false },
+      ),
       default: null,
     },
     marketplace: {

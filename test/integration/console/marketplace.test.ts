@@ -78,6 +78,23 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect(fee).to.include({ quantity: -18_000, plan: 'free', previousPlan: 'starter', hour: '2026-12-01T00' });
     });
 
+    it('a confirmed downgrade withdrawn before the 1st leaves no fee behind (its unreported record is voided; a reported one is reversed)', async () => {
+      const user = await fullySignedIn(h, 'professional');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      await h.entitle(subscriptionId, 'starter');
+      const plan = await user.client.open('/console/plan');
+      await user.client.submit(plan, '/console/plan/scheduled/withdraw', {});
+      expect(await feeRecords(user.customerId)).to.deep.equal([]);
+      // Reported to the marketplace already: a reversing record answers it.
+      await h.entitle(subscriptionId, 'standard');
+      const [reported] = await feeRecords(user.customerId);
+      await h.api.deps.models.MeteringRecord.updateOne({ _id: reported!._id }, { $set: { reportedAt: new Date() } });
+      await h.entitle(subscriptionId, 'professional');
+      const fees = await feeRecords(user.customerId);
+      expect(fees.reduce((sum, f) => sum + f.quantity, 0), 'the fees net to nothing').to.equal(0);
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'professional' });
+    });
+
     it('a replayed event changes nothing the second time (one fee record, "already_applied")', async () => {
       const user = await fullySignedIn(h, 'starter');
       const subscriptionId = await subscriptionOf(h, user.customerId);
