@@ -292,14 +292,14 @@ export function planChangeConfirmPage(ctx: AppContext, o: { from: PlanState; to:
   const overageNow = u.overageCostUsd ?? 0;
   const effects = up
     ? [
-        html`<li><strong>When:</strong> immediately.</li>`,
+        html`<li><strong>When:</strong> immediately once the marketplace confirms it (until then the change shows as pending).</li>`,
         html`<li><strong>New price:</strong> ${usdPlain(to.monthlyFeeUsd)} a month for ${int(to.monthlyCalls)} calls${to.overagePerCallUsd === null ? '' : html`, overage ${usd(to.overagePerCallUsd)} per call`}.</li>`,
         html`<li><strong>This month's credits:</strong> ${u.used === 0 ? `no calls made yet; all ${int(to.monthlyCalls)} are available after the change.` : `the ${calls(u.used)} already made count towards the new limit of ${int(to.monthlyCalls)}; ${int(Math.max(0, to.monthlyCalls - u.used))} remain after the change.`}</li>`,
         html`<li><strong>Overage:</strong> ${u.overage === 0 ? 'none so far this month.' : `the ${calls(u.overage)} already billed as overage (${usd(overageNow)}) stay billed; calls from now on use the new limit.`}</li>`,
         html`<li><strong>This month's charges:</strong> shown with the ${to.name} fee (${usdPlain(to.monthlyFeeUsd)}) instead of ${usdPlain(from.monthlyFeeUsd)} from now on; the marketplace bills the change under its own proration rules.</li>`,
       ]
     : [
-        html`<li><strong>When:</strong> ${firstOf(o.effectiveMonth!)}, 00:00 UTC. Until then nothing changes: your ${from.name} limit and price stay.</li>`,
+        html`<li><strong>When:</strong> ${firstOf(o.effectiveMonth!)}, 00:00 UTC, once the marketplace confirms it. Until then nothing changes: your ${from.name} limit and price stay.</li>`,
         html`<li><strong>New price from then:</strong> ${to.monthlyFeeUsd === 0 ? 'free' : `${usdPlain(to.monthlyFeeUsd)} a month`} for ${int(to.monthlyCalls)} calls${to.overagePerCallUsd === null ? ', no overage (the hard cap is always on)' : html`, overage ${usd(to.overagePerCallUsd)} per call`}.</li>`,
         html`<li><strong>This month's credits and overage:</strong> unchanged (${calls(u.used)} used of ${int(u.monthlyLimit)}; overage so far ${usd(overageNow)}).</li>`,
         html`<li>You can withdraw the change on the plan page until it takes effect.</li>`,
