@@ -168,9 +168,20 @@ export const configSchema = z
      * open (and are sealed again with APP_SECRET when that account next signs in). Sessions and links are not kept.
      */
     APP_SECRET_PREVIOUS: z.string().min(32).optional(),
+    /** https:// in production (start-up refuses http://): links in e-mails and the console's origin check. */
     PUBLIC_BASE_URL: z.string().url().optional(),
+    /**
+     * Shared secret the marketplace signs entitlement events with (POST /marketplace/entitlements; docs/billing.md).
+     * Required in production; elsewhere a key derived from APP_SECRET, so local tools agree without setup.
+     */
+    MARKETPLACE_SECRET: z
+      .string()
+      .min(32)
+      .refine((v) => !PLACEHOLDER_SECRET.test(v), 'is a placeholder from an example: generate one with `openssl rand -base64 48`')
+      .optional(),
     SMTP_URL: z.string().optional(),
     MAIL_FROM: z.string().default('Liveness Console <no-reply@localhost>'),
+    /** Secure, __Host- console cookie. Production refuses false (the console is served over HTTPS there). */
     SECURE_COOKIES: bool.default(false),
     /** Folder of the local mail sink's mailbox (`npm start` sets it when SMTP_URL is unset); enables /console/dev/mailbox outside production. */
     MAILBOX_DIR: z.string().optional(),
@@ -188,14 +199,24 @@ export const configSchema = z
     if (cfg.NODE_ENV === 'production' && cfg.FAULT_KILL_AT !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['FAULT_KILL_AT'], message: 'a test-only fault hook; never set in production' });
     }
+    // Production serves customers over HTTPS only: a session cookie without Secure, or e-mail links and an
+    // origin check on http://, would hand sessions and one-time links to anyone on the path.
+    if (cfg.NODE_ENV === 'production' && !cfg.SECURE_COOKIES) {
+      ctx.addIssue({ code: 'custom', path: ['SECURE_COOKIES'], message: 'must be true in production (console cookies only over HTTPS)' });
+    }
+    if (cfg.NODE_ENV === 'production' && cfg.PUBLIC_BASE_URL && !cfg.PUBLIC_BASE_URL.startsWith('https://')) {
+      ctx.addIssue({ code: 'custom', path: ['PUBLIC_BASE_URL'], message: 'must be an https:// address in production' });
+    }
   });
 
 export type Config = z.infer<typeof configSchema>;
 
 /**
  * The development vs production switch (NODE_ENV): problems that make a configuration unfit to serve
- * customers. Production refuses the local mail sink's mailbox page and e-mail links built from the
- * request's Host header (the console needs PUBLIC_BASE_URL). Empty when the configuration is fine.
+ * customers. Production refuses the local mail sink's mailbox page, e-mail links built from the request's
+ * Host header (the console needs PUBLIC_BASE_URL) and a derived marketplace secret (it must be the one the
+ * marketplace holds). Empty when the configuration is fine. (Insecure cookies and an http:// base URL are
+ * refused by the schema itself, for every process.)
  */
 export function consoleConfigProblems(cfg: Config): string[] {
   if (cfg.NODE_ENV !== 'production') return [];
@@ -204,6 +225,7 @@ export function consoleConfigProblems(cfg: Config): string[] {
     problems.push('APP_SECRET: too repetitive for production (fewer than 16 different characters); generate one with `openssl rand -base64 48`');
   }
   if (!cfg.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL: required in production (links in e-mails are never built from the request Host)');
+  if (!cfg.MARKETPLACE_SECRET) problems.push('MARKETPLACE_SECRET: required in production (the secret the marketplace signs entitlement events with)');
   if (cfg.MAILBOX_DIR) problems.push('MAILBOX_DIR: the development mailbox is refused in production (set SMTP_URL to a real relay)');
   return problems;
 }

@@ -35,6 +35,7 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH]
   metering pending | metering mark-reported --hour YYYY-MM-DDTHH --customer ID
   marketplace subscribe --plan P [--account ID] [--subscription ID]
+  marketplace entitle --subscription ID --plan P [--event ID] [--url BASE]   (a signed entitlement event, as the marketplace sends)
   mail list [--to ADDRESS]
   retention prune --keep-months N [--dry-run]`;
 

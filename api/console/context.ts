@@ -43,8 +43,8 @@ export interface ConsoleDeps {
   mailboxDir: string | null;
 }
 
-/** Host names a development link may point at: this machine only. */
-function isLoopbackHost(hostname: string): boolean {
+/** Host names a development link may point at (and the dev mailbox answers to): this machine only. */
+export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
@@ -57,13 +57,7 @@ function isLoopbackHost(hostname: string): boolean {
 export function baseUrl(d: ConsoleDeps, req: Request): string {
   if (d.config.PUBLIC_BASE_URL) return d.config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   const host = req.get('host') ?? '';
-  let hostname = '';
-  try {
-    hostname = new URL(`http://${host}`).hostname;
-  } catch {
-    // not a host at all: use the fallback below
-  }
-  if (hostname && isLoopbackHost(hostname)) return `http://${host}`;
+  if (hasLoopbackHostHeader(req)) return `http://${host}`;
   return `http://127.0.0.1:${req.socket.localPort ?? d.config.LIVENESS_PORT}`;
 }
 
@@ -76,6 +70,16 @@ export function emotionBaseUrl(d: ConsoleDeps, req: Request): string {
   const url = new URL(baseUrl(d, req));
   url.port = String(d.config.EMOTION_PORT);
   return url.origin;
+}
+
+/** The request's own Host header (never a proxy's X-Forwarded-Host) names this machine. */
+export function hasLoopbackHostHeader(req: Request): boolean {
+  try {
+    const hostname = new URL(`http://${req.get('host') ?? ''}`).hostname;
+    return !!hostname && isLoopbackHost(hostname);
+  } catch {
+    return false; // not a host at all
+  }
 }
 
 export function sendPage(res: Response, body: string, status = 200): void {

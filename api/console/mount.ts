@@ -29,6 +29,8 @@ import { signInRoutes } from './routes/sign-in';
 import { sendTryItError, TRY_IT_API_PATHS, tryItRoutes } from './routes/try-it';
 import { securityRoutes } from './routes/security';
 import { errorPage } from './views/layout';
+import { marketplaceRoutes } from '../marketplace/routes';
+import { marketplaceSecret } from '../../shared/marketplace/entitlements';
 
 export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
   const { config, log, redis } = deps;
@@ -188,6 +190,8 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   });
   router.use(consoleErrors(d));
   app.use('/console', router);
+  // The marketplace's server-to-server entry point (signed events; no session or CSRF): see docs/billing.md.
+  app.use(marketplaceRoutes({ secret: marketplaceSecret(d.config)!, accounts: d.accounts, redis: d.redis, prefix: d.config.QUEUE_PREFIX, log: d.log }));
   sweepPendingAccounts(d);
   startUsageAlerts(d);
   deps.log.info({ mailbox: d.mailboxDir !== null }, 'console mounted at /console');

@@ -29,6 +29,8 @@ export interface SessionData {
   verifyNonce?: string;
   /** After registering: where the confirmation link went (for the "check your inbox" page). */
   pendingEmail?: string;
+  /** authenticated stage: when the password or a TOTP code was last given (step-up, api/console/step-up.ts), epoch ms. */
+  provenAt?: number;
   /** A one-shot message for the next page (set before a redirect). */
   flash?: { kind: 'success' | 'info' | 'error'; text: string };
 }

@@ -4,10 +4,23 @@ import type { Redis } from 'ioredis';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import { deriveKey, open, seal } from './secrets';
+import { LuaScript } from '../../shared/redis-script';
 
 export const TOTP_ISSUER = 'Liveness API';
 /** One step either way absorbs clock drift between phone and server (RFC 6238 §5.2 allows this). */
 const TOLERANCE_SECONDS = 30;
+/** The last-step marker outlives every step the tolerance still accepts. */
+const LAST_STEP_TTL_SECONDS = 180;
+
+// KEYS[1] the account's last spent step; ARGV: step, ttl s. Returns 1 when the step is later than the last
+// spent one (and records it), else 0. One script: a later step is never overwritten by an earlier one, and
+// of concurrent requests with one code exactly one records it.
+const SPEND_STEP = new LuaScript(`
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= last then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1
+`);
 
 export class TotpService {
   private readonly key: Buffer;
@@ -79,8 +92,6 @@ export class TotpService {
     const last = Number((await this.redis.get(lastKey)) ?? '0');
     const result = await verify({ secret, token: digits, epochTolerance: TOLERANCE_SECONDS, afterTimeStep: last || undefined });
     if (!result.valid || !('timeStep' in result)) return false;
-    // Record the step atomically-enough: a concurrent request with the same code races on GETSET.
-    const previous = await this.redis.set(lastKey, String(result.timeStep), 'EX', 180, 'GET');
-    return previous === null || Number(previous) < result.timeStep;
+    return (await SPEND_STEP.run(this.redis, [lastKey], [result.timeStep, LAST_STEP_TTL_SECONDS])) === 1;
   }
 }

@@ -1,11 +1,11 @@
-// Owns accounts, their two API keys, plan changes and the hard cap: the operations the API,
+// Owns accounts, their two API keys, plan changes (pending until the marketplace confirms; each with its fee record) and the hard cap: the operations the API,
 // the console and the admin CLI share. Each write is one single-document atomic update.
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';
 import { isDuplicateKeyError } from '../db/models';
-import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId } from '../billing/plans';
-import { monthAfter, monthOf, type Clock } from '../billing/month';
+import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId } from '../billing/plans';
+import { hourOf, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
 import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
 import type { AuthCache } from './auth-cache';
 import { Deadline } from '../deadline';
@@ -237,26 +237,119 @@ export class AccountService {
     };
   }
 
-  /** Upgrades apply now; downgrades wait for the month end (the spec's transitions). */
-  async changePlan(customerId: string, plan: PlanId): Promise<{ effective: string }> {
+  /**
+   * Applies a plan change the marketplace confirmed (or an operator made): upgrades apply now, downgrades wait
+   * for the month end (the spec's transitions). Every change is audited with its effective date and writes a
+   * plan-fee metering record (prorated, see plans.ts); `changeId` (the entitlement event's id) makes a replay
+   * write the same record again rather than a second one. Clears a pending console request.
+   */
+  async changePlan(
+    customerId: string,
+    plan: PlanId,
+    source: { by: 'marketplace' | 'operator'; changeId?: string } = { by: 'operator' },
+  ): Promise<{ effective: string }> {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
     if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(plan)}`);
     const now = this.clock();
+    const changeId = source.changeId ?? randomUUID();
+    // A scheduled downgrade this change replaces never happens: its fee record goes too.
+    await this.voidScheduledFee(account);
     if (PLANS[plan].rank >= PLANS[account.plan].rank) {
-      await this.models.Account.updateOne({ _id: customerId }, { $set: { plan, scheduledChange: null, hardCap: plan === 'free' ? true : account.hardCap } });
+      await this.models.Account.updateOne(
+        { _id: customerId },
+        { $set: { plan, scheduledChange: null, pendingPlanChange: null, hardCap: plan === 'free' ? true : account.hardCap } },
+      );
       await this.accountChanged(customerId);
-      await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan });
+      await this.recordPlanFee(account, plan, now, changeId);
+      await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan, effectiveAt: now.toISOString(), by: source.by, changeId });
       return { effective: 'now' };
     }
     const effectiveMonth = monthAfter(monthOf(now));
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now } } });
+    const effectiveAt = nextMonthStart(now);
+    await this.models.Account.updateOne(
+      { _id: customerId },
+      { $set: { scheduledChange: { plan, cancel: false, effectiveMonth, requestedAt: now, changeId }, pendingPlanChange: null } },
+    );
     await this.accountChanged(customerId);
-    await this.audit(customerId, 'plan.downgrade_scheduled', { from: account.plan, to: plan, effectiveMonth });
+    await this.recordPlanFee(account, plan, effectiveAt, changeId);
+    await this.audit(customerId, 'plan.downgrade_scheduled', {
+      from: account.plan,
+      to: plan,
+      effectiveMonth,
+      effectiveAt: effectiveAt.toISOString(),
+      by: source.by,
+      changeId,
+    });
     return { effective: effectiveMonth };
   }
 
+  /** The plan-fee metering record of one change (idempotent by change id), for the marketplace metering job. */
+  private async recordPlanFee(account: Account, plan: PlanId, effectiveAt: Date, changeId: string): Promise<void> {
+    await this.models.MeteringRecord.updateOne(
+      { _id: `${account._id}:fee:${changeId}` },
+      {
+        $set: {
+          customerId: account._id,
+          subscriptionId: account.marketplace?.subscriptionId ?? null,
+          hour: hourOf(effectiveAt),
+          dimension: 'plan_fee_cents',
+          quantity: proratedFeeDifferenceCents(account.plan, plan, effectiveAt),
+          plan,
+          previousPlan: account.plan,
+          effectiveAt,
+        },
+        $setOnInsert: { reportedAt: null },
+      },
+      { upsert: true },
+    );
+  }
+
+  /**
+   * Voids the fee record of a scheduled downgrade that will not happen (withdrawn or replaced): deleted while
+   * unreported, else answered by a reversing record, so the metered fees always match the changes made.
+   */
+  private async voidScheduledFee(account: Account): Promise<void> {
+    const changeId = account.scheduledChange?.changeId;
+    if (!changeId) return;
+    const id = `${account._id}:fee:${changeId}`;
+    const removed = await this.models.MeteringRecord.deleteOne({ _id: id, reportedAt: null });
+    if (removed.deletedCount === 1) return;
+    const reported = await this.models.MeteringRecord.findById(id).lean();
+    if (!reported) return;
+    const { _id: _reportedId, reportedAt: _reportedAt, ...record } = reported;
+    await this.models.MeteringRecord.updateOne(
+      { _id: `${id}:void` },
+      { $set: { ...record, quantity: -record.quantity, plan: record.previousPlan, previousPlan: record.plan }, $setOnInsert: { reportedAt: null } },
+      { upsert: true },
+    );
+  }
+
+  /**
+   * A plan change chosen in the console: recorded as pending, nothing else changes until the marketplace
+   * confirms it (shared/marketplace/entitlements.ts). A new request replaces an earlier one.
+   */
+  async requestPlanChange(customerId: string, plan: PlanId): Promise<void> {
+    const account = await this.current(customerId);
+    if (!account) throw new NotFoundError('customer not found');
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { pendingPlanChange: { plan, requestedAt: this.clock() } } });
+    await this.audit(customerId, 'plan.change_requested', { from: account.plan, to: plan });
+  }
+
+  /** Withdraws a pending (unconfirmed) plan change; 404 when there is none. */
+  async withdrawPlanChangeRequest(customerId: string): Promise<void> {
+    const res = await this.models.Account.updateOne({ _id: customerId, pendingPlanChange: { $ne: null } }, { $set: { pendingPlanChange: null } });
+    if (res.matchedCount === 0) throw new NotFoundError('no pending plan change');
+    await this.audit(customerId, 'plan.change_request_withdrawn', null);
+  }
+
+  async getBySubscription(subscriptionId: string): Promise<Account | null> {
+    return await this.models.Account.findOne({ 'marketplace.subscriptionId': subscriptionId }).lean();
+  }
+
   async scheduleCancellation(customerId: string): Promise<{ effective: string }> {
+    const account = await this.get(customerId);
+    if (account) await this.voidScheduledFee(account);
     const effectiveMonth = monthAfter(monthOf(this.clock()));
     const res = await this.models.Account.updateOne(
       { _id: customerId },
@@ -270,6 +363,8 @@ export class AccountService {
 
   /** Withdraws a scheduled downgrade or cancellation; 404 when there is none. */
   async cancelScheduledChange(customerId: string): Promise<void> {
+    const account = await this.get(customerId);
+    if (account?.scheduledChange) await this.voidScheduledFee(account);
     const res = await this.models.Account.updateOne({ _id: customerId, scheduledChange: { $ne: null } }, { $set: { scheduledChange: null } });
     if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
     await this.accountChanged(customerId);
@@ -355,12 +450,14 @@ export class AccountService {
     await this.audit(customerId, 'console.recovery_codes_regenerated', null);
   }
 
-  /** Spends one recovery code atomically: true once per code, false for an unknown or spent one. */
-  async spendRecoveryCode(customerId: string, codeHash: string): Promise<boolean> {
-    const res = await this.models.Account.updateOne({ _id: customerId, recoveryCodeHashes: codeHash }, { $pull: { recoveryCodeHashes: codeHash } });
-    if (res.modifiedCount === 0) return false;
+  /**
+   * Takes spent recovery codes out of the account's list and audits the use of one. The list is not what makes
+   * a code usable once: the caller's marker is (api/console/recovery-codes.ts), because an engine that loses
+   * concurrent updates (FerretDB 1.24) may put a pulled code back; every spent code is pulled again each time.
+   */
+  async pullSpentRecoveryCodes(customerId: string, spent: string[]): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $pull: { recoveryCodeHashes: { $in: spent } } });
     await this.audit(customerId, 'console.recovery_code_used', null);
-    return true;
   }
 
   /** Claims the one welcome e-mail (atomic); `release` gives the claim back after a failed send. */

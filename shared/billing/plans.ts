@@ -1,4 +1,5 @@
-// Owns the plan table of the liveness spec: monthly calls, fees and overage prices. One source of truth.
+// Owns the plan table of the liveness spec (monthly calls, fees and overage prices; one source of truth) and the
+// proration of a plan change's fee.
 
 export const PLAN_IDS = ['free', 'starter', 'standard', 'professional', 'business', 'enterprise'] as const;
 export type PlanId = (typeof PLAN_IDS)[number];
@@ -36,4 +37,16 @@ export function monthlyLimitOf(plan: PlanId, contractLimit?: number | null): num
 /** The free plan has no overage: its hard cap is always on whatever the stored flag says. */
 export function effectiveHardCap(plan: PlanId, hardCapFlag: boolean): boolean {
   return plan === 'free' ? true : hardCapFlag;
+}
+
+/**
+ * The plan-fee difference a change owes for the rest of its effective UTC month, in US cents (negative: the
+ * month costs less). Prorated by whole UTC days, the day the change takes effect included: an upgrade on
+ * the 16th of a 30-day month owes 15/30 of (new fee − old fee); a downgrade takes effect on the 1st and so
+ * changes the whole month's fee. Enterprise fees are by contract: the public floor is used.
+ */
+export function proratedFeeDifferenceCents(from: PlanId, to: PlanId, effectiveAt: Date): number {
+  const daysInMonth = new Date(Date.UTC(effectiveAt.getUTCFullYear(), effectiveAt.getUTCMonth() + 1, 0)).getUTCDate();
+  const daysLeft = daysInMonth - effectiveAt.getUTCDate() + 1;
+  return Math.round(((PLANS[to].monthlyFeeUsd - PLANS[from].monthlyFeeUsd) * 100 * daysLeft) / daysInMonth);
 }

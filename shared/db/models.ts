@@ -20,11 +20,20 @@ const accountSchema = new Schema(
     status: { type: String, enum: ['pending', 'active', 'suspended', 'cancelled'], required: true },
     /** A downgrade or cancellation waiting for the month end. */
     scheduledChange: {
-      type: new Schema({ plan: { type: String, default: null }, cancel: Boolean, effectiveMonth: String, requestedAt: Date }, { _id: false }),
+      // changeId: the plan change (entitlement event) whose fee record is voided if this change never happens.
+      type: new Schema(
+        { plan: { type: String, default: null }, cancel: Boolean, effectiveMonth: String, requestedAt: Date, changeId: { type: String, default: null } },
+        { _id: false },
+      ),
       default: null,
     },
     marketplace: {
       type: new Schema({ accountId: String, subscriptionId: String }, { _id: false }),
+      default: null,
+    },
+    /** A plan change asked for in the console: it applies only when the marketplace confirms it (an entitlement event). */
+    pendingPlanChange: {
+      type: new Schema({ plan: String, requestedAt: Date }, { _id: false }),
       default: null,
     },
     // Console credentials (see api/console): never returned by any API.
@@ -114,12 +123,18 @@ const usageCounterSchema = new Schema(
 
 const meteringRecordSchema = new Schema(
   {
-    _id: { type: String, required: true }, // `${customerId}:${YYYY-MM-DDTHH}`: one record per customer-hour
+    // overage_calls: `${customerId}:${YYYY-MM-DDTHH}`, one record per customer-hour;
+    // plan_fee_cents: `${customerId}:fee:${change id}`, one record per plan change (shared/marketplace/plan-fees.ts).
+    _id: { type: String, required: true },
     customerId: { type: String, required: true },
     subscriptionId: { type: String, default: null },
     hour: { type: String, required: true },
     dimension: { type: String, default: 'overage_calls' },
     quantity: { type: Number, required: true },
+    /** plan_fee_cents only: the change the fee is for and when it takes effect. */
+    plan: { type: String, default: null },
+    previousPlan: { type: String, default: null },
+    effectiveAt: { type: Date, default: null },
     reportedAt: { type: Date, default: null },
   },
   { collection: 'metering_records', versionKey: false },

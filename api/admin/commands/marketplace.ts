@@ -1,9 +1,21 @@
-// admin marketplace subscribe --plan P [--account ID] [--subscription ID]: simulates a marketplace
-// subscription and prints its registration link (the signed token the registration page accepts).
+// admin marketplace …: stands in for the cloud marketplace on a developer's machine, and lets an operator
+// replay an entitlement event by hand.
+//   subscribe --plan P [--account ID] [--subscription ID]
+//       simulates a marketplace subscription and prints its registration link (the signed token the
+//       registration page accepts)
+//   entitle --subscription ID --plan P [--event ID] [--url BASE]
+//       sends a signed entitlement event (the subscription now has plan P) to POST /marketplace/entitlements
+//       of the running liveness API, exactly as the marketplace would; --event replays an event id (applied
+//       once: a second delivery answers already_applied)
+import { randomUUID } from 'node:crypto';
 import { isPlanId } from '../../../shared/billing/plans';
+import { marketplaceSecret, signEntitlement, type EntitlementEvent } from '../../../shared/marketplace/entitlements';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../console/registration-token';
+import { MARKETPLACE_ENTITLEMENTS_PATH } from '../../marketplace/routes';
 import { readLocalSecret, readLocalState } from '../../../shared/local-state';
-import { optional, output, required, UsageError, type Command } from '../context';
+import { optional, output, required, UsageError, type AdminContext, type Command, type Flags } from '../context';
+
+const USAGE = 'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--url BASE]';
 
 /** APP_SECRET, or the local one `npm start` generated under var/ (dev/start.ts). */
 function appSecret(config: { APP_SECRET?: string; VAR_DIR: string }): string {
@@ -12,16 +24,46 @@ function appSecret(config: { APP_SECRET?: string; VAR_DIR: string }): string {
   return secret;
 }
 
-export const marketplace: Command = async (ctx, words, flags) => {
-  if (words[0] !== 'subscribe') throw new UsageError('marketplace subscribe --plan P [--account ID] [--subscription ID]');
+function planFlag(flags: Flags) {
   const plan = required(flags, 'plan');
   if (!isPlanId(plan)) throw new UsageError(`unknown plan "${plan}" (free, starter, standard, professional, business, enterprise)`);
+  return plan;
+}
+
+/** PUBLIC_BASE_URL, else the running `npm start`'s liveness port. */
+function baseOf(ctx: AdminContext): string {
+  const local = readLocalState(ctx.config.VAR_DIR);
+  return ctx.config.PUBLIC_BASE_URL ?? (local ? `http://127.0.0.1:${local.livenessPort}` : `http://127.0.0.1:${ctx.config.LIVENESS_PORT}`);
+}
+
+async function entitle(ctx: AdminContext, flags: Flags): Promise<void> {
+  const event: EntitlementEvent = {
+    id: optional(flags, 'event') ?? `evt_admin_${randomUUID()}`,
+    type: 'entitlement.updated',
+    subscriptionId: required(flags, 'subscription'),
+    plan: planFlag(flags),
+  };
+  const secret = marketplaceSecret({ MARKETPLACE_SECRET: ctx.config.MARKETPLACE_SECRET, APP_SECRET: appSecret(ctx.config) })!;
+  const body = JSON.stringify(event);
+  const url = `${(optional(flags, 'url') ?? baseOf(ctx)).replace(/\/+$/, '')}${MARKETPLACE_ENTITLEMENTS_PATH}`;
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signEntitlement(secret, body) }, body });
+  const answer = (await res.json().catch(() => null)) as { status?: string; effective?: string } | null;
+  if (!res.ok) throw new UsageError(`${url} answered ${res.status}: ${JSON.stringify(answer)}`);
+  output(
+    ctx,
+    { event, answer },
+    `${event.id}: ${answer?.status ?? 'no answer'} (${event.subscriptionId} → ${event.plan}${answer?.effective ? `, effective ${answer.effective}` : ''})`,
+  );
+}
+
+export const marketplace: Command = async (ctx, words, flags) => {
+  if (words[0] === 'entitle') return entitle(ctx, flags);
+  if (words[0] !== 'subscribe') throw new UsageError(USAGE);
+  const plan = planFlag(flags);
   const subscription = newLocalSubscription(plan);
   subscription.marketplaceAccountId = optional(flags, 'account') ?? subscription.marketplaceAccountId;
   subscription.subscriptionId = optional(flags, 'subscription') ?? subscription.subscriptionId;
-  const local = readLocalState(ctx.config.VAR_DIR);
-  const base = ctx.config.PUBLIC_BASE_URL ?? (local ? `http://127.0.0.1:${local.livenessPort}` : `http://127.0.0.1:${ctx.config.LIVENESS_PORT}`);
   const token = new HmacRegistrationSigner(appSecret(ctx.config)).sign(subscription);
-  const url = registrationUrl(base, token);
+  const url = registrationUrl(baseOf(ctx), token);
   output(ctx, { registrationUrl: url, ...subscription }, `Registration link (valid 7 days) for a ${plan} subscription:\n${url}`);
 };

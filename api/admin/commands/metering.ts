@@ -1,7 +1,8 @@
-// admin metering …: hourly overage records for a marketplace metering job.
+// admin metering …: metering records for a marketplace metering job: hourly overage records, and the plan-fee
+// records every plan change writes (dimension plan_fee_cents, see AccountService.changePlan).
 //   rollup [--hour H | --since H]   (re)compute records for one hour, or every hour from H to the last full hour
-//   pending                          records not yet reported (reportedAt null), oldest first
-//   mark-reported --hour H --customer ID   what the reporting job calls after the marketplace accepted a record
+//   pending                          records of either dimension not yet reported (reportedAt null), oldest first
+//   mark-reported --hour H --customer ID | --record ID   what the reporting job calls after the marketplace accepted a record
 // Rollups are idempotent (recomputed from events, written with $set), so a schedule can re-run the last few hours.
 import { hourOf } from '../../../shared/billing/month';
 import { rollUpOverage } from '../../../shared/billing/usage-events';
@@ -48,20 +49,24 @@ export const metering: Command = async (ctx, words, flags) => {
   }
   if (verb === 'pending') {
     const records = await ctx.models.MeteringRecord.find({ reportedAt: null }).sort({ hour: 1 }).lean();
-    output(ctx, { records }, records.map((r) => `${r.hour} ${r.customerId} ${r.quantity}`).join('\n') || 'nothing pending');
+    output(ctx, { records }, records.map((r) => `${r.hour} ${r.customerId} ${r.dimension} ${r.quantity}`).join('\n') || 'nothing pending');
     return;
   }
   if (verb === 'mark-reported') {
-    const hour = required(flags, 'hour');
-    parseHour(hour, 'hour');
-    const customerId = required(flags, 'customer');
-    const res = await ctx.models.MeteringRecord.updateOne({ _id: `${customerId}:${hour}`, reportedAt: null }, { $set: { reportedAt: new Date() } });
-    if (res.matchedCount === 0) {
-      const exists = await ctx.models.MeteringRecord.exists({ _id: `${customerId}:${hour}` });
-      if (!exists) throw new UsageError(`no metering record for ${customerId} at ${hour}`);
+    // An overage record is named by its hour and customer; a plan-fee record by its id (see `pending --json`).
+    const record = optional(flags, 'record');
+    let id: string;
+    if (record) id = record;
+    else {
+      const hour = required(flags, 'hour');
+      parseHour(hour, 'hour');
+      id = `${required(flags, 'customer')}:${hour}`;
     }
-    output(ctx, { hour, customerId, marked: res.modifiedCount === 1 }, res.modifiedCount === 1 ? 'marked as reported' : 'already reported');
+    const res = await ctx.models.MeteringRecord.updateOne({ _id: id, reportedAt: null }, { $set: { reportedAt: new Date() } });
+    if (res.matchedCount === 0 && !(await ctx.models.MeteringRecord.exists({ _id: id }))) throw new UsageError(`no metering record ${id}`);
+    const [customerId, hour] = record ? [undefined, undefined] : id.split(/:(?=[^:]+$)/);
+    output(ctx, { id, hour, customerId, marked: res.modifiedCount === 1 }, res.modifiedCount === 1 ? 'marked as reported' : 'already reported');
     return;
   }
-  throw new UsageError('metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH] | pending | mark-reported --hour H --customer ID');
+  throw new UsageError('metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH] | pending | mark-reported (--hour H --customer ID | --record ID)');
 };

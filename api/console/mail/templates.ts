@@ -146,3 +146,15 @@ export function usageAlertMail(o: {
     ),
   };
 }
+
+/** To the owner of an address someone tried to register again: registration answers alike for known and new addresses. */
+export function alreadyRegisteredMail(o: { firstName: string; signInUrl: string; resetUrl: string; support: string }): RenderedMail {
+  const line = `Someone (perhaps you) just tried to register a new ${PRODUCT} account with this e-mail address. It already has an account, so nothing was created.`;
+  const next = `If it was you, sign in at ${o.signInUrl}, or set a new password at ${o.resetUrl} if you forgot it. If it was not you, you can ignore this message; write to ${o.support} with any question.`;
+  return {
+    template: 'already-registered',
+    subject: `Your ${PRODUCT} console account already exists`,
+    text: [`Hello ${o.firstName},`, '', line, '', next].join('\n'),
+    html: htmlBody([`Hello ${esc(o.firstName)},`, esc(line), esc(next)], { href: o.signInUrl, label: 'Sign in' }),
+  };
+}

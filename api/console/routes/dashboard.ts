@@ -1,6 +1,8 @@
 // Owns the signed-in dashboard: usage (chart, CSV, per key), keys (regenerate with confirmation,
 // shown once after a redirect), plan changes and the hard cap (each confirmed first), emotion API
-// tokens and usage, and the activity list. Every state change is POST → 303 → GET.
+// tokens and usage, and the activity list. Every state change is POST → 303 → GET. Regenerate, token creation,
+// hard cap off and plan changes need a recent proof of identity (step-up.ts); plan changes are requests the
+// marketplace confirms (docs/billing.md).
 import { Router, type Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../shared/errors';
 import type { Account, KeySlot } from '../../../shared/accounts/account-service';
@@ -27,6 +29,8 @@ import {
 } from '../views/dashboard';
 import { appContext, signedInAccount, baseUrl, emotionBaseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { dailyCsv, usageByKey, usageByToken, usageOf } from '../usage';
+import { requireRecentProof } from '../step-up';
+import { unspentRecoveryCodes } from '../recovery-codes';
 
 function slotOf(value: string | undefined): KeySlot {
   if (value === 'primary' || value === 'secondary') return value;
@@ -50,6 +54,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
       hardCap: view.hardCap,
       status: a.status,
       scheduled: s?.effectiveMonth ? { plan: (s.plan as PlanId | null) ?? null, cancel: !!s.cancel, effectiveMonth: s.effectiveMonth } : null,
+      pending: a.pendingPlanChange?.plan ? { plan: a.pendingPlanChange.plan as PlanId, requestedAt: a.pendingPlanChange.requestedAt ?? null } : null,
     };
   }
 
@@ -107,7 +112,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
         keys,
         firstName: a.firstName ?? '',
         firstVisit: signIns <= 1,
-        recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0,
+        recoveryCodesLeft: await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a),
         apiBase: baseUrl(d, req),
         usageAlerts: !!a.usageAlerts,
       }),
@@ -136,7 +141,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     sendPage(res, regenerateConfirmPage(await appContext(d, req, res, a), { slot, prefix: key.prefix }));
   });
 
-  r.post('/keys/:slot/regenerate', auth, async (req, res) => {
+  r.post('/keys/:slot/regenerate', auth, requireRecentProof(d, { what: 'regenerate this key', nav: 'keys' }), async (req, res) => {
     const a = await account(req);
     const slot = slotOf(req.params.slot as string);
     // regenerate() audits and replaces the stored hash: the old key answers 401 from now on.
@@ -184,18 +189,23 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     sendPage(res, planChangeConfirmPage(await appContext(d, req, res, a), { from: state, to, usage: await usage(a), effectiveMonth }));
   });
 
-  r.post('/plan/change', auth, async (req, res) => {
+  // The console only asks: the marketplace owns the subscription, and its entitlement event applies the change
+  // (shared/marketplace/entitlements.ts). Until then the plan page shows it as pending.
+  r.post('/plan/change', auth, requireRecentProof(d, { what: 'change your plan', nav: 'plan' }), async (req, res) => {
     const a = await account(req);
     const plan = targetPlan(formField(req, 'plan'), a.plan);
-    const { effective } = await d.accounts.changePlan(a._id, plan);
-    if (effective === 'now') {
-      return redirectWithFlash(d, req, res, '/console/plan', {
-        kind: 'success',
-        text: `You are now on the ${PLANS[plan].name} plan. The new limit applies immediately.`,
-      });
-    }
-    // The scheduled-change box on the plan page says what and when; no second notice.
-    res.redirect(303, '/console/plan#scheduled-change');
+    await d.accounts.requestPlanChange(a._id, plan);
+    await redirectWithFlash(d, req, res, '/console/plan#pending-change', {
+      kind: 'info',
+      text: `Your change to the ${PLANS[plan].name} plan is pending: it applies when the marketplace confirms it.`,
+    });
+  });
+
+  r.post('/plan/pending/withdraw', auth, async (req, res) => {
+    const a = await account(req);
+    // NotFoundError (404 not_found) when nothing is pending: the error page says so.
+    await d.accounts.withdrawPlanChangeRequest(a._id);
+    await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: 'The plan change request is withdrawn. Your current plan continues.' });
   });
 
   r.post('/plan/cancel', auth, async (req, res) => {
@@ -219,7 +229,9 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     sendPage(res, hardCapOffConfirmPage(await appContext(d, req, res, a), { plan: state, usage: await usage(a) }));
   });
 
-  r.post('/hard-cap', auth, async (req, res) => {
+  // ON is safe and immediate; OFF can cost money, so it needs a recent proof of identity.
+  const hardCapOff = requireRecentProof(d, { what: 'switch the hard cap off', nav: 'plan', when: (req) => formField(req, 'on') === 'off' });
+  r.post('/hard-cap', auth, hardCapOff, async (req, res) => {
     const a = await account(req);
     const on = formField(req, 'on');
     if (on !== 'on' && on !== 'off') throw new InvalidRequestError('The hard cap is either on or off.');
@@ -240,7 +252,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     sendPage(res, emotionPage(await appContext(d, req, res, a), { tokens: await tokenViews(a, month), month, apiBase: emotionBaseUrl(d, req) }));
   });
 
-  r.post('/emotion/tokens', auth, async (req, res) => {
+  r.post('/emotion/tokens', auth, requireRecentProof(d, { what: 'create an emotion API token', nav: 'emotion' }), async (req, res) => {
     const a = await account(req);
     const name = formField(req, 'name').trim().slice(0, 80);
     const month = monthOf(d.clock());

@@ -1,8 +1,9 @@
 // Owns the onboarding transitions: marketplace link → registration → verification e-mail → password →
 // activation (both keys shown once). Each step checks where the visitor really is, so no URL skips one.
+// Registration answers alike for a known and a new address (the known address's owner gets a mail instead).
 import { Router, type Request } from 'express';
 import { InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
-import { verificationMail } from '../mail/templates';
+import { alreadyRegisteredMail, verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
@@ -27,7 +28,14 @@ const EMPTY: RegistrationInput = { firstName: '', lastName: '', email: '', compa
 export function onboardingRoutes(d: ConsoleDeps): Router {
   const r = Router();
 
+  const claimKey = (subscriptionId: string) => `${d.config.QUEUE_PREFIX}:console:subscription-claimed:${subscriptionId}`;
+
+  /**
+   * A subscription registered already, or used with an address that has an account (claimed for as long as
+   * a pending account would hold it): either way the link is used up, so reopening it cannot tell which.
+   */
   async function subscriptionTaken(subscriptionId: string): Promise<boolean> {
+    if ((await d.redis.exists(claimKey(subscriptionId))) === 1) return true;
     return (await d.models.Account.exists({ 'marketplace.subscriptionId': subscriptionId })) !== null;
   }
 
@@ -72,27 +80,49 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
         }));
       } catch (err) {
         if (!(err instanceof InvalidRequestError)) throw err;
-        errors.email = 'An account with this e-mail already exists. Sign in, or use another address.';
-        return again(409);
+        account = null;
+        await d.redis.set(claimKey(sub.subscriptionId), '1', 'EX', d.config.PENDING_ACCOUNT_DAYS * 86_400);
       }
     } finally {
       await d.redis.del(lockKey);
     }
-    await d.accounts.audit(account._id, 'console.registered', { plan: sub.plan, subscriptionId: sub.subscriptionId });
     const session = req.consoleSession!;
-    session.data.pendingEmail = account.email;
+    session.data.pendingEmail = input.email;
     try {
-      await sendVerification(req, account);
+      // A known address gets the same answer as a new one (the page must not tell who is a customer); its
+      // owner gets a mail saying so instead of a verification link. Both send one mail before answering.
+      if (account) {
+        await d.accounts.audit(account._id, 'console.registered', { plan: sub.plan, subscriptionId: sub.subscriptionId });
+        await sendVerification(req, account);
+      } else {
+        await sendAlreadyRegistered(req, input.email);
+      }
     } catch (err) {
-      req.log.warn({ code: (err as { code?: string }).code }, 'verification mail not sent at registration');
+      req.log.warn({ code: (err as { code?: string }).code }, 'mail not sent at registration');
       session.data.flash = {
         kind: 'error',
-        text: 'Your account is registered, but we could not send the confirmation e-mail just now. Use "Send a new link" in a minute.',
+        text: 'Your registration is received, but we could not send the confirmation e-mail just now. Use "Send a new link" in a minute.',
       };
     }
     await d.sessions.save(session);
     res.redirect(303, '/console/register/sent');
   });
+
+  async function sendAlreadyRegistered(req: Request, email: string): Promise<void> {
+    const owner = await d.accounts.getByEmail(email);
+    if (!owner) return;
+    const base = baseUrl(d, req);
+    await d.mailer.send(
+      owner.email,
+      alreadyRegisteredMail({
+        firstName: owner.firstName || 'there',
+        signInUrl: `${base}/console/sign-in`,
+        resetUrl: `${base}/console/forgot-password`,
+        support: d.config.SUPPORT_EMAIL,
+      }),
+    );
+    await d.accounts.audit(owner._id, 'console.registration_with_known_address', { ip: clientIp(req) });
+  }
 
   r.get('/register/sent', async (req, res) => {
     const ctx = await pageContext(d, req, res);

@@ -8,7 +8,7 @@ import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword, passwordProblems, verifyPassword } from '../passwords';
-import { hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes } from '../recovery-codes';
+import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
 import { alreadyShownPage, recoveryCodesAppPage, securityPage } from '../views/dashboard';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
@@ -23,7 +23,12 @@ export function securityRoutes(d: ConsoleDeps): Router {
     const ctx = await appContext(d, req, res, a);
     sendPage(
       res,
-      securityPage(ctx, { recoveryCodesLeft: a.recoveryCodeHashes?.length ?? 0, usageAlerts: !!a.usageAlerts, password: await passwordSet(a), error }),
+      securityPage(ctx, {
+        recoveryCodesLeft: await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a),
+        usageAlerts: !!a.usageAlerts,
+        password: await passwordSet(a),
+        error,
+      }),
       status,
     );
   }
@@ -64,7 +69,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     await d.accounts.setPassword(a._id, await hashPassword(password), 'changed');
     // Every other session ends; this one moves to a new id and a new start, so it lives on.
     await d.sessions.endAllSessionsOf(a._id);
-    const session = await d.sessions.rotate(req.consoleSession!, {}, true);
+    const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime() }, true);
     adoptSession(req, res, d.cookie, session);
     await d.mailer.send(a.email, passwordChangedMail({ firstName: a.firstName || 'there', support: d.config.SUPPORT_EMAIL })).catch(() => undefined);
     await redirectWithFlash(d, req, res, '/console/security', { kind: 'success', text: 'Your password is changed. Every other session was signed out.' });
@@ -79,6 +84,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     }
     const codes = newRecoveryCodes();
     await d.accounts.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
+    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });
 

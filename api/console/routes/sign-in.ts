@@ -9,7 +9,7 @@ import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword, passwordProblems, verifyPassword } from '../passwords';
 import { PASSWORD_RESET_TTL_MS } from '../password-reset';
-import { hashRecoveryCode, newRecoveryCodes } from '../recovery-codes';
+import { forgetSpentRecoveryCodes, hashRecoveryCode, newRecoveryCodes, spendRecoveryCode, unspentRecoveryCodes } from '../recovery-codes';
 import {
   forgotPasswordPage,
   forgotPasswordSentPage,
@@ -43,7 +43,7 @@ export async function checkSecondFactor(
   }
   const recovery = input.recoveryCode?.trim();
   let ok = false;
-  if (recovery) ok = await d.accounts.spendRecoveryCode(account._id, hashRecoveryCode(recovery));
+  if (recovery) ok = await spendRecoveryCode({ redis: d.redis, prefix: d.config.QUEUE_PREFIX, accounts: d.accounts }, account._id, hashRecoveryCode(recovery));
   else if (account.totpSecretEnc) ok = await d.totp.check(account._id, d.totp.openSecret(account.totpSecretEnc, account._id), input.code ?? '');
   if (!ok) {
     await d.accounts.audit(account._id, 'console.two_factor_failed', { kind: recovery ? 'recovery_code' : 'code', ...(input.ip ? { ip: input.ip } : {}) });
@@ -116,7 +116,8 @@ export function signInRoutes(d: ConsoleDeps): Router {
 
   /** The second step passed: the authenticated session (new id and CSRF token). */
   async function authenticate(req: Request, res: Response, account: Account): Promise<void> {
-    const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated' });
+    // Password and code just given: a proof of identity for the sensitive actions (api/console/step-up.ts).
+    const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated', provenAt: d.clock().getTime() });
     adoptSession(req, res, d.cookie, session);
     await d.accounts.audit(account._id, 'console.sign_in', { ip: clientIp(req) });
   }
@@ -151,6 +152,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     await authenticate(req, res, account);
     const codes = newRecoveryCodes();
     await d.accounts.enableTotp(account._id, codes.map(hashRecoveryCode));
+    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, account._id);
     await sendWelcome(req, account);
     // The codes are shown once, on the next page (a reload there says "already shown").
     await redirectToReveal(d, req, res, '/console/two-factor/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/dashboard' });
@@ -201,7 +203,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     await authenticate(req, res, account);
     if (!account.welcomeSentAt) await sendWelcome(req, account);
     if (outcome.usedRecoveryCode) {
-      const left = (account.recoveryCodeHashes?.length ?? 1) - 1;
+      const left = await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, account);
       return redirectWithFlash(d, req, res, '/console/dashboard', {
         kind: left <= 2 ? 'error' : 'info',
         text: `You signed in with a recovery code; it cannot be used again. ${left} left.${left <= 2 ? ' Make new ones under Security.' : ''}`,

@@ -1,11 +1,13 @@
 // Owns the console's "Try it" pages (/console/emotion/try, /console/liveness/try) and the session routes they
-// call: signed in, CSRF-checked (X-CSRF-Token), throttled and capped per account per day, running the same
-// queues and workers as the public APIs. Try-it calls are free: no credit is reserved and no plan usage counts.
+// call: signed in, CSRF-checked (X-CSRF-Token), throttled and capped per account and UTC month well inside the
+// plan's allowance (a tenth of its monthly calls, so try-it is never a way around the plan), running the same
+// queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Server } from 'node:http';
 import { AppError, deserializeJobError, InternalError, InvalidRequestError, ServiceUnavailableError, TooManyRequestsError } from '../../../shared/errors';
 import { requireUrl, type Config } from '../../../shared/config';
+import { monthOf, nextMonthStart } from '../../../shared/billing/month';
 import type { Logger } from '../../../shared/logger';
 import { closeRedis, createRedis } from '../../../shared/redis';
 import { JobClient } from '../../../shared/queues/job-client';
@@ -19,12 +21,22 @@ import { appContext, sendPage, type ConsoleDeps } from '../context';
 import { emotionTryPage, livenessTryPage } from '../views/try-it';
 import { TRY_IT_ASSETS } from '../assets/try-it';
 
-/** Free try-it calls per account, per service and UTC day (README Decisions). */
-export const TRY_IT_DAILY_CAP = 50;
+/**
+ * Free try-it calls per account, per service and UTC month: a tenth of the plan's monthly calls, between 5
+ * and 100 (README Decisions). The free plan (50 calls a month) gets 5 tries a month per service, where a
+ * daily cap of 50 once gave it ~1,500 (issue 29, finding 5b).
+ */
+export function tryItMonthlyCap(monthlyLimit: number): number {
+  return Math.min(TRY_IT_MAX_PER_MONTH, Math.max(TRY_IT_MIN_PER_MONTH, Math.floor(monthlyLimit * TRY_IT_SHARE_OF_PLAN)));
+}
+const TRY_IT_SHARE_OF_PLAN = 0.1;
+const TRY_IT_MIN_PER_MONTH = 5;
+const TRY_IT_MAX_PER_MONTH = 100;
 /** Short bursts for a person clicking, not a script: 6 at once, then one every 5 s. */
 const TRY_IT_BURST = 6;
 const TRY_IT_RATE_PER_SECOND = 0.2;
-const DAY_COUNTER_TTL_SECONDS = 2 * 24 * 3600;
+/** The month's counter outlives the longest month plus a day. */
+const MONTH_COUNTER_TTL_SECONDS = 32 * 24 * 3600;
 
 type TryService = 'emotion' | 'liveness';
 
@@ -104,10 +116,6 @@ function serverOf(req: Request): Server | undefined {
   return (req.socket as unknown as { server?: Server }).server;
 }
 
-function utcDay(d: Date): string {
-  return d.toISOString().slice(0, 10);
-}
-
 /** The JSON routes the try-it pages' scripts call (paths under /console). */
 export const TRY_IT_API_PATHS: readonly string[] = ['/emotion/try/analyze', '/liveness/try/check'];
 
@@ -128,22 +136,29 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     message: 'Too many tries in a row; wait a few seconds',
   });
 
-  /** Counts the try against the account's free daily allowance, or refuses it (429 until midnight UTC). */
+  /** The account's try-it cap this month, from its plan in effect. */
+  async function capOf(customerId: string): Promise<number> {
+    const a = await d.accounts.current(customerId);
+    if (!a) throw new SessionRequiredError('This account no longer exists.');
+    return tryItMonthlyCap(d.accounts.planView(a).monthlyLimit);
+  }
+
+  /** Counts the try against the account's monthly try-it allowance, or refuses it (429 until the next UTC month). */
   async function spendTry(service: TryService, customerId: string): Promise<{ used: number; cap: number }> {
     await throttle.take(`try-${service}:${customerId}`);
     const now = d.clock();
-    const key = `${d.config.QUEUE_PREFIX}:try-it:${service}:${customerId}:${utcDay(now)}`;
-    const [[, used]] = (await d.redis.multi().incr(key).expire(key, DAY_COUNTER_TTL_SECONDS).exec()) as [[null, number], unknown];
-    if (used > TRY_IT_DAILY_CAP) {
-      const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-      const retryAfter = Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
+    const cap = await capOf(customerId);
+    const key = `${d.config.QUEUE_PREFIX}:try-it:${service}:${customerId}:${monthOf(now)}`;
+    const [[, used]] = (await d.redis.multi().incr(key).expire(key, MONTH_COUNTER_TTL_SECONDS).exec()) as [[null, number], unknown];
+    if (used > cap) {
+      const retryAfter = Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000));
       throw new TooManyRequestsError(
-        'try_it_daily_limit',
-        `The ${TRY_IT_DAILY_CAP} free tries of today are used; use the API with your key, or try again tomorrow (00:00 UTC)`,
+        'try_it_monthly_limit',
+        `The ${cap} free tries of this month are used; use the API with your key, or try again next month (the 1st, 00:00 UTC)`,
         retryAfter,
       );
     }
-    return { used, cap: TRY_IT_DAILY_CAP };
+    return { used, cap };
   }
 
   async function signedInAccount(req: Request) {
@@ -161,12 +176,18 @@ export function tryItRoutes(d: ConsoleDeps): Router {
 
   r.get('/emotion/try', auth, async (req, res) => {
     const a = await signedInAccount(req);
-    sendPage(res, emotionTryPage(await appContext(d, req, res, a), { dailyCap: TRY_IT_DAILY_CAP, maxSeconds: 60 }));
+    sendPage(res, emotionTryPage(await appContext(d, req, res, a), { monthlyCap: tryItMonthlyCap(d.accounts.planView(a).monthlyLimit), maxSeconds: 60 }));
   });
 
   r.get('/liveness/try', auth, async (req, res) => {
     const a = await signedInAccount(req);
-    sendPage(res, livenessTryPage(await appContext(d, req, res, a), { dailyCap: TRY_IT_DAILY_CAP, threshold: d.config.FAKE_THRESHOLD }));
+    sendPage(
+      res,
+      livenessTryPage(await appContext(d, req, res, a), {
+        monthlyCap: tryItMonthlyCap(d.accounts.planView(a).monthlyLimit),
+        threshold: d.config.FAKE_THRESHOLD,
+      }),
+    );
   });
 
   // JSON routes for the pages' scripts; errors answer in the API's shape, never as an HTML page.

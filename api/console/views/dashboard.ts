@@ -8,6 +8,7 @@ import { calls, firstOf, int, monthName, plural, usd, usdPlain, utc } from './fo
 import { dailyChart, meter } from './usage-chart';
 import { keyBlock, passwordFields } from './onboarding';
 import type { UsageView } from '../usage';
+import { pendingPlanChangeNotice, type PendingPlanChange } from './plan-pending';
 
 export type { UsageView } from '../usage';
 
@@ -17,6 +18,8 @@ export interface PlanState {
   hardCap: boolean;
   status: string;
   scheduled: { plan: PlanId | null; cancel: boolean; effectiveMonth: string } | null;
+  /** A change asked for in the console, waiting for the marketplace's confirmation. */
+  pending: PendingPlanChange | null;
 }
 
 export interface KeyView {
@@ -231,7 +234,8 @@ export function planPage(ctx: AppContext, o: { plan: PlanState; usage: UsageView
   return appPage(ctx, {
     title: 'Plan & billing',
     nav: 'plan',
-    body: html`<div class="page-head"><div><h1>Plan & billing</h1><p>Prices are the public marketplace prices in USD. Upgrades apply immediately; downgrades and cancellation at the end of the month. Plan changes, cancellation and switching the hard cap off ask you to confirm first; switching the hard cap on applies at once, since it can only lower your bill.</p></div></div>
+    body: html`<div class="page-head"><div><h1>Plan & billing</h1><p>Prices are the public marketplace prices in USD. A change applies once the marketplace confirms it: an upgrade at once, a downgrade or cancellation at the end of the month. Plan changes, cancellation and switching the hard cap off ask you to confirm first; switching the hard cap on applies at once, since it can only lower your bill.</p></div></div>
+${pendingPlanChangeNotice(ctx, o.plan.pending)}
 ${
   scheduled
     ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p><strong>Scheduled.</strong> ${scheduled} Until then nothing changes.</p>
@@ -289,14 +293,14 @@ export function planChangeConfirmPage(ctx: AppContext, o: { from: PlanState; to:
   const overageNow = u.overageCostUsd ?? 0;
   const effects = up
     ? [
-        html`<li><strong>When:</strong> immediately.</li>`,
+        html`<li><strong>When:</strong> immediately once the marketplace confirms it (until then the change shows as pending).</li>`,
         html`<li><strong>New price:</strong> ${usdPlain(to.monthlyFeeUsd)} a month for ${int(to.monthlyCalls)} calls${to.overagePerCallUsd === null ? '' : html`, overage ${usd(to.overagePerCallUsd)} per call`}.</li>`,
         html`<li><strong>This month's credits:</strong> ${u.used === 0 ? `no calls made yet; all ${int(to.monthlyCalls)} are available after the change.` : `the ${calls(u.used)} already made count towards the new limit of ${int(to.monthlyCalls)}; ${int(Math.max(0, to.monthlyCalls - u.used))} remain after the change.`}</li>`,
         html`<li><strong>Overage:</strong> ${u.overage === 0 ? 'none so far this month.' : `the ${calls(u.overage)} already billed as overage (${usd(overageNow)}) stay billed; calls from now on use the new limit.`}</li>`,
         html`<li><strong>This month's charges:</strong> shown with the ${to.name} fee (${usdPlain(to.monthlyFeeUsd)}) instead of ${usdPlain(from.monthlyFeeUsd)} from now on; the marketplace bills the change under its own proration rules.</li>`,
       ]
     : [
-        html`<li><strong>When:</strong> ${firstOf(o.effectiveMonth!)}, 00:00 UTC. Until then nothing changes: your ${from.name} limit and price stay.</li>`,
+        html`<li><strong>When:</strong> ${firstOf(o.effectiveMonth!)}, 00:00 UTC, once the marketplace confirms it. Until then nothing changes: your ${from.name} limit and price stay.</li>`,
         html`<li><strong>New price from then:</strong> ${to.monthlyFeeUsd === 0 ? 'free' : `${usdPlain(to.monthlyFeeUsd)} a month`} for ${int(to.monthlyCalls)} calls${to.overagePerCallUsd === null ? ', no overage (the hard cap is always on)' : html`, overage ${usd(to.overagePerCallUsd)} per call`}.</li>`,
         html`<li><strong>This month's credits and overage:</strong> unchanged (${calls(u.used)} used of ${int(u.monthlyLimit)}; overage so far ${usd(overageNow)}).</li>`,
         html`<li>You can withdraw the change on the plan page until it takes effect.</li>`,
@@ -539,13 +543,18 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'plan.downgrade_scheduled': (d) => `Scheduled a downgrade to ${PLANS[d.to as PlanId]?.name ?? d.to} for ${firstOf(String(d.effectiveMonth))}`,
   'plan.cancellation_scheduled': (d) => `Scheduled cancellation for ${firstOf(String(d.effectiveMonth))}`,
   'plan.scheduled_change_withdrawn': () => 'Withdrew the scheduled plan change',
+  'plan.change_requested': (d) => `Asked for a change to ${PLANS[d.to as PlanId]?.name ?? d.to} (pending the marketplace's confirmation)`,
+  'plan.change_request_withdrawn': () => 'Withdrew the pending plan change request',
   'hard_cap.on': () => 'Switched the hard cap ON',
   'hard_cap.off': () => 'Switched the hard cap OFF',
   'console.sign_in': () => 'Signed in',
   'console.sign_in_failed': () => 'Failed sign-in attempt',
+  'console.step_up': (d) => `Confirmed it was you (${d.with === 'totp' ? 'authenticator code' : 'password'}) for a sensitive action`,
+  'console.step_up_failed': () => 'Wrong password when confirming a sensitive action',
   'console.two_factor_enabled': () => 'Enabled two-factor sign-in',
   'console.activated': () => 'Activated the account and received both keys',
   'console.registered': () => 'Registered from the marketplace',
+  'console.registration_with_known_address': () => 'Someone tried to register a new account with this address (we mailed you)',
   'console.password_reset': () => 'Reset the password by e-mail (all sessions ended)',
   'console.password_changed': () => 'Changed the password (other sessions ended)',
   'console.password_reset_requested': () => 'Asked for a password reset link',

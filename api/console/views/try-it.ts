@@ -4,7 +4,7 @@ import { TRY_IT_ASSETS } from '../assets/try-it';
 import { html } from './html';
 import { appPage, type AppContext } from './layout';
 
-export function emotionTryPage(ctx: AppContext, o: { dailyCap: number; maxSeconds: number }): string {
+export function emotionTryPage(ctx: AppContext, o: { monthlyCap: number; maxSeconds: number }): string {
   return appPage(ctx, {
     title: 'Try the emotion API',
     nav: 'emotion-try',
@@ -27,7 +27,7 @@ export function emotionTryPage(ctx: AppContext, o: { dailyCap: number; maxSecond
     <div class="field"><label for="audio-file">Audio file (WAV, MP3, AAC/M4A, FLAC, WMA, AIFF, Ogg/Opus, WebM), up to 10 MB</label>
       <input id="audio-file" type="file" accept="audio/*,video/webm,.opus,.ogg,.webm,.mka"></div>
     <button class="btn btn-secondary" type="button" id="send-file" disabled>Analyse the file</button>
-    <p class="small muted">Free: ${o.dailyCap} tries a day, not counted against your plan. Audio is analysed and discarded, never stored.</p>
+    <p class="small muted">Free: ${o.monthlyCap} tries a month, not counted against your plan. Audio is analysed and discarded, never stored.</p>
   </section>
   <div class="span-12" id="status" role="status" aria-live="polite"></div>
   <section class="card span-12" id="result" aria-labelledby="result-h" hidden>
@@ -46,7 +46,7 @@ export function emotionTryPage(ctx: AppContext, o: { dailyCap: number; maxSecond
   });
 }
 
-export function livenessTryPage(ctx: AppContext, o: { dailyCap: number; threshold: number }): string {
+export function livenessTryPage(ctx: AppContext, o: { monthlyCap: number; threshold: number }): string {
   return appPage(ctx, {
     title: 'Try the liveness API',
     nav: 'liveness-try',
@@ -63,7 +63,7 @@ export function livenessTryPage(ctx: AppContext, o: { dailyCap: number; threshol
     </div>
     <div class="field try-file"><label for="image-file">Or choose a photo (JPEG or PNG, up to 7.5 MB)</label>
       <input id="image-file" type="file" accept="image/jpeg,image/png"></div>
-    <p class="small muted">Free: ${o.dailyCap} tries a day, not counted against your plan. The photo is checked and discarded, never stored.</p>
+    <p class="small muted">Free: ${o.monthlyCap} tries a month, not counted against your plan. The photo is checked and discarded, never stored.</p>
     <div id="status" role="status" aria-live="polite"></div>
   </section>
   <section class="card span-6" id="result" aria-labelledby="verdict-h" hidden>

@@ -338,8 +338,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(text).to.contain('immediately').and.contain('$750 a month').and.contain('5,000 calls').and.contain("This month's credits");
     expect((await h.api.deps.accounts.getByEmail(email))!.plan).to.equal('starter'); // nothing happened yet
     await checkPage('plan-upgrade-confirm');
-    await Promise.all([page.waitForURL('**/console/plan'), page.click('#confirm-plan')]);
-    expect(await mainText()).to.contain('You are now on the Standard plan');
+    // The console only asks; the marketplace's signed entitlement event applies the change (docs/billing.md).
+    await Promise.all([page.waitForURL('**/console/plan#pending-change'), page.click('#confirm-plan')]);
+    expect(await page.textContent('#pending-change')).to.contain('Pending').and.contain('Standard');
+    expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } })).body.data).to.include({ plan: 'starter' });
+    await checkPage('plan-pending');
+    const account = (await h.api.deps.accounts.getByEmail(email))!;
+    expect((await h.entitle(account.marketplace!.subscriptionId!, 'standard')).body.status).to.equal('applied');
+    await page.goto(`${h.base}/console/plan`);
+    expect(await page.isVisible('#pending-change')).to.equal(false);
     const usage = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } });
     expect(usage.body.data).to.include({ plan: 'standard', monthly_limit: 5_000 });
 

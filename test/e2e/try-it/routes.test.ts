@@ -1,11 +1,15 @@
 // The session routes behind the "Try it" pages, over HTTP: signed in and CSRF-checked, answering JSON in the
-// API's error shape, free (no credit used), capped per account per day, and running the real workers.
+// API's error shape, free (no credit used), capped per account per month well inside the plan, and running the real workers.
 import { expect } from 'chai';
-import { TRY_IT_DAILY_CAP } from '../../../api/console/routes/try-it';
+import { tryItMonthlyCap } from '../../../api/console/routes/try-it';
+import { PLANS } from '../../../shared/billing/plans';
 import { jsonOf, speech } from '../../support/emotion-stack';
 import { selfieJpeg } from '../../fixtures/liveness/images';
 import { outboxDrained } from '../../support/billing';
 import { startTryItStack, type TryItStack } from './stack';
+
+/** The stack's account is on Starter (1,000 calls a month): 100 tries a month per service. */
+const STARTER_CAP = tryItMonthlyCap(PLANS.starter.monthlyCalls);
 
 describe('Console "Try it" routes (POST /console/emotion/try/analyze, /console/liveness/try/check)', () => {
   let s: TryItStack;
@@ -62,7 +66,7 @@ describe('Console "Try it" routes (POST /console/emotion/try/analyze, /console/l
     expect(body.isValidFace).to.equal(true);
     expect(body.vFaceRect).to.have.length.at.least(1);
     expect(body.threshold).to.equal(s.h.config.FAKE_THRESHOLD);
-    expect(body.try_it).to.deep.equal({ used: 1, cap: TRY_IT_DAILY_CAP });
+    expect(body.try_it).to.deep.equal({ used: 1, cap: STARTER_CAP });
     expect(body).to.not.have.property('stages');
     const account = (await s.h.api.deps.accounts.current(s.customerId))!;
     const usage = await s.h.api.deps.ledger.snapshot(s.customerId, s.h.api.deps.accounts.planView(account));
@@ -95,13 +99,13 @@ describe('Console "Try it" routes (POST /console/emotion/try/analyze, /console/l
     expect(body.error.code).to.equal('unsupported_format');
   });
 
-  it(`answers 429 try_it_daily_limit after ${TRY_IT_DAILY_CAP} tries in a UTC day, with Retry-After until midnight`, async () => {
-    const day = new Date().toISOString().slice(0, 10);
-    await s.h.api.deps.redis.set(`${s.h.config.QUEUE_PREFIX}:try-it:liveness:${s.customerId}:${day}`, String(TRY_IT_DAILY_CAP));
+  it(`answers 429 try_it_monthly_limit after ${STARTER_CAP} tries in a UTC month (a tenth of Starter's), with Retry-After until the 1st`, async () => {
+    const month = new Date().toISOString().slice(0, 7);
+    await s.h.api.deps.redis.set(`${s.h.config.QUEUE_PREFIX}:try-it:liveness:${s.customerId}:${month}`, String(STARTER_CAP));
     const res = await post('/console/liveness/try/check', await selfieJpeg(), 'image/jpeg');
     expect(res.status).to.equal(429);
-    expect((await jsonOf(res)).error.code).to.equal('try_it_daily_limit');
+    expect((await jsonOf(res)).error.code).to.equal('try_it_monthly_limit');
     const retry = Number(res.headers.get('retry-after'));
-    expect(retry).to.be.within(1, 24 * 3600);
+    expect(retry).to.be.within(1, 31 * 24 * 3600);
   });
 });

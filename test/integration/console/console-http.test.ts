@@ -4,7 +4,19 @@ import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/ve
 import { RULES } from '../../../api/console/attempts';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
 import { http } from '../../support/http';
-import { csrfOf, decodeEntities, FormClient, fullySignedIn, registerAndActivate, secretOf, signIn, startConsole, textOf, type ConsoleHarness } from './harness';
+import {
+  csrfOf,
+  decodeEntities,
+  FormClient,
+  fullySignedIn,
+  registerAndActivate,
+  secretOf,
+  signIn,
+  startConsole,
+  subscriptionOf,
+  textOf,
+  type ConsoleHarness,
+} from './harness';
 
 const cookieOf = (c: FormClient) => c.cookies.get('lc_console');
 /** A code from the next 30-second step: accepted (one step of drift is allowed) and never a replay. */
@@ -217,6 +229,31 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(reused.html).to.contain('already registered').and.contain('/console/verify/resend');
     });
 
+    it('finding 3: registration answers alike for a known and a new address; the known address gets a mail instead of a second account', async () => {
+      const known = await registerAndActivate(h);
+      const attempt = async (email: string) => {
+        const client = new FormClient(h.base);
+        const sub = h.subscribe('starter');
+        const form = await client.open(sub.url);
+        const token = decodeEntities(/name="token" value="([^"]+)"/.exec(form.html)![1]!);
+        const fields = { token, firstName: 'Eve', lastName: 'Probe', email, company: 'C', website: 'https://c.example.com' };
+        const answer = await client.submit(form, '/console/register', fields, false);
+        const page = await client.open(answer.location ?? '/');
+        const reopened = await new FormClient(h.base).get(sub.url);
+        return { status: answer.status, location: answer.location, page: page.html.replaceAll(email, 'EMAIL'), reopened: reopened.status };
+      };
+      const fresh = await attempt(`new-${Date.now()}@example.com`);
+      const existing = await attempt(known.email);
+      expect(existing).to.deep.equal({ ...fresh, page: existing.page });
+      expect(fresh).to.include({ status: 303, location: '/console/register/sent', reopened: 409 });
+      // The pages differ only in their per-session CSRF token.
+      const strip = (html: string) => html.replace(/name="_csrf" value="[^"]+"/g, '').replace(/<meta name="csrf-token" content="[^"]+"/g, '');
+      expect(strip(existing.page)).to.equal(strip(fresh.page));
+      const mail = await h.waitForMail(known.email, /already exists/);
+      expect(mail.links.some((l) => l.includes('/console/sign-in'))).to.equal(true);
+      expect(await h.api.deps.models.Account.countDocuments({ email: known.email })).to.equal(1);
+    });
+
     it('validates the registration fields on the server too', async () => {
       const client = new FormClient(h.base);
       const form = await client.open(h.subscribe('standard').url);
@@ -317,19 +354,23 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(res.html).to.contain('data-error-code="not_found"');
     });
 
-    it('schedules a downgrade for the month end and withdraws it', async () => {
+    it('schedules a downgrade the marketplace confirmed for the month end, and withdraws it', async () => {
       const user = await fullySignedIn(h);
       const plan = await user.client.open('/console/plan');
-      const scheduled = await user.client.submit(plan, '/console/plan/change', { plan: 'free' });
-      expect(scheduled.html).to.contain('id="scheduled-change"').and.contain('Free (evaluation)');
+      const pending = await user.client.submit(plan, '/console/plan/change', { plan: 'free' });
+      expect(pending.html).to.contain('id="pending-change"');
+      expect((await h.entitle(await subscriptionOf(h, user.customerId), 'free')).status).to.equal(200);
+      const scheduled = await user.client.open('/console/plan');
+      expect(scheduled.html).to.contain('id="scheduled-change"').and.contain('Free (evaluation)').and.not.contain('id="pending-change"');
       expect((await h.api.deps.accounts.get(user.customerId))!.plan).to.equal('starter');
       const withdrawn = await user.client.submit(scheduled, '/console/plan/scheduled/withdraw', {});
       expect(withdrawn.html).to.not.contain('id="scheduled-change"');
     });
 
-    it('upgrades immediately: /v1/usage reports the new plan and limit at once', async () => {
+    it('upgrades once the marketplace confirms: /v1/usage reports the new plan and limit at once', async () => {
       const user = await fullySignedIn(h);
       await user.client.submit(await user.client.open('/console/plan'), '/console/plan/change', { plan: 'business' });
+      expect((await h.entitle(await subscriptionOf(h, user.customerId), 'business')).status).to.equal(200);
       const usage = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': user.primaryKey } });
       expect(usage.body.data).to.include({ plan: 'business', monthly_limit: 30_000 });
     });

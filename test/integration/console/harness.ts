@@ -1,5 +1,6 @@
 // Test support for the console: the liveness API with the console mounted, a private mail sink, and a
 // cookie-keeping form client that behaves like a browser without JavaScript.
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '.
 import { startLocalMail, type LocalMail } from '../../../dev/engines/local-mail';
 import { linksIn, listMessages, type StoredMessage } from '../../../shared/mail/mailbox';
 import type { PlanId } from '../../../shared/billing/plans';
+import { marketplaceSecret, signEntitlement } from '../../../shared/marketplace/entitlements';
 import type { Clock } from '../../../shared/billing/month';
 import { generate } from 'otplib';
 import type { Config } from '../../../shared/config';
@@ -24,6 +26,12 @@ export interface ConsoleHarness {
   base: string;
   /** A registration link as `admin marketplace subscribe` mints it. */
   subscribe(plan: PlanId): { url: string; subscriptionId: string; marketplaceAccountId: string };
+  /** Delivers a signed entitlement event as the marketplace would (POST /marketplace/entitlements). */
+  entitle(
+    subscriptionId: string,
+    plan: PlanId,
+    o?: { id?: string; secret?: string; nowMs?: number },
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Waits for a message to `to` whose subject matches, newest first. */
   waitForMail(to: string, subject: RegExp, timeoutMs?: number): Promise<StoredMessage & { links: string[] }>;
   stop(): Promise<void>;
@@ -46,6 +54,12 @@ export async function startConsole(label: string, overrides: Record<string, stri
     subscribe(plan) {
       const sub = newLocalSubscription(plan);
       return { url: registrationUrl(base, signer.sign(sub)), subscriptionId: sub.subscriptionId, marketplaceAccountId: sub.marketplaceAccountId };
+    },
+    async entitle(subscriptionId, plan, o = {}) {
+      const body = JSON.stringify({ id: o.id ?? `evt_test_${randomUUID()}`, type: 'entitlement.updated', subscriptionId, plan });
+      const headers = signEntitlement(o.secret ?? marketplaceSecret(config)!, body, o.nowMs);
+      const res = await fetch(`${base}/marketplace/entitlements`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
     async waitForMail(to, subject, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;
@@ -186,6 +200,11 @@ export async function registerAndActivate(h: ConsoleHarness, plan: PlanId = 'sta
     secondaryKey: textOf(activated.html, 'secondary-key'),
     customerId: account!._id,
   };
+}
+
+/** The marketplace subscription of an onboarded account. */
+export async function subscriptionOf(h: ConsoleHarness, customerId: string): Promise<string> {
+  return (await h.api.deps.accounts.get(customerId))!.marketplace!.subscriptionId!;
 }
 
 /** Onboarded, signed in with e-mail and password and TOTP set up: on the dashboard. */

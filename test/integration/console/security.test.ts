@@ -93,7 +93,13 @@ describe('Console security: sessions, links and the development mailbox (finding
 
   it('finding 5: outside development the console refuses to start without PUBLIC_BASE_URL', () => {
     // A generated secret: production also refuses the repetitive one the tests use elsewhere.
-    const production = { ...h.config, NODE_ENV: 'production' as const, MAILBOX_DIR: undefined, APP_SECRET: crypto.randomBytes(36).toString('base64') };
+    const production = {
+      ...h.config,
+      NODE_ENV: 'production' as const,
+      MAILBOX_DIR: undefined,
+      APP_SECRET: crypto.randomBytes(36).toString('base64'),
+      MARKETPLACE_SECRET: crypto.randomBytes(36).toString('base64'),
+    };
     expect(() => buildConsoleDeps({ ...h.api.deps, config: { ...production, PUBLIC_BASE_URL: undefined } })).to.throw(/PUBLIC_BASE_URL/);
     expect(() => buildConsoleDeps({ ...h.api.deps, config: { ...production, PUBLIC_BASE_URL: 'https://console.example.com' } })).to.not.throw();
   });

@@ -6,7 +6,7 @@ describe('settlement configuration and the supervisor restart policy', () => {
   it('refuses the test-only fault hook when NODE_ENV=production', () => {
     expect(() => parseConfig({ NODE_ENV: 'production', FAULT_KILL_AT: 'after_commit' })).to.throw(/FAULT_KILL_AT/);
     expect(parseConfig({ NODE_ENV: 'test', FAULT_KILL_AT: 'after_commit' }).FAULT_KILL_AT).to.equal('after_commit');
-    expect(parseConfig({ NODE_ENV: 'production' }).FAULT_KILL_AT).to.equal(undefined);
+    expect(parseConfig({ NODE_ENV: 'production', SECURE_COOKIES: 'true' }).FAULT_KILL_AT).to.equal(undefined);
   });
 
   it('accepts only the four named steps', () => {

@@ -26,7 +26,7 @@ import { Service, type IService } from 'kubernetes-models/v1/Service';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import { ScaledObject, type IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
-import { configSchema, parseConfig } from '../../../shared/config';
+import { configSchema, consoleConfigProblems, parseConfig } from '../../../shared/config';
 import { createMetrics } from '../../../shared/metrics';
 import { projectRoot } from '../../../shared/paths';
 import { ALERTS_FILE, renderLocalPrometheusConfig } from '../../../deploy/prometheus/render-local-config';
@@ -49,6 +49,16 @@ const PROCESS_NAMES = Object.keys(PROCESSES) as ProcessName[];
 const APP_ENV = new Set(Object.keys(configSchema.shape));
 /** What `openssl rand -base64 48` gives an operator (the examples hold placeholders the config refuses). */
 const GENERATED_SECRET = 'q3Vx9LbT2mPz8Rk4Wn7Yc1Hs6Jd0Gf5Ae+Uo/Ii3Nt8Bv2Cw7Xy4Zl9Mr1Kp6Qj5S';
+/** Secret keys whose example value is a placeholder the config refuses (the operator generates the real one). */
+const PLACEHOLDER_SECRETS = new Set(['APP_SECRET', 'MARKETPLACE_SECRET']);
+/** What compose's `.env` gets from deploy/setup-secrets.sh: 32 random bytes in hex. */
+const GENERATED_PASSWORD = 'a3f1c2d4e5b6978812ab34cd56ef7890a3f1c2d4e5b6978812ab34cd56ef7890';
+
+/** A redis:// or mongodb:// URL that names a password (user optional for Redis's requirepass). */
+function hasCredentials(url: string): boolean {
+  return new URL(url).password.length > 0;
+}
+
 /** An ingress-controller pod as an API pod sees it (a typical pod CIDR, 10.244.0.0/16). */
 const INGRESS_POD_ADDRESS = '10.244.1.7';
 /** Read by deploy/healthcheck.js (Docker HEALTHCHECK), not by the app. */
@@ -386,8 +396,8 @@ describe('deploy/ manifests', () => {
               expect(ref.name, `${e.name} secret`).to.equal('lc-secrets');
               const value = secretExample?.stringData?.[ref.key];
               expect(value, `secret.example.yaml has ${ref.key}`).to.be.a('string');
-              // The example's APP_SECRET is a placeholder the config must refuse; an operator puts a generated one there.
-              env[e.name] = ref.key === 'APP_SECRET' ? GENERATED_SECRET : (value ?? '');
+              // The example's secrets are placeholders the config must refuse; an operator puts generated ones there.
+              env[e.name] = PLACEHOLDER_SECRETS.has(ref.key) ? GENERATED_SECRET : (value ?? '');
             } else {
               expect(e.value, `${e.name} has a value or a secretKeyRef`).to.be.a('string');
               env[e.name] = e.value ?? '';
@@ -396,6 +406,11 @@ describe('deploy/ manifests', () => {
           for (const key of Object.keys(env)) expect(APP_ENV.has(key), `${key} is in shared/config.ts`).to.equal(true);
           expect(env.REDIS_URL, 'REDIS_URL').to.be.a('string');
           expect(env.MONGODB_URI, 'MONGODB_URI').to.be.a('string');
+          // Issue 29, finding 5: Redis and MongoDB with credentials, read from the Secret only.
+          for (const key of ['REDIS_URL', 'MONGODB_URI']) {
+            expect(c.env?.find((e) => e.name === key)?.valueFrom?.secretKeyRef?.key, `${key} from the Secret`).to.equal(key);
+            expect(hasCredentials(env[key]!), `${key} carries credentials`).to.equal(true);
+          }
           const cfg = parseConfig(env);
           expect(cfg.NODE_ENV).to.equal('production');
           expect(cfg.QUEUE_PREFIX).to.match(/^\{.+\}/);
@@ -411,6 +426,8 @@ describe('deploy/ manifests', () => {
           if (name === 'liveness-api') {
             expect(cfg.SECURE_COOKIES, 'SECURE_COOKIES behind TLS').to.equal(true);
             expect(cfg.APP_SECRET, 'APP_SECRET from the Secret').to.be.a('string');
+            expect(cfg.MARKETPLACE_SECRET, 'MARKETPLACE_SECRET from the Secret').to.be.a('string');
+            expect(consoleConfigProblems(cfg), 'the console starts with this configuration').to.deep.equal([]);
           }
           if (p.kind === 'worker') expect(cfg.WORKER_METRICS_PORT).to.equal(p.port);
         });
@@ -511,11 +528,19 @@ describe('deploy/ manifests', () => {
       depends_on?: Record<string, { condition: string }> | string[];
     };
     const compose = readYamlOne<{ services: Record<string, ComposeService>; volumes?: Record<string, unknown> }>(path.join(DEPLOY, 'compose.yaml'));
+    /** What an operator's deploy/.env holds after deploy/setup-secrets.sh and adding PUBLIC_BASE_URL. */
+    const REQUIRED_COMPOSE_VALUES: Record<string, string> = {
+      APP_SECRET: GENERATED_SECRET,
+      MARKETPLACE_SECRET: GENERATED_SECRET,
+      REDIS_PASSWORD: GENERATED_PASSWORD,
+      MONGO_PASSWORD: GENERATED_PASSWORD,
+      PUBLIC_BASE_URL: 'https://liveness.example.com',
+    };
     /** Compose interpolation with the defaults (and a value for the required ones). */
     const interpolate = (v: string | number | boolean) =>
       String(v).replace(/\$\{([A-Z_]+)(?::?([-?])([^}]*))?\}/g, (_m, name: string, op?: string, arg?: string) => {
         if (op === '-') return arg ?? '';
-        if (op === '?') return name === 'APP_SECRET' ? GENERATED_SECRET : `required-${name}`;
+        if (op === '?') return REQUIRED_COMPOSE_VALUES[name] ?? `required-${name}`;
         throw new Error(`\${${name}} has no default`);
       });
 
@@ -533,6 +558,51 @@ describe('deploy/ manifests', () => {
       const broken = structuredClone(doc) as { services: Record<string, Record<string, unknown>> };
       broken.services.redis!.healtcheck = { test: ['CMD', 'true'] };
       expect(validate(broken), 'a misspelt service key fails').to.equal(false);
+    });
+
+    it('finding 5: Redis and MongoDB require the passwords deploy/setup-secrets.sh generates; no credential has a default', () => {
+      const text = fs.readFileSync(path.join(DEPLOY, 'compose.yaml'), 'utf8');
+      for (const name of ['REDIS_PASSWORD', 'MONGO_PASSWORD', 'APP_SECRET', 'MARKETPLACE_SECRET', 'PUBLIC_BASE_URL']) {
+        const uses = [...text.matchAll(new RegExp(`\\$\\{${name}(:?[-?][^}]*)?\\}`, 'g'))].map((m) => m[1] ?? '');
+        expect(uses.length, `${name} is used`).to.be.at.least(1);
+        for (const use of uses) expect(use.startsWith(':?'), `\${${name}${use}} is required, without a default`).to.equal(true);
+      }
+      const redis = compose.services.redis!;
+      const cmd = (redis.command ?? []).map(interpolate);
+      expect(cmd[cmd.indexOf('--requirepass') + 1]).to.equal(GENERATED_PASSWORD);
+      expect(interpolate(String((redis as { environment?: Record<string, string> }).environment?.REDISCLI_AUTH)), 'the healthcheck authenticates').to.equal(
+        GENERATED_PASSWORD,
+      );
+      const mongoEnv = (compose.services.mongo as { environment?: Record<string, string> }).environment ?? {};
+      expect(mongoEnv.MONGO_INITDB_ROOT_USERNAME).to.equal('lc');
+      expect(interpolate(mongoEnv.MONGO_INITDB_ROOT_PASSWORD ?? '')).to.equal(GENERATED_PASSWORD);
+      const setup = fs.readFileSync(path.join(DEPLOY, 'setup-secrets.sh'), 'utf8');
+      for (const name of ['APP_SECRET', 'MARKETPLACE_SECRET', 'REDIS_PASSWORD', 'MONGO_PASSWORD'])
+        expect(setup, `setup-secrets.sh generates ${name}`).to.contain(name);
+    });
+
+    it('deploy/setup-secrets.sh writes every required secret once, mode 600, and keeps existing values', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-setup-secrets-'));
+      try {
+        fs.copyFileSync(path.join(DEPLOY, 'setup-secrets.sh'), path.join(dir, 'setup-secrets.sh'));
+        const run = () => spawnSync('sh', [path.join(dir, 'setup-secrets.sh')], { encoding: 'utf8' });
+        expect(run().status).to.equal(0);
+        const first = fs.readFileSync(path.join(dir, '.env'), 'utf8');
+        const values = Object.fromEntries(
+          first
+            .trim()
+            .split('\n')
+            .map((l) => l.split('=') as [string, string]),
+        );
+        expect(Object.keys(values)).to.deep.equal(['APP_SECRET', 'MARKETPLACE_SECRET', 'REDIS_PASSWORD', 'MONGO_PASSWORD']);
+        for (const v of Object.values(values)) expect(v).to.match(/^[0-9a-f]{64}$/);
+        expect(new Set(Object.values(values)).size).to.equal(4);
+        expect(fs.statSync(path.join(dir, '.env')).mode & 0o777).to.equal(0o600);
+        expect(run().status).to.equal(0);
+        expect(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'a second run changes nothing').to.equal(first);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('runs MongoDB 7, Redis 7 with noeviction and AOF, both APIs, both workers and Prometheus', () => {
@@ -557,8 +627,10 @@ describe('deploy/ manifests', () => {
           expect(APP_ENV.has(key) || DEPLOY_ONLY_ENV.has(key), `${key} is known to the app`).to.equal(true);
         }
         const cfg = parseConfig(env);
-        expect(cfg.REDIS_URL).to.match(/^redis:\/\/redis:6379/);
-        expect(cfg.MONGODB_URI).to.match(/^mongodb:\/\/mongo:27017\//);
+        expect(cfg.REDIS_URL).to.equal(`redis://:${GENERATED_PASSWORD}@redis:6379`);
+        expect(cfg.MONGODB_URI).to.equal(`mongodb://lc:${GENERATED_PASSWORD}@mongo:27017/lc?authSource=admin`);
+        expect(cfg.SECURE_COOKIES, 'production cookies only over HTTPS').to.equal(true);
+        if (name === 'liveness-api') expect(consoleConfigProblems(cfg), 'the console starts with this configuration').to.deep.equal([]);
         expect(env.HEALTHCHECK_URL).to.equal(`http://127.0.0.1:${p.port}/livez`);
         if (p.kind === 'worker') {
           expect(cfg.WORKER_METRICS_PORT).to.equal(p.port);

@@ -1,0 +1,100 @@
+// Owns what the product learns from the marketplace: signed entitlement events (which plan a subscription
+// has), their signature and replay checks, and applying one to the account. The marketplace is the source
+// of truth for plans: a change chosen in the console stays pending until an event confirms it.
+//
+// Signature: `X-Marketplace-Timestamp` (Unix seconds) and `X-Marketplace-Signature: v1=<hex HMAC-SHA256 of
+// "<timestamp>.<raw body>">` under the shared secret. An event older or newer than SIGNATURE_TOLERANCE_S is
+// refused (a captured request cannot be replayed later), and an event id is applied once (a replay within
+// the tolerance is answered "already applied" and changes nothing).
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import type { Redis } from 'ioredis';
+import type { AccountService } from '../accounts/account-service';
+import { PLAN_IDS, type PlanId } from '../billing/plans';
+import { NotFoundError } from '../errors';
+
+export const SIGNATURE_TOLERANCE_S = 300;
+export const TIMESTAMP_HEADER = 'x-marketplace-timestamp';
+export const SIGNATURE_HEADER = 'x-marketplace-signature';
+
+export const entitlementEventSchema = z.strictObject({
+  /** The marketplace's event id: each is applied once. */
+  id: z.string().regex(/^[A-Za-z0-9_.:-]{8,128}$/),
+  type: z.literal('entitlement.updated'),
+  subscriptionId: z.string().min(1).max(128),
+  /** The plan the subscription is entitled to from now on (an upgrade applies at once, a downgrade at the month end). */
+  plan: z.enum(PLAN_IDS),
+});
+export type EntitlementEvent = z.infer<typeof entitlementEventSchema>;
+
+/**
+ * The shared secret: MARKETPLACE_SECRET (required in production, see shared/config.ts); outside production a
+ * key derived from APP_SECRET, so `npm start` and `npm run admin -- marketplace entitle` agree without setup.
+ */
+export function marketplaceSecret(cfg: { MARKETPLACE_SECRET?: string; APP_SECRET?: string }): string | null {
+  if (cfg.MARKETPLACE_SECRET) return cfg.MARKETPLACE_SECRET;
+  if (!cfg.APP_SECRET) return null;
+  return Buffer.from(crypto.hkdfSync('sha256', Buffer.from(cfg.APP_SECRET), Buffer.from('lc-marketplace'), Buffer.from('entitlements'), 32)).toString(
+    'base64url',
+  );
+}
+
+function mac(secret: string, timestamp: string, body: string | Buffer): Buffer {
+  return crypto.createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest();
+}
+
+/** The two headers a marketplace (or the admin CLI) sends with `body`. */
+export function signEntitlement(secret: string, body: string, nowMs = Date.now()): Record<string, string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: `v1=${mac(secret, timestamp, body).toString('hex')}` };
+}
+
+export type SignatureCheck = { ok: true } | { ok: false; reason: string };
+
+/** Checks the signature and the timestamp window; constant-time comparison. */
+export function verifyEntitlementSignature(
+  secret: string,
+  body: Buffer,
+  timestamp: string | undefined,
+  signature: string | undefined,
+  nowMs = Date.now(),
+): SignatureCheck {
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp) || !signature) return { ok: false, reason: 'missing or malformed signature headers' };
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > SIGNATURE_TOLERANCE_S) return { ok: false, reason: 'timestamp outside the allowed window' };
+  const presented = /^v1=([0-9a-f]{64})$/.exec(signature);
+  if (!presented) return { ok: false, reason: 'missing or malformed signature headers' };
+  const expected = mac(secret, timestamp, body);
+  if (!crypto.timingSafeEqual(Buffer.from(presented[1]!, 'hex'), expected)) return { ok: false, reason: 'signature does not match' };
+  return { ok: true };
+}
+
+export type EntitlementOutcome =
+  | { status: 'applied'; customerId: string; plan: PlanId; effective: string }
+  | { status: 'unchanged'; customerId: string; plan: PlanId }
+  | { status: 'already_applied'; customerId: string | null };
+
+/**
+ * Applies one entitlement event: the subscription's account moves to the event's plan (AccountService.changePlan
+ * audits it with its effective date and writes the fee record). The event id is claimed with a Redis SET NX
+ * first (kept a day: far longer than a signature stays acceptable), so concurrent deliveries apply it once.
+ */
+export async function applyEntitlement(accounts: AccountService, redis: Redis, prefix: string, event: EntitlementEvent): Promise<EntitlementOutcome> {
+  const account = await accounts.getBySubscription(event.subscriptionId);
+  if (!account) throw new NotFoundError(`no account has subscription ${event.subscriptionId}`);
+  const claim = await redis.set(`${prefix}:marketplace:event:${event.id}`, account._id, 'EX', 86_400, 'NX');
+  if (claim !== 'OK') return { status: 'already_applied', customerId: account._id };
+  try {
+    const current = await accounts.current(account._id);
+    if (current && current.plan === event.plan && !current.scheduledChange) {
+      // Nothing to change (a confirmation of the plan in effect): a pending request for it is settled too.
+      if (current.pendingPlanChange) await accounts.withdrawPlanChangeRequest(account._id).catch(() => undefined);
+      return { status: 'unchanged', customerId: account._id, plan: event.plan };
+    }
+    const { effective } = await accounts.changePlan(account._id, event.plan, { by: 'marketplace', changeId: event.id });
+    return { status: 'applied', customerId: account._id, plan: event.plan, effective };
+  } catch (err) {
+    // Not applied: a redelivery must be able to try again.
+    await redis.del(`${prefix}:marketplace:event:${event.id}`).catch(() => undefined);
+    throw err;
+  }
+}

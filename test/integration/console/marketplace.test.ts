@@ -1,0 +1,156 @@
+// Issue 29, finding 1: a free account upgraded itself to Business from the console and switched the hard cap
+// off; no metering record, no marketplace call. Plan changes now go through the marketplace: the console asks,
+// a signed entitlement event applies, and every change is audited and metered (the plan-fee dimension).
+import { expect } from 'chai';
+import { http } from '../../support/http';
+import { runCli } from '../../support/cli';
+import { testMongoUri, testRedisUrl } from '../../support/engines';
+import { fullySignedIn, startConsole, subscriptionOf, type ConsoleHarness } from './harness';
+
+/** Mid-month, so the proration is visible: the 16th of a 30-day month leaves 15 of 30 days. */
+const NOW = new Date('2026-11-16T10:00:00.000Z');
+
+describe('Plan changes through the marketplace (issue 29, finding 1)', function () {
+  this.timeout(180_000);
+  let h: ConsoleHarness;
+
+  before(async () => {
+    h = await startConsole('marketplace', {}, () => NOW);
+  });
+  after(async () => h?.stop());
+
+  const usageOf = async (key: string) => (await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': key } })).body.data as Record<string, unknown>;
+  const feeRecords = (customerId: string) => h.api.deps.models.MeteringRecord.find({ customerId, dimension: 'plan_fee_cents' }).lean();
+
+  describe('POST /console/plan/change', () => {
+    it('finding 1: a free account cannot raise its own limit: the change stays pending, the limit stays 50, nothing is metered', async () => {
+      const user = await fullySignedIn(h, 'free');
+      const page = await user.client.submit(await user.client.open('/console/plan'), '/console/plan/change', { plan: 'business' });
+      expect(page.status).to.equal(200);
+      expect(page.html).to.contain('id="pending-change"').and.contain('Pending:').and.contain('Business');
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'free', monthly_limit: 50, hard_cap_enabled: true });
+      const off = await user.client.submit(page, '/console/hard-cap', { on: 'off' }, false);
+      expect(off.status).to.equal(400);
+      expect(await usageOf(user.primaryKey)).to.include({ hard_cap_enabled: true });
+      expect(await feeRecords(user.customerId)).to.deep.equal([]);
+      const audit = await h.api.deps.models.Audit.findOne({ customerId: user.customerId, action: 'plan.change_requested' }).lean();
+      expect(audit?.detail).to.deep.equal({ from: 'free', to: 'business' });
+    });
+
+    it('a pending request can be withdrawn; withdrawing when none is pending answers 404', async () => {
+      const user = await fullySignedIn(h);
+      const page = await user.client.submit(await user.client.open('/console/plan'), '/console/plan/change', { plan: 'standard' });
+      const withdrawn = await user.client.submit(page, '/console/plan/pending/withdraw', {});
+      expect(withdrawn.html).to.not.contain('id="pending-change"');
+      expect((await user.client.submit(withdrawn, '/console/plan/pending/withdraw', {}, false)).status).to.equal(404);
+    });
+  });
+
+  describe('POST /marketplace/entitlements', () => {
+    it('a confirmed entitlement event changes the plan at once and writes the prorated fee record and the audit entry', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      await user.client.submit(await user.client.open('/console/plan'), '/console/plan/change', { plan: 'business' });
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const answer = await h.entitle(subscriptionId, 'business', { id: `evt_up_${user.customerId}` });
+      expect(answer).to.deep.equal({
+        status: 200,
+        body: { status: 'applied', customerId: user.customerId, plan: 'business', effective: 'now' },
+      });
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'business', monthly_limit: 30_000 });
+      const plan = await user.client.open('/console/plan');
+      expect(plan.html).to.not.contain('id="pending-change"');
+      const fees = await feeRecords(user.customerId);
+      expect(fees).to.have.length(1);
+      // (2,400 − 180) USD × 15/30 days left in November (the 16th included) = 1,110 USD.
+      expect(fees[0]).to.include({ subscriptionId, hour: '2026-11-16T10', quantity: 111_000, plan: 'business', previousPlan: 'starter' });
+      expect(fees[0]!.reportedAt ?? null, 'not reported yet').to.equal(null);
+      expect(fees[0]!.effectiveAt!.toISOString()).to.equal(NOW.toISOString());
+      const audit = await h.api.deps.models.Audit.findOne({ customerId: user.customerId, action: 'plan.upgraded' }).lean();
+      expect(audit?.detail).to.include({ from: 'starter', to: 'business', effectiveAt: NOW.toISOString(), by: 'marketplace' });
+    });
+
+    it('a confirmed downgrade applies on the 1st: the fee record names that date and the whole month', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const answer = await h.entitle(await subscriptionOf(h, user.customerId), 'free');
+      expect(answer.body).to.include({ status: 'applied', effective: '2026-12' });
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'starter', monthly_limit: 1_000 });
+      const [fee] = await feeRecords(user.customerId);
+      expect(fee).to.include({ quantity: -18_000, plan: 'free', previousPlan: 'starter', hour: '2026-12-01T00' });
+    });
+
+    it('a confirmed downgrade withdrawn before the 1st leaves no fee behind (its unreported record is voided; a reported one is reversed)', async () => {
+      const user = await fullySignedIn(h, 'professional');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      await h.entitle(subscriptionId, 'starter');
+      const plan = await user.client.open('/console/plan');
+      await user.client.submit(plan, '/console/plan/scheduled/withdraw', {});
+      expect(await feeRecords(user.customerId)).to.deep.equal([]);
+      // Reported to the marketplace already: a reversing record answers it.
+      await h.entitle(subscriptionId, 'standard');
+      const [reported] = await feeRecords(user.customerId);
+      await h.api.deps.models.MeteringRecord.updateOne({ _id: reported!._id }, { $set: { reportedAt: new Date() } });
+      await h.entitle(subscriptionId, 'professional');
+      const fees = await feeRecords(user.customerId);
+      expect(fees.reduce((sum, f) => sum + f.quantity, 0), 'the fees net to nothing').to.equal(0);
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'professional' });
+    });
+
+    it('a replayed event changes nothing the second time (one fee record, "already_applied")', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const id = `evt_replay_${user.customerId}`;
+      const answers = await Promise.all(Array.from({ length: 5 }, () => h.entitle(subscriptionId, 'professional', { id })));
+      expect(answers.map((a) => a.body.status).sort()).to.deep.equal(['already_applied', 'already_applied', 'already_applied', 'already_applied', 'applied']);
+      expect(await feeRecords(user.customerId)).to.have.length(1);
+    });
+
+    it('refuses an event without a signature, with a wrong one, or signed outside the 5-minute window (401, nothing changes)', async () => {
+      const user = await fullySignedIn(h, 'free');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const body = JSON.stringify({ id: `evt_unsigned_${user.customerId}`, type: 'entitlement.updated', subscriptionId, plan: 'business' });
+      const unsigned = await fetch(`${h.base}/marketplace/entitlements`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(unsigned.status).to.equal(401);
+      expect(((await unsigned.json()) as { error: { code: string } }).error.code).to.equal('invalid_signature');
+      expect((await h.entitle(subscriptionId, 'business', { secret: 'another-secret-another-secret-0123456789' })).status).to.equal(401);
+      expect((await h.entitle(subscriptionId, 'business', { nowMs: Date.now() - 10 * 60_000 })).status).to.equal(401);
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'free', monthly_limit: 50 });
+    });
+
+    it('admin marketplace entitle replays an event by hand: signed like the marketplace, applied once', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const env = {
+        MONGODB_URI: `${testMongoUri()}${h.dbName}`,
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: h.config.QUEUE_PREFIX,
+        APP_SECRET: h.config.APP_SECRET!,
+        LOG_LEVEL: 'silent',
+      };
+      const args = [
+        'marketplace',
+        'entitle',
+        '--subscription',
+        subscriptionId,
+        '--plan',
+        'standard',
+        '--event',
+        `evt_cli_${user.customerId}`,
+        '--url',
+        h.base,
+        '--json',
+      ];
+      const first = await runCli('scripts/admin.ts', args, env);
+      expect(first.code, first.stderr).to.equal(0);
+      expect(JSON.parse(first.stdout).answer).to.include({ status: 'applied', plan: 'standard', effective: 'now' });
+      const again = await runCli('scripts/admin.ts', args, env);
+      expect(JSON.parse(again.stdout).answer).to.include({ status: 'already_applied' });
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'standard', monthly_limit: 5_000 });
+    });
+
+    it('answers 404 for an unknown subscription and 400 for a malformed event', async () => {
+      expect((await h.entitle('sub-nobody-has', 'business')).status).to.equal(404);
+      const user = await fullySignedIn(h, 'free');
+      expect((await h.entitle(await subscriptionOf(h, user.customerId), 'platinum' as never)).status).to.equal(400);
+    });
+  });
+});
