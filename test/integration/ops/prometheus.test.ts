@@ -127,7 +127,9 @@ describe('Prometheus scraping the APIs and workers (deploy/prometheus/local-temp
     this.timeout(90_000);
     const key = await ops.livenessKey();
     const image = (await portrait()).toString('base64');
-    const waitingQ = 'max(lc_queue_jobs{job="liveness-api",queue="liveness",state="waiting"})';
+    // Waiting jobs are BullMQ's 'prioritized' state (every job has its fair round as priority: shared/queues/fair-queue.ts),
+    // summed with 'waiting' as the alert rules do.
+    const waitingQ = 'sum(max by (state) (lc_queue_jobs{job="liveness-api",queue="liveness",state=~"waiting|prioritized"}))';
     const waitingNow = async () => Number((await query(waitingQ))[0]?.value[1] ?? NaN);
     expect(await waitingNow()).to.equal(0);
 
