@@ -340,7 +340,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await checkPage('plan-upgrade-confirm');
     // The console only asks; the marketplace's signed entitlement event applies the change (docs/billing.md).
     await Promise.all([page.waitForURL('**/console/plan#pending-change'), page.click('#confirm-plan')]);
-    expect(await page.textContent('#pending-change')).to.contain('Pending').and.contain('Standard');
+    expect(await page.textContent('#pending-change'))
+      .to.contain('Pending')
+      .and.contain('Standard');
     expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } })).body.data).to.include({ plan: 'starter' });
     await checkPage('plan-pending');
     const account = (await h.api.deps.accounts.getByEmail(email))!;

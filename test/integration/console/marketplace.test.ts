@@ -91,7 +91,10 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       await h.api.deps.models.MeteringRecord.updateOne({ _id: reported!._id }, { $set: { reportedAt: new Date() } });
       await h.entitle(subscriptionId, 'professional');
       const fees = await feeRecords(user.customerId);
-      expect(fees.reduce((sum, f) => sum + f.quantity, 0), 'the fees net to nothing').to.equal(0);
+      expect(
+        fees.reduce((sum, f) => sum + f.quantity, 0),
+        'the fees net to nothing',
+      ).to.equal(0);
       expect(await usageOf(user.primaryKey)).to.include({ plan: 'professional' });
     });
 
