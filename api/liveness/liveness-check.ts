@@ -122,7 +122,13 @@ export class LivenessCheck {
     let value: LivenessJobValue;
     try {
       const admission = await this.d.jobs.assertCapacity(c.deadline, { tenant: account._id, jobId: c.requestId });
-      const outcome = await this.d.jobs.run<LivenessInput, LivenessJobValue>({ requestId: c.requestId, input, payload: image, deadline: c.deadline, admission });
+      const outcome = await this.d.jobs.run<LivenessInput, LivenessJobValue>({
+        requestId: c.requestId,
+        input,
+        payload: image,
+        deadline: c.deadline,
+        admission,
+      });
       // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
       this.d.throttle.chargeWork(fairUseKey(keyId), outcome.workerMs, c.log);
       value = this.valueOf(c, outcome);
