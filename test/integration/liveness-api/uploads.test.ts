@@ -3,50 +3,15 @@
 // connection closed, so the API never holds it. Raw sockets send only the start of each declared body: an answer
 // can only come if the server decided without the rest.
 import nodeHttp from 'node:http';
-import net from 'node:net';
 import { expect } from 'chai';
 import { portrait } from '../../support/images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { http } from '../../support/http';
+import { DECLARED_BYTES, partialUpload as partial } from '../../support/partial-upload';
 
-/** A maximal upload: 10 MB of Base64 plus the JSON around it. */
-const DECLARED_BYTES = 10 * 1024 * 1024 + 40;
-/** What each client sends before it waits for an answer: the JSON head and 256 KB of the image. */
-const SENT_FIRST = 256 * 1024;
-
-interface PartialUpload {
-  /** Resolves once the server answered and closed the connection. */
-  answered: Promise<{ status: number; connectionClose: boolean; sentBytes: number }>;
-  socket: net.Socket;
-}
-
-/** Declares a 10 MB body, sends its first 256 KB and waits: the server must answer (and close) without the rest. */
-function partialUpload(port: number, key: string): PartialUpload {
-  const socket = net.connect(port, '127.0.0.1');
-  let response = '';
-  let sentBytes = 0;
-  const answered = new Promise<{ status: number; connectionClose: boolean; sentBytes: number }>((resolve, reject) => {
-    socket.on('connect', () => {
-      socket.write(
-        `POST /v1/check/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${DECLARED_BYTES}\r\n\r\n`,
-      );
-      const head = Buffer.from('{"image_format":"jpeg","image":"');
-      const start = Buffer.alloc(SENT_FIRST - head.length, 'A');
-      socket.write(head);
-      socket.write(start);
-      sentBytes = head.length + start.length;
-    });
-    socket.on('data', (d: Buffer) => (response += d.toString('latin1')));
-    // The server closing is the point; a reset after its answer (our unread bytes) is fine.
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
-      if (!status) reject(new Error(`the connection closed without an answer: ${JSON.stringify(response.slice(0, 200))}`));
-      else resolve({ status, connectionClose: /\r\nconnection: close\r\n/i.test(response), sentBytes });
-    });
-  });
-  return { answered, socket };
-}
+/** Declares a 10 MB liveness body, sends its first 256 KB (the JSON head, then Base64) and waits for the answer. */
+const partialUpload = (port: number, key: string) =>
+  partial(port, '/v1/check/liveness', { 'X-API-Key': key, 'Content-Type': 'application/json' }, Buffer.from('{"image_format":"jpeg","image":"'));
 
 /** The process's memory while `work` runs: the highest RSS and external (Buffer) bytes seen, above where they started. */
 async function memoryGrowthDuring<T>(work: () => Promise<T>): Promise<{ result: T; rssMiB: number; buffersMiB: number }> {
