@@ -1,5 +1,5 @@
-// Owns one liveness check as a domain step, free of HTTP: reserve a credit and a fair-use token (before the body
-// is read), then admit by time, run the job, and settle (the worker commits) or release. The caller's credits come
+// Owns one liveness check as a domain step, free of HTTP: reserve a credit, admit by time and take a fair-use token
+// (before the body is read), then run the job, and settle (the worker commits) or release. The caller's credits come
 // back with the value, or with the error when the refusal knows them (QuotaExceededError); any other error leaves
 // them to the one best-effort snapshot of the error path (app.ts). The route (check-liveness.ts) maps this to HTTP.
 //
@@ -14,7 +14,7 @@ import { nextMonthStart } from '../../shared/billing/month';
 import type { Deadline } from '../../shared/deadline';
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
-import { JobTimeoutError, type JobClient } from '../../shared/queues/job-client';
+import { JobTimeoutError, type Admission, type JobClient } from '../../shared/queues/job-client';
 import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
 import type { Throttle } from '../http/throttle';
 import type { QuotaView } from './envelope';
@@ -32,6 +32,8 @@ export interface Reservation {
   plan: PlanView;
   month: string;
   at: number;
+  /** What admission decided, before the body was read (the job counts as ahead of later ones until enqueued). */
+  admission: Admission | null;
 }
 
 /** The public result of a billed call and the caller's credits after it. */
@@ -69,24 +71,32 @@ export class LivenessCheck {
   constructor(private readonly d: LivenessCheckDeps) {}
 
   /**
-   * Before the body is read: a credit (quota), then a fair-use token (throttle), in that order. The throttle is
-   * asked only once the credit is held, so a call refused for its quota never touches it (a capped key keeps its
-   * whole burst, and a burst's capped calls cannot take tokens its served calls need); a call refused by the
-   * throttle gives its credit back.
+   * Before the body is read: a credit (quota) and room in the time budget (admission) are asked at once, then the
+   * fair-use token (throttle) once the credit is held; judged in the documented order, quota, throttle, capacity.
+   * The throttle is asked only once the credit is held, so a call refused for its quota never touches it (a capped
+   * key keeps its whole burst, and a burst's capped calls cannot take tokens its served calls need). A refused call
+   * keeps nothing: its credit goes back and its admission is withdrawn.
    */
   async reserve(c: Caller): Promise<Reservation> {
     const { account, keyId } = c.auth;
     const plan = this.d.accounts.planView(account);
-    const reserved = await c.deadline.race('reservation', this.d.ledger.reserve(account._id, plan, c.requestId));
-    if (!reserved.ok) {
-      const at = reserved.at;
+    const [reserved, admitted] = await Promise.allSettled([
+      c.deadline.race('reservation', this.d.ledger.reserve(account._id, plan, c.requestId)),
+      this.d.jobs.assertCapacity(c.deadline, { tenant: account._id, jobId: c.requestId }),
+    ]);
+    const admission = admitted.status === 'fulfilled' ? admitted.value : null;
+    if (reserved.status === 'rejected' || !reserved.value.ok) {
+      if (admission) this.d.jobs.withdraw(admission);
+      if (reserved.status === 'rejected') throw reserved.reason;
+      const at = reserved.value.at;
       this.d.metrics.quotaOutcomes.inc({ outcome: 'capped' });
       const quota: QuotaView = { customerId: account._id, remaining: 0, overLimit: 0, monthlyLimit: plan.monthlyLimit };
       throw new QuotaExceededError(quota, plan.monthlyLimit, Math.ceil((nextMonthStart(new Date(at)).getTime() - at) / 1000));
     }
-    const reservation: Reservation = { plan, month: reserved.month, at: reserved.at };
+    const reservation: Reservation = { plan, month: reserved.value.month, at: reserved.value.at, admission };
     try {
       await c.deadline.race('throttle', this.d.throttle.take(fairUseKey(keyId)));
+      if (admitted.status === 'rejected') throw admitted.reason;
     } catch (err) {
       await this.release(c, reservation);
       throw err;
@@ -94,14 +104,14 @@ export class LivenessCheck {
     return reservation;
   }
 
-  /** Gives a reserved credit back (the call will not run); late if the deadline passed, but it goes back. */
+  /** Gives a reserved credit back and withdraws its admission (the call will not run); late if the deadline passed, but it goes back. */
   async release(c: Caller, r: Reservation): Promise<void> {
+    if (r.admission) this.d.jobs.withdraw(r.admission);
     await this.d.ledger.release(c.auth.account._id, r.month, c.requestId).catch(() => false);
   }
 
   /**
-   * Admits the call by time (503 when the backlog cannot be served within the deadline), runs it, and answers with
-   * the billed result. On any failure the credit is released; a release that finds nothing means the worker
+   * Runs the admitted call and answers with the billed result. On any failure the credit is released; a release that finds nothing means the worker
    * committed in the last instant, and its stored answer is the result.
    */
   async run(c: Caller, r: Reservation, image: Buffer, imageFormat: 'jpeg' | 'png', idempotencyEntry?: string): Promise<Checked> {
@@ -121,7 +131,7 @@ export class LivenessCheck {
     };
     let value: LivenessJobValue;
     try {
-      const admission = await this.d.jobs.assertCapacity(c.deadline, { tenant: account._id, jobId: c.requestId });
+      const admission = r.admission ?? (await this.d.jobs.assertCapacity(c.deadline, { tenant: account._id, jobId: c.requestId }));
       const outcome = await this.d.jobs.run<LivenessInput, LivenessJobValue>({
         requestId: c.requestId,
         input,
