@@ -50,10 +50,12 @@ export class CredentialDigests {
  * Once per store: adds the digest of every API key and unrevoked emotion token written before the index existed,
  * then sets a mark so later start-ups cost one `_id` read. Idempotent (duplicates are skipped, the mark is set
  * last), so concurrent start-ups and a run stopped half-way are harmless. A key regenerated meanwhile may leave a
- * digest of its old hash behind: it points to a key that no longer carries it, so it admits nothing.
+ * digest of its old hash behind: it points to a key that no longer carries it, so it admits nothing. `force`
+ * runs it past the mark (the operator's `key backfill-digests`, after a rolling upgrade: instances of the
+ * earlier version may have written keys after the first new one set the mark).
  */
-export async function backfillCredentialDigests(models: Models): Promise<{ added: number; skipped: boolean }> {
-  if (await models.CredentialDigest.exists({ _id: BACKFILL_MARK })) return { added: 0, skipped: true };
+export async function backfillCredentialDigests(models: Models, force = false): Promise<{ added: number; skipped: boolean }> {
+  if (!force && (await models.CredentialDigest.exists({ _id: BACKFILL_MARK }))) return { added: 0, skipped: true };
   const keys = await models.ApiKey.find({}, { hash: 1, customerId: 1 }).lean();
   const tokens = await models.EmotionToken.find({ revokedAt: null }, { hash: 1, customerId: 1 }).lean();
   const docs = [

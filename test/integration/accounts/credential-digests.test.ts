@@ -127,7 +127,7 @@ describe('Credential look-ups by digest document', () => {
   });
 
   describe('the start-up migration (ensureIndexes)', () => {
-    it('gives keys and live tokens written before the digest index their digests, once, and concurrent runs agree', async () => {
+    it('gives keys and live tokens written before the digest index their digests, once, and concurrent runs agree; a forced run catches up', async () => {
       const old = await monitoredStore('digests-migration');
       try {
         // Credentials as the earlier version wrote them: no digest documents.
@@ -161,6 +161,12 @@ describe('Credential look-ups by digest document', () => {
         expect(await backfillCredentialDigests(old.models)).to.deep.equal({ added: 0, skipped: true });
         await ensureIndexes(old.models);
         expect(await old.models.CredentialDigest.countDocuments({})).to.equal(count);
+
+        // An instance of the earlier version writes a key after the mark (a rolling upgrade): the operator's forced run.
+        const late = generateApiKey();
+        await old.models.ApiKey.create({ _id: 'key-late', customerId: 'cust-old', slot: 'secondary', hash: sha256Hex(late), prefix: displayPrefix(late) });
+        expect(await backfillCredentialDigests(old.models, true)).to.deep.equal({ added: 1, skipped: false });
+        expect((await accounts.authenticate(late))?.keyId).to.equal('key-late');
       } finally {
         await old.conn.close();
       }
