@@ -17,15 +17,20 @@ import { loadAvg, runMain } from './support';
 
 async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<string> {
   const ms: number[] = [];
+  let failed = 0;
   await Promise.all(
     Array.from({ length: n }, async (_, i) => {
       const t0 = performance.now();
-      await op(i);
-      ms.push(performance.now() - t0);
+      try {
+        await op(i);
+        ms.push(performance.now() - t0);
+      } catch {
+        failed++; // authentication's own deadline (10 s) ran out: 503
+      }
     }),
   );
   ms.sort((a, b) => a - b);
-  return `p50 ${f1(ms[Math.floor(ms.length / 2)]!)} ms, max ${f1(ms[ms.length - 1]!)} ms`;
+  return `p50 ${f1(ms[Math.floor(ms.length / 2)] ?? NaN)} ms, max ${f1(ms[ms.length - 1] ?? NaN)} ms, ${failed} past the deadline`;
 }
 
 async function main(): Promise<void> {
@@ -66,6 +71,8 @@ async function main(): Promise<void> {
       for (let i = 0; i < 20; i++) await op();
       return f1((performance.now() - t) / 20);
     };
+    const plan = await models.CredentialDigest.find({ _id: sha256Hex(pick(3)) }).explain();
+    console.log(`  the digest read, explained: ${JSON.stringify(plan).slice(0, 300)}`);
     console.log(
       `  one at a time: valid key ${await one(() => service.authenticate(pick(1)))} ms, unknown key ${await one(() => service.authenticate(generateApiKey()))} ms, by hash ${await one(
         () =>
