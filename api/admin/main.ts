@@ -29,6 +29,7 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   account show --customer ID
   account reset-2fa --customer ID      (after verifying the customer: clears TOTP and recovery codes, ends sessions)
   key regenerate --customer ID --which primary|secondary
+  key backfill-digests          (after a rolling upgrade: digest documents for keys and tokens that have none)
   usage show --customer ID
   usage backfill                (once after upgrading: counts the usage events written before usage counters)
   emotion-token create --name N [--customer ID] | emotion-token revoke --id ID

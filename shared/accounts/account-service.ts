@@ -8,6 +8,7 @@ import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenc
 import { hourOf, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
 import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
 import type { AuthCache } from './auth-cache';
+import { CredentialDigests } from './credential-digests';
 import { Deadline } from '../deadline';
 import { SingleFlight } from '../single-flight';
 
@@ -65,13 +66,16 @@ function authAccountOf(a: Account): AuthAccount {
 export class AccountService {
   /** Concurrent first calls of one key share one database lookup. */
   private readonly lookups = new SingleFlight<AuthenticatedKey | null>();
+  private readonly digests: CredentialDigests;
 
   /** With a cache, authentication reads Redis; every write below then keeps it right (see auth-cache.ts). */
   constructor(
     private readonly models: Models,
     private readonly clock: Clock,
     private readonly cache?: AuthCache<AuthenticatedKey>,
-  ) {}
+  ) {
+    this.digests = new CredentialDigests(models);
+  }
 
   /** Drops cached authentications of this customer's keys after an account change. */
   private async accountChanged(customerId: string): Promise<void> {
@@ -124,18 +128,30 @@ export class AccountService {
     return key;
   }
 
+  /**
+   * Writes a new key into the slot in three single-document writes, ordered for crashes (see
+   * credential-digests.ts): its digest first (pointing at a key that does not carry it yet, so it admits
+   * nothing), then the key, then the old key's digest is removed (the old key is refused from the key write on).
+   */
   private async writeKey(customerId: string, slot: KeySlot): Promise<string> {
     const key = generateApiKey();
+    const digest = sha256Hex(key);
+    const existing = await this.models.ApiKey.findOne({ customerId, slot }, { _id: 1 }).lean();
+    const keyId = existing?._id ?? randomUUID();
+    await this.digests.add(digest, 'api_key', keyId, customerId);
     const previous = await this.models.ApiKey.findOneAndUpdate(
       { customerId, slot },
       {
-        $set: { hash: sha256Hex(key), prefix: displayPrefix(key), rotatedAt: this.clock() },
+        $set: { hash: digest, prefix: displayPrefix(key), rotatedAt: this.clock() },
         $inc: { generation: 1 },
-        $setOnInsert: { _id: randomUUID(), customerId, slot },
+        $setOnInsert: { _id: keyId, customerId, slot },
       },
       { upsert: true },
     ).lean();
+    // Another writer created the slot's key between the read and the upsert: ours updated that one.
+    if (previous && previous._id !== keyId) await this.digests.repoint(digest, previous._id);
     if (previous && this.cache) await this.cache.revoke(previous.hash);
+    if (previous && previous.hash !== digest) await this.digests.remove(previous.hash);
     return key;
   }
 
@@ -171,14 +187,17 @@ export class AccountService {
   }
 
   /**
-   * The database half of authenticate: one read of the key and one of its account. The fill is shared by
+   * The database half of authenticate: reads by `_id` only (its digest document, the key, its account); an
+   * unknown key costs the one digest read. The fill is shared by
    * every caller that missed meanwhile, so the server-side bound is the first caller's time left but never
    * under LOOKUP_FLOOR_MS (a caller about to give up must not doom the others); each caller still answers by
    * its own deadline.
    */
   private async lookUp(digest: string, generation: string | null, deadline: Deadline): Promise<AuthenticatedKey | null> {
     const bound = Deadline.after(Math.max(LOOKUP_FLOOR_MS, deadline.remainingMs()));
-    const key = await this.models.ApiKey.findOne({ hash: digest }, { customerId: 1, slot: 1, hash: 1 }).maxTimeMS(bound.remainingMs()).lean();
+    const keyId = await this.digests.ownerOf(digest, 'api_key', bound.remainingMs());
+    if (!keyId) return null;
+    const key = await this.models.ApiKey.findById(keyId, { customerId: 1, slot: 1, hash: 1 }).maxTimeMS(bound.remainingMs()).lean();
     if (!key || !sameDigest(key.hash, digest)) return null;
     const account = await this.current(key.customerId, bound);
     if (!account) return null;
@@ -403,6 +422,7 @@ export class AccountService {
     // Re-check the status in the delete itself: an account activated since the read stays.
     const res = await this.models.Account.deleteMany({ _id: { $in: ids }, status: 'pending' });
     await this.models.ApiKey.deleteMany({ customerId: { $in: ids } });
+    await this.digests.removeCustomers(ids);
     return res.deletedCount ?? 0;
   }
 

@@ -1,4 +1,5 @@
-// Owns the emotion API's access tokens: issued and revoked by operators or on the dashboard, stored hashed.
+// Owns the emotion API's access tokens: issued and revoked by operators or on the dashboard, stored hashed and
+// found by their digest document (credential-digests.ts).
 // A customer's token works only while its account is active: every call reads the token and the account
 // (no cache), so revocation, suspension and cancellation answer 403 from the next call on.
 import { randomUUID } from 'node:crypto';
@@ -6,6 +7,7 @@ import { ForbiddenError, NotFoundError } from '../errors';
 import type { EmotionTokenDoc, Models } from '../db/models';
 import { Deadline } from '../deadline';
 import { SingleFlight } from '../single-flight';
+import { CredentialDigests } from './credential-digests';
 import { displayPrefix, generateToken, sameDigest, sha256Hex } from './secrets';
 
 export type EmotionToken = EmotionTokenDoc & { _id: string };
@@ -26,27 +28,35 @@ export type AccountLookup = (customerId: string) => Promise<{ status: string } |
 export class EmotionTokenService {
   /** Concurrent calls with one token share one database read. */
   private readonly lookups = new SingleFlight<EmotionToken | null>();
+  private readonly digests: CredentialDigests;
 
   /** Without `accountOf` (operator tools that only issue and revoke) tokens are not checked against an account. */
   constructor(
     private readonly models: Models,
     private readonly accountOf?: AccountLookup,
-  ) {}
+  ) {
+    this.digests = new CredentialDigests(models);
+  }
 
   /** Creates a token and returns it in full: the only time it is shown. */
   async create(name: string, customerId: string | null = null): Promise<{ id: string; token: string; prefix: string }> {
     const token = generateToken();
     const id = randomUUID();
     const prefix = displayPrefix(token, 6);
-    await this.models.EmotionToken.create({ _id: id, name, customerId, hash: sha256Hex(token), prefix });
+    const digest = sha256Hex(token);
+    // The digest first: until the token exists it points at nothing (see credential-digests.ts).
+    await this.digests.add(digest, 'emotion_token', id, customerId);
+    await this.models.EmotionToken.create({ _id: id, name, customerId, hash: digest, prefix });
     return { id, token, prefix };
   }
 
   async revoke(id: string, customerId?: string): Promise<void> {
     const filter: Record<string, unknown> = { _id: id, revokedAt: null };
     if (customerId) filter.customerId = customerId;
-    const res = await this.models.EmotionToken.updateOne(filter, { $set: { revokedAt: new Date() } });
-    if (res.matchedCount === 0) throw new NotFoundError('token not found');
+    const revoked = await this.models.EmotionToken.findOneAndUpdate(filter, { $set: { revokedAt: new Date() } }).lean();
+    if (!revoked) throw new NotFoundError('token not found');
+    // After the revocation: a digest left by a crash here points at a revoked token, which admits nothing.
+    await this.digests.remove(revoked.hash);
   }
 
   async list(customerId: string): Promise<EmotionToken[]> {
@@ -61,8 +71,12 @@ export class EmotionTokenService {
   async authenticate(presented: string, deadline = Deadline.after(10_000)): Promise<EmotionToken | null> {
     if (!TOKEN_SHAPE.test(presented)) return null;
     const digest = sha256Hex(presented);
-    const read = () =>
-      this.models.EmotionToken.findOne({ hash: digest }).maxTimeMS(Math.max(1000, deadline.remainingMs())).lean().exec() as Promise<EmotionToken | null>;
+    // By `_id` only: the digest document, then the token it points to; an unknown token costs one read.
+    const read = async (): Promise<EmotionToken | null> => {
+      const maxTimeMS = () => Math.max(1000, deadline.remainingMs());
+      const id = await this.digests.ownerOf(digest, 'emotion_token', maxTimeMS());
+      return id ? await this.models.EmotionToken.findById(id).maxTimeMS(maxTimeMS()).lean() : null;
+    };
     const doc = await deadline.race('authentication', this.lookups.run(digest, read));
     if (!doc || doc.revokedAt || !sameDigest(doc.hash, digest)) return null;
     if (doc.customerId && this.accountOf) {

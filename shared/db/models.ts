@@ -1,7 +1,8 @@
-// Owns the MongoDB collections and their indexes. Every write the app makes is a single-document
-// atomic operation (FerretDB 1.x and MongoDB 7 alike); expiring data lives in Redis, not here.
+// Owns the MongoDB collections, their indexes and the start-up data migration they need. Every write the app
+// makes is a single-document atomic operation (FerretDB 1.x and MongoDB 7 alike); expiring data lives in Redis.
 import { Schema, type Connection, type InferSchemaType, type Model } from 'mongoose';
 import { PLAN_IDS } from '../billing/plans';
+import { backfillCredentialDigests } from '../accounts/credential-digests';
 import { dbDeadlinePlugin } from './deadline-scope';
 
 const accountSchema = new Schema(
@@ -152,6 +153,20 @@ const emotionTokenSchema = new Schema(
   { collection: 'emotion_tokens', timestamps: true, versionKey: false },
 );
 
+// The credential digest index (shared/accounts/credential-digests.ts): authentication finds an API key or an
+// emotion token by reading this document by `_id` (the SHA-256 digest), then the credential by its `_id`.
+const credentialDigestSchema = new Schema(
+  {
+    _id: { type: String, required: true }, // the credential's SHA-256 digest, hex
+    kind: { type: String, enum: ['api_key', 'emotion_token', 'mark'], required: true },
+    /** The API key's or the emotion token's `_id`. */
+    ownerId: { type: String, required: true },
+    /** The account owning the credential (null for an operator's emotion token): account deletion removes by it. */
+    customerId: { type: String, default: null },
+  },
+  { collection: 'credential_digests', timestamps: true, versionKey: false },
+);
+
 const auditSchema = new Schema(
   {
     customerId: { type: String, required: true },
@@ -169,6 +184,7 @@ export type UsageEventDoc = InferSchemaType<typeof usageEventSchema>;
 export type UsageCounterDoc = InferSchemaType<typeof usageCounterSchema>;
 export type MeteringRecordDoc = InferSchemaType<typeof meteringRecordSchema>;
 export type EmotionTokenDoc = InferSchemaType<typeof emotionTokenSchema>;
+export type CredentialDigestDoc = InferSchemaType<typeof credentialDigestSchema>;
 export type AuditDoc = InferSchemaType<typeof auditSchema>;
 
 export interface Models {
@@ -178,11 +194,21 @@ export interface Models {
   UsageCounter: Model<UsageCounterDoc>;
   MeteringRecord: Model<MeteringRecordDoc>;
   EmotionToken: Model<EmotionTokenDoc>;
+  CredentialDigest: Model<CredentialDigestDoc>;
   Audit: Model<AuditDoc>;
 }
 
 // Calls made inside a request's deadline scope (the console's) are bounded by it; see deadline-scope.ts.
-for (const schema of [accountSchema, apiKeySchema, usageEventSchema, usageCounterSchema, meteringRecordSchema, emotionTokenSchema, auditSchema]) {
+for (const schema of [
+  accountSchema,
+  apiKeySchema,
+  usageEventSchema,
+  usageCounterSchema,
+  meteringRecordSchema,
+  emotionTokenSchema,
+  credentialDigestSchema,
+  auditSchema,
+]) {
   schema.plugin(dbDeadlinePlugin);
 }
 
@@ -194,13 +220,20 @@ export function createModels(conn: Connection): Models {
     UsageCounter: conn.model('UsageCounter', usageCounterSchema),
     MeteringRecord: conn.model('MeteringRecord', meteringRecordSchema),
     EmotionToken: conn.model('EmotionToken', emotionTokenSchema),
+    CredentialDigest: conn.model('CredentialDigest', credentialDigestSchema),
     Audit: conn.model('Audit', auditSchema),
   };
 }
 
-/** Builds every collection's indexes and waits for them at start-up (autoIndex alone would build them in the background). */
+/**
+ * Builds every collection's indexes and waits for them at start-up (autoIndex alone would build them in the
+ * background), then gives credentials written before the digest index existed their digests: once per store
+ * (a mark makes later start-ups one `_id` read), and before any request is served, since authentication never
+ * falls back to a scan for a missing digest.
+ */
 export async function ensureIndexes(models: Models): Promise<void> {
   await Promise.all(Object.values(models).map((m: Model<unknown>) => m.init()));
+  await backfillCredentialDigests(models);
 }
 
 export function isDuplicateKeyError(err: unknown): boolean {

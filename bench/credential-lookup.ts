@@ -1,0 +1,100 @@
+// Credential look-up benchmark (`npm run bench:credentials`), issue 27: on FerretDB/SQLite with `--accounts`
+// accounts (two keys each) written as the earlier version wrote them, how long the start-up digest backfill
+// takes, then a cold burst of `--burst` concurrent authentications (no Redis cache) of valid and of unknown keys
+// by digest document, beside the same burst of the earlier look-up by `hash` (a scan on FerretDB 1.x).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { startFerretDb } from '../dev/engines/local-engines';
+import { createModels, ensureIndexes } from '../shared/db/models';
+import { AccountService } from '../shared/accounts/account-service';
+import { displayPrefix, generateApiKey, sha256Hex } from '../shared/accounts/secrets';
+import { systemClock } from '../shared/billing/month';
+import { arg, f1 } from './api';
+import { loadAvg, runMain } from './support';
+
+async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<string> {
+  const ms: number[] = [];
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const t0 = performance.now();
+      try {
+        await op(i);
+        ms.push(performance.now() - t0);
+      } catch {
+        failed++; // authentication's own deadline (10 s) ran out: 503
+      }
+    }),
+  );
+  ms.sort((a, b) => a - b);
+  return `p50 ${f1(ms[Math.floor(ms.length / 2)] ?? NaN)} ms, max ${f1(ms[ms.length - 1] ?? NaN)} ms, ${failed} past the deadline`;
+}
+
+async function main(): Promise<void> {
+  const accounts = arg('accounts', 10_000);
+  const burst = arg('burst', 60);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-cred-'));
+  const engine = await startFerretDb({ dataDir: dir });
+  console.log(`bench:credentials on FerretDB/SQLite: ${accounts} accounts, bursts of ${burst}; ${os.cpus().length} CPUs, load ${loadAvg()}`);
+  const conn = await mongoose.createConnection(engine.url, { dbName: 'credentials', maxPoolSize: 50, retryWrites: false }).asPromise();
+  try {
+    const models = createModels(conn);
+    await Promise.all(Object.values(models).map((m: mongoose.Model<unknown>) => m.init()));
+    const keys: string[] = [];
+    for (let i = 0; i < accounts; i += 500) {
+      const batch = Array.from({ length: Math.min(500, accounts - i) }, (_, j) => ({ id: randomUUID(), n: i + j }));
+      await models.Account.insertMany(batch.map((a) => ({ _id: a.id, email: `c${a.n}@example.com`, plan: 'starter', hardCap: false, status: 'active' })));
+      const docs = batch.flatMap((a) =>
+        (['primary', 'secondary'] as const).map((slot) => {
+          const key = generateApiKey();
+          keys.push(key);
+          return { _id: randomUUID(), customerId: a.id, slot, hash: sha256Hex(key), prefix: displayPrefix(key) };
+        }),
+      );
+      await models.ApiKey.insertMany(docs);
+    }
+    let t0 = performance.now();
+    await ensureIndexes(models);
+    console.log(`  start-up with the digest backfill of ${keys.length} keys: ${f1(performance.now() - t0)} ms`);
+    t0 = performance.now();
+    await ensureIndexes(models);
+    console.log(`  a later start-up (backfill marked done): ${f1(performance.now() - t0)} ms`);
+    const service = new AccountService(models, systemClock);
+    const pick = (i: number) => keys[(i * 7919) % keys.length]!;
+    // Opens the pool's connections first, so no burst below pays for them.
+    await timed(burst, () => models.Account.findById('none').lean().exec());
+    const one = async (op: () => Promise<unknown>) => {
+      const t = performance.now();
+      for (let i = 0; i < 20; i++) await op();
+      return f1((performance.now() - t) / 20);
+    };
+    const plan = await models.CredentialDigest.find({ _id: sha256Hex(pick(3)) }).explain();
+    console.log(`  the digest read, explained: ${JSON.stringify(plan).slice(0, 300)}`);
+    console.log(
+      `  one at a time: valid key ${await one(() => service.authenticate(pick(1)))} ms, unknown key ${await one(() => service.authenticate(generateApiKey()))} ms, by hash ${await one(
+        () =>
+          models.ApiKey.findOne({ hash: sha256Hex(pick(2)) })
+            .lean()
+            .exec(),
+      )} ms`,
+    );
+    console.log(`  ${burst} valid keys by digest document:     ${await timed(burst, (i) => service.authenticate(pick(i)))}`);
+    console.log(`  ${burst} unknown keys by digest document:   ${await timed(burst, () => service.authenticate(generateApiKey()))}`);
+    console.log(
+      `  ${burst} keys by hash (the earlier look-up): ${await timed(burst, (i) =>
+        models.ApiKey.findOne({ hash: sha256Hex(pick(i)) })
+          .lean()
+          .exec(),
+      )}`,
+    );
+  } finally {
+    await conn.close();
+    await engine.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+runMain(main);
