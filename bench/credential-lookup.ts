@@ -13,7 +13,7 @@ import { AccountService } from '../shared/accounts/account-service';
 import { displayPrefix, generateApiKey, sha256Hex } from '../shared/accounts/secrets';
 import { systemClock } from '../shared/billing/month';
 import { arg, f1 } from './api';
-import { loadAvg, runMain } from './support';
+import { loadAvg, runMain } from './support/main';
 
 async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<string> {
   const ms: number[] = [];
