@@ -26,7 +26,7 @@ function roleOf(cmdline: string): string | null {
   if (cmdline.includes('workers/emotion/main')) return 'emotion worker';
   if (cmdline.includes('redis-server')) return 'Redis';
   if (cmdline.includes('ferretdb')) return 'FerretDB';
-  if (cmdline.includes('scripts/start')) return 'supervisor';
+  if (cmdline.includes('dev/start')) return 'supervisor';
   return null;
 }
 
@@ -75,7 +75,7 @@ export function postgresPeakMiB(): number {
 export async function startService(varDir: string, env: Record<string, string>, readyTimeoutMs = 240_000): Promise<Service> {
   const livenessPort = await freePort();
   const emotionPort = await freePort();
-  const proc: ChildProcess = spawn(process.execPath, ['--require', 'tsx/cjs', entryPoint('scripts/start')], {
+  const proc: ChildProcess = spawn(process.execPath, ['--require', 'tsx/cjs', entryPoint('dev/start')], {
     cwd: projectRoot,
     env: {
       // The shipped defaults: only where things live and the ports differ from `npm start`.

@@ -116,7 +116,7 @@ const usageCounterSchema = new Schema(
     applied: { type: Schema.Types.Mixed, default: {} },
     /** Raised by every write: a reader that sees it unchanged around another read saw no write in between. */
     rev: { type: Number, default: 0 },
-    /** Set once the events written before counters existed were added (scripts/admin/commands/usage.ts). */
+    /** Set once the events written before counters existed were added (api/admin/commands/usage.ts). */
     backfilled: { type: Boolean, default: false },
   },
   { collection: 'usage_counters', versionKey: false, minimize: false },

@@ -142,10 +142,10 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
         h.base,
         '--json',
       ];
-      const first = await runCli('scripts/admin.ts', args, env);
+      const first = await runCli('api/admin/main.ts', args, env);
       expect(first.code, first.stderr).to.equal(0);
       expect(JSON.parse(first.stdout).answer).to.include({ status: 'applied', plan: 'standard', effective: 'now' });
-      const again = await runCli('scripts/admin.ts', args, env);
+      const again = await runCli('api/admin/main.ts', args, env);
       expect(JSON.parse(again.stdout).answer).to.include({ status: 'already_applied' });
       expect(await usageOf(user.primaryKey)).to.include({ plan: 'standard', monthly_limit: 5_000 });
     });
