@@ -61,9 +61,7 @@ export function luaScript(name: string): LuaScript {
 /** A file's text with each `--- @include "name"` line replaced by shared/lua/includes/<name>.lua (itself expanded). */
 function readLua(file: string, seen: readonly string[] = []): string {
   if (seen.includes(file)) throw new Error(`Lua include cycle: ${[...seen, file].join(' -> ')}`);
-  return readFileSync(file, 'utf8').replace(INCLUDE, (_, inc: string) =>
-    readLua(path.join(LUA_DIR, 'includes', `${inc}.lua`), [...seen, file]).trimEnd(),
-  );
+  return readFileSync(file, 'utf8').replace(INCLUDE, (_, inc: string) => readLua(path.join(LUA_DIR, 'includes', `${inc}.lua`), [...seen, file]).trimEnd());
 }
 
 function isNoScript(err: unknown): boolean {
