@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TooManyRequestsError } from '../../shared/errors';
-import { LuaScript } from '../../shared/redis-script';
+import { luaScript } from '../../shared/redis-script';
 import { addressBlock } from '../http/client-address';
 
 export interface AttemptRule {
@@ -83,22 +83,9 @@ export const RULES = {
   passwordChange: { name: 'password-change', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong passwords. Try again in a few minutes.' },
 } satisfies Record<string, AttemptRule>;
 
-/**
- * KEYS[1] the counter; ARGV[1] the window (ms). Counts one attempt (the window starts at the first) and answers
- * { attempts so far including this one, ms left in the window }; the caller compares with its limit.
- */
-const TAKE = new LuaScript(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return { n, redis.call('PTTL', KEYS[1]) }
-`);
+const TAKE = luaScript('attempts-take-1');
 
-/** KEYS[1] the counter: one attempt given back (never below zero, never creating the key). */
-const GIVE_BACK = new LuaScript(`
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n > 0 then redis.call('DECR', KEYS[1]) end
-return 0
-`);
+const GIVE_BACK = luaScript('attempts-give-back-1');
 
 export class AttemptLimiter {
   constructor(

@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { randomId } from './secrets';
-import { LuaScript } from '../../shared/redis-script';
+import { luaScript } from '../../shared/redis-script';
 
 /**
  * anonymous: holds only a CSRF token (the sign-in and registration forms need one);
@@ -63,23 +63,7 @@ export const DEFAULT_LIMITS: SessionLimits = { perAccount: 10, anonymousCap: 10_
 /** A cookie id the store accepts: what randomId(32) makes (base64url), nothing a visitor can pad out. */
 const VISITOR_ID = /^[A-Za-z0-9_-]{32,64}$/;
 
-// KEYS[1] index (sorted set: member = session key suffix, score = expiry ms), KEYS[2] session key.
-// ARGV: now, expiry, cap, member, value, ttl ms, key base, mode ('evict' oldest or 'refuse' when full), index ttl ms.
-// Returns 1 when stored, 0 when refused. Expired members are dropped first, so the cap counts live sessions.
-const INDEXED_WRITE = new LuaScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-local cap = tonumber(ARGV[3])
-local known = redis.call('ZSCORE', KEYS[1], ARGV[4])
-if not known and ARGV[8] == 'refuse' and redis.call('ZCARD', KEYS[1]) >= cap then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[6])
-while redis.call('ZCARD', KEYS[1]) > cap do
-  local oldest = redis.call('ZPOPMIN', KEYS[1])
-  redis.call('DEL', ARGV[7] .. oldest[1])
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[9])
-return 1
-`);
+const INDEXED_WRITE = luaScript('session-indexed-write-2');
 
 /** Key of the session index of one account (all its live sessions). */
 const accountIndexKey = (prefix: string, customerId: string) => `${prefix}:console:account-sessions:${customerId}`;

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import { deriveKey, open, seal } from './secrets';
-import { LuaScript } from '../../shared/redis-script';
+import { luaScript } from '../../shared/redis-script';
 
 export const TOTP_ISSUER = 'Liveness API';
 /** One step either way absorbs clock drift between phone and server (RFC 6238 §5.2 allows this). */
@@ -12,15 +12,7 @@ const TOLERANCE_SECONDS = 30;
 /** The last-step marker outlives every step the tolerance still accepts. */
 const LAST_STEP_TTL_SECONDS = 180;
 
-// KEYS[1] the account's last spent step; ARGV: step, ttl s. Returns 1 when the step is later than the last
-// spent one (and records it), else 0. One script: a later step is never overwritten by an earlier one, and
-// of concurrent requests with one code exactly one records it.
-const SPEND_STEP = new LuaScript(`
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) <= last then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-return 1
-`);
+const SPEND_STEP = luaScript('totp-spend-step-1');
 
 export class TotpService {
   private readonly key: Buffer;

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AppError, InvalidRequestError } from '../../shared/errors';
-import { LuaScript } from '../../shared/redis-script';
+import { luaScript } from '../../shared/redis-script';
 
 export const DONE_TTL_MS = 24 * 60 * 60 * 1000;
 /** Covers the API's steps after the budget (take the job back, release, last look) and a job in its last instant. */
@@ -30,29 +30,9 @@ export type IdempotencyClaim =
   /** The worker committed this key's call: its stored outcome (JSON, parsed by the caller). */
   | { kind: 'committed'; outcomeJson: string };
 
-// KEYS: entry. ARGV: body hash, request id, pending TTL. Returns {'new'} or the entry's bodyHash, state, response, outcome.
-const CLAIM = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('HSET', KEYS[1], 'bodyHash', ARGV[1], 'state', 'pending', 'rid', ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return {'new'}
-end
-return redis.call('HMGET', KEYS[1], 'bodyHash', 'state', 'response', 'outcome')
-`);
+const CLAIM = luaScript('idempotency-claim-1');
 
-// KEYS: entry. ARGV: request id, response JSON ('' = none), TTL. Only the claiming request finishes its entry;
-// without a response a pending entry is freed, a committed one kept (it holds the billed answer).
-const FINISH = new LuaScript(`
-if redis.call('HGET', KEYS[1], 'rid') ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then
-  if redis.call('HGET', KEYS[1], 'state') == 'pending' then redis.call('DEL', KEYS[1]) end
-  return 1
-end
-redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
-redis.call('HDEL', KEYS[1], 'outcome')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
-`);
+const FINISH = luaScript('idempotency-finish-1');
 
 export class IdempotencyStore {
   constructor(

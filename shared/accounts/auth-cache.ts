@@ -11,29 +11,16 @@
 // operator editing the database by hand): at most ENTRY_TTL_SECONDS. Scheduled changes that come due
 // are applied by AccountService on the next authentication (it compares the cached due month with the clock).
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../redis-script';
+import { luaScript } from '../redis-script';
 
 /** Lifetime of a cached authentication: the staleness bound for database edits that bypass AccountService. */
 export const ENTRY_TTL_SECONDS = 300;
 /** Generation and revocation marks outlive every entry written before them and every lookup in flight. */
 const MARK_TTL_SECONDS = ENTRY_TTL_SECONDS * 2;
 
-// KEYS: entry, revoked, generation. ARGV: generation seen at lookup start ('' = none), JSON, TTL seconds.
-const PUT_IF_CURRENT = new LuaScript(`
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local gen = redis.call('GET', KEYS[3]) or ''
-if gen ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-return 1
-`);
+const PUT_IF_CURRENT = luaScript('auth-cache-put-if-current-3');
 
-// KEYS: generation, entry. ARGV: mark TTL seconds.
-const FORGET = new LuaScript(`
-redis.call('INCR', KEYS[1])
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[2])
-return 1
-`);
+const FORGET = luaScript('auth-cache-forget-2');
 
 /** What a cache read found: the entry (or null) and the generation a later put must still match. */
 export type CacheLookup<T> = { kind: 'revoked' } | { kind: 'hit'; value: T } | { kind: 'miss'; generation: string | null };

@@ -14,10 +14,10 @@ import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from '../accounts/account-service';
 import { monthOf, nextMonthStart, type Clock } from './month';
-import { encodeOutboxEvent, outboxKey, pendingOutboxEntries, PUBLISH_STORED, type OutcomeReply } from './usage-outbox';
+import { encodeOutboxEvent, outboxKey, pendingOutboxEntries, type OutcomeReply } from './usage-outbox';
 import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
-import { LuaScript } from '../redis-script';
+import { luaScript } from '../redis-script';
 
 export interface UsageSnapshot {
   month: string;
@@ -68,81 +68,11 @@ const REBUILD_READS = 3;
 /** Credit hashes outlive their month by this much, for late usage questions (events keep the rest). */
 const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 
-// Hash fields: calls (committed + in flight), used, overage, d:DD (daily committed), p:<requestId> (in flight, value = ms).
-// Returns -1 when the hash is missing (seed it from the events, then ask again), 0 when capped, 1 when reserved.
-const RESERVE = new LuaScript(`
-local key = KEYS[1]
-if redis.call('EXISTS', key) == 0 then return -1 end
-local limit, capped, rid, now, stale = tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-local calls = tonumber(redis.call('HGET', key, 'calls') or '0')
-if capped and calls >= limit then
-  local fields = redis.call('HGETALL', key)
-  for i = 1, #fields, 2 do
-    if string.sub(fields[i], 1, 2) == 'p:' and tonumber(fields[i + 1]) < now - stale then
-      redis.call('HDEL', key, fields[i])
-      calls = tonumber(redis.call('HINCRBY', key, 'calls', -1))
-    end
-  end
-  if calls >= limit then return 0 end
-end
-redis.call('HINCRBY', key, 'calls', 1)
-redis.call('HSET', key, 'p:' .. rid, now)
-return 1
-`);
-
-// The worker's one step after the engine. KEYS: credits hash, result key, outbox stream, [idempotency entry].
-// ARGV: request id, limit, hard cap, day (DD of the reservation), result JSON, worker ms, result TTL, event JSON,
-// abandoned outcome JSON, idempotency TTL, reply channel, reply head. With the reservation present, it commits the credit, stores the
-// answer (carrying the committed counts) and appends the usage event: all or nothing. Without it (the API
-// released it when it gave up, or this job was committed before), nothing is billed and the first stored
-// outcome stays. Either way the stored outcome is published to the reply channel in the same step. Returns
-// {committed, stored outcome}.
-const SETTLE = new LuaScript(`
-local credits, resultKey, outbox, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local rid, limit, capped, day = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
-if redis.call('HDEL', credits, 'p:' .. rid) == 0 then
-  redis.call('SET', resultKey, ARGV[9], 'PX', ARGV[7], 'NX')
-  local stored = redis.call('GET', resultKey)
-  ${PUBLISH_STORED(11)}
-  return {0, stored}
-end
-local used = redis.call('HINCRBY', credits, 'used', 1)
-redis.call('HINCRBY', credits, 'd:' .. day, 1)
-local over = 0
-if (not capped) and used > limit then
-  redis.call('HINCRBY', credits, 'overage', 1)
-  over = 1
-end
-local overageCalls = tonumber(redis.call('HGET', credits, 'overage') or '0')
-local remaining = math.max(0, limit - used)
-local usage = '{"remaining":' .. remaining .. ',"overLimit":' .. overageCalls .. ',"monthlyLimit":' .. limit ..
-  ',"used":' .. used .. ',"overage":' .. (over == 1 and 'true' or 'false') .. '}'
-local outcome = '{"ok":true,"value":{"result":' .. ARGV[5] .. ',"usage":' .. usage .. '},"workerMs":' .. ARGV[6] .. '}'
-redis.call('SET', resultKey, outcome, 'PX', ARGV[7])
-redis.call('XADD', outbox, '*', 'id', rid, 'event', ARGV[8], 'overage', tostring(over))
-if idem and redis.call('HGET', idem, 'rid') == rid and redis.call('HGET', idem, 'state') == 'pending' then
-  redis.call('HSET', idem, 'state', 'committed', 'outcome', outcome)
-  redis.call('PEXPIRE', idem, ARGV[10])
-end
-local stored = outcome
-${PUBLISH_STORED(11)}
-return {1, outcome}
-`);
-
-const RELEASE = new LuaScript(`
-if redis.call('HDEL', KEYS[1], 'p:' .. ARGV[1]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[1], 'calls', -1)
-return 1
-`);
-
-// Seeds a missing hash from the durable counts; a no-op when another process got there first.
-const SEED = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'calls', ARGV[1], 'used', ARGV[1], 'overage', ARGV[2])
-for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], 'd:' .. ARGV[i], ARGV[i + 1]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
-`);
+// The hash's fields, and each script's KEYS, ARGV and reply: the headers of shared/lua/credits-*.lua.
+const RESERVE = luaScript('credits-reserve-1');
+const SETTLE = luaScript('credits-settle-4');
+const RELEASE = luaScript('credits-release-1');
+const SEED = luaScript('credits-seed-1');
 
 export class CreditLedger {
   /** One rebuild per customer and month however many calls find the counters missing at once (a burst's first calls). */
@@ -260,7 +190,9 @@ export class CreditLedger {
       verdict: r.event.verdict,
       at: reservedAt,
     });
-    const keys = [this.key(r.customerId, r.month), r.resultKey, outboxKey(this.prefix), ...(r.idempotency ? [r.idempotency.key] : [])];
+    const credits = this.key(r.customerId, r.month);
+    // Without an idempotency entry the credits key stands in for it: the script declares four keys and skips it.
+    const keys = [credits, r.resultKey, outboxKey(this.prefix), r.idempotency?.key ?? credits];
     const [committed, stored] = (await SETTLE.run(this.redis, keys, [
       r.requestId,
       String(r.limit),

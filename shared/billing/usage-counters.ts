@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models, UsageCounterDoc } from '../db/models';
 import { usageDocOf, type OutboxEntry } from './usage-outbox';
-import { LuaScript } from '../redis-script';
+import { luaScript } from '../redis-script';
 
 export type UsageService = 'liveness' | 'emotion';
 
@@ -44,10 +44,7 @@ export const COUNTER_LEASE_MS = 10_000;
 const LEASE_WAIT_MS = 5_000;
 const LEASE_POLL_MS = 5;
 
-const RELEASE_LEASE = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`);
+const RELEASE_LEASE = luaScript('counter-lease-release-1');
 
 export class CounterLeaseBusyError extends Error {
   constructor(owner: string) {

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import type { UsageEventInput } from './usage-events';
 import { hourOf, monthOf } from './month';
-import { LuaScript } from '../redis-script';
+import { luaScript } from '../redis-script';
 
 /** The consumer group every drainer of a deployment joins. */
 export const OUTBOX_GROUP = 'usage-drainers';
@@ -64,7 +64,7 @@ export async function pendingOutboxEntries(redis: Redis, prefix: string): Promis
 }
 
 /**
- * Where a settle script publishes the stored outcome, in the same step: `head` + outcome + `}` on `channel` (the
+ * Where a settle script publishes the stored outcome, in the same step (shared/lua/includes/publish-stored.lua): `head` + outcome + `}` on `channel` (the
  * waiting API process's reply channel; job-runner.ts writes the head). An empty channel publishes nothing.
  */
 export interface OutcomeReply {
@@ -72,22 +72,7 @@ export interface OutcomeReply {
   head: string;
 }
 
-/** The Lua that publishes a stored outcome (`stored`) to the reply in ARGV[c], ARGV[c + 1]. */
-export const PUBLISH_STORED = (c: number) => `if ARGV[${c}] ~= '' then redis.call('PUBLISH', ARGV[${c}], ARGV[${c + 1}] .. stored .. '}') end`;
-
-// KEYS: result key, outbox. ARGV: outcome JSON, result TTL ms, reply channel, reply head, [request id, event JSON].
-// The first stored outcome of a job wins (a re-run after a stall must not overwrite it); the event is appended
-// only with the outcome that is stored. Publishes and returns the stored outcome.
-const STORE_OUTCOME = new LuaScript(`
-local stored = ARGV[1]
-if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
-  if ARGV[5] then redis.call('XADD', KEYS[2], '*', 'id', ARGV[5], 'event', ARGV[6], 'overage', '0') end
-else
-  stored = redis.call('GET', KEYS[1])
-end
-${PUBLISH_STORED(3)}
-return stored
-`);
+const STORE_OUTCOME = luaScript('outcome-store-2');
 
 /**
  * Stores an unbilled outcome, with its usage event in the outbox when given, and publishes it to `reply` when

@@ -1,5 +1,6 @@
 // Our Lua scripts reach Redis by SHA1 (shared/redis-script.ts): the text travels only when Redis does not know
-// the script (first use, a restart, SCRIPT FLUSH), and a call never fails for that reason.
+// the script (first use, a restart, SCRIPT FLUSH), and a call never fails for that reason. A call declaring
+// another number of keys than the script's is refused before Redis runs anything.
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { LuaScript } from '../../../shared/redis-script';
@@ -24,7 +25,7 @@ describe('Lua scripts by SHA1', () => {
   after(closeAll);
 
   // A script of its own (the test's prefix in a comment), so no other test can have loaded it already.
-  const script = new LuaScript(`-- ${prefix}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
+  const script = new LuaScript(`-- ${prefix}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`, 1);
 
   it('runs when Redis has never seen it, and then goes by its SHA1 without sending the text again', async () => {
     const key = `${prefix}:counter`;
@@ -52,10 +53,21 @@ describe('Lua scripts by SHA1', () => {
   });
 
   it('passes script errors through', async () => {
-    const failing = new LuaScript(`-- ${prefix} failing\nreturn redis.error_reply('BROKEN on purpose')`);
+    const failing = new LuaScript(`-- ${prefix} failing\nreturn redis.error_reply('BROKEN on purpose')`, 1);
     let caught: unknown;
     await failing.run(redis, [`${prefix}:x`]).catch((err: unknown) => (caught = err));
     expect(caught).to.be.instanceOf(Error);
     expect((caught as Error).message).to.match(/BROKEN on purpose/);
+  });
+
+  it('refuses a call with another number of keys than the script declares, running nothing', async () => {
+    const key = `${prefix}:miscounted`;
+    for (const keys of [[], [key, `${prefix}:extra`]]) {
+      let caught: unknown;
+      await script.run(redis, keys, [1]).catch((err: unknown) => (caught = err));
+      expect(caught).to.be.instanceOf(Error);
+      expect((caught as Error).message).to.match(new RegExp(`takes 1 keys, the call passed ${keys.length}`));
+    }
+    expect(await redis.exists(key, `${prefix}:extra`)).to.equal(0);
   });
 });
