@@ -3,7 +3,7 @@
 // are decoded as several time segments in parallel ffmpeg processes, one per core.
 import { InvalidInputError } from '../../../shared/errors';
 import { runChild } from './child';
-import type { Deadline } from './deadline';
+import type { AnalysisBudget } from './analysis-budget';
 import { MAX_PCM_SAMPLES, sharedFloat32 } from './pcm';
 
 /** Analysis rate: 8 kHz keeps GSM and narrow-band inputs comparable with wide-band ones, and Silero VAD runs at it. */
@@ -27,7 +27,7 @@ export interface DecodeOptions {
   approxDuration: number;
   /** Number of parallel segments; 1 decodes in one pass. */
   segments: number;
-  deadline: Deadline;
+  deadline: AnalysisBudget;
   signal?: AbortSignal;
 }
 
