@@ -2,7 +2,6 @@
 // process.env (test/unit/shared/no-env-reads.test.ts holds that); the local scripts read PATH and the engine cache.
 import os from 'node:os';
 import net from 'node:net';
-import path from 'node:path';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
 
@@ -252,5 +251,3 @@ export function requireUrl(cfg: Config, key: 'REDIS_URL' | 'MONGODB_URI'): strin
   }
   return value;
 }
-
-export const localDataDir = (cfg: Config, ...parts: string[]) => path.join(cfg.VAR_DIR, ...parts);

@@ -14,7 +14,7 @@ const claims = z.object({ cid: z.string(), n: z.string(), pw: z.string() });
 
 export type ResetCheck = { ok: true; customerId: string; nonce: string } | { ok: false; reason: 'invalid' | 'expired' | 'used' };
 
-export function passwordFingerprint(passwordHash: string | null | undefined): string {
+function passwordFingerprint(passwordHash: string | null | undefined): string {
   return crypto
     .createHash('sha256')
     .update(passwordHash ?? '')

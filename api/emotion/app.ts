@@ -30,12 +30,12 @@ import { UploadGate } from '../http/upload-gate';
  * with the admin CLI) has its own. Its tokens are seconds of audio: the work an analysis costs grows with the
  * audio's duration, not with the number of calls.
  */
-export function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
   return `emotion-audio:${tenantOf(token)}`;
 }
 
 /** Whose fair share of the workers a call counts in: the token's account, or the token itself without one. */
-export function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
   return token.customerId ?? `token:${token._id}`;
 }
 

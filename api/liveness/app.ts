@@ -47,7 +47,7 @@ export interface LivenessAppDeps {
 }
 
 /** JSON envelope overhead allowed on top of the Base64 image. */
-export const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
+const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
 
 function methodNotAllowed(allowed: string[]) {
   return () => {

@@ -39,7 +39,7 @@ import { LuaScript } from '../redis-script';
 export const FAIR_QUANTUM_SHARE = 0.1;
 
 /** BullMQ's highest priority number (lowest priority): rounds above it share it. */
-export const MAX_PRIORITY = 2_097_151;
+const MAX_PRIORITY = 2_097_151;
 
 // KEYS[1] tenants, KEYS[2] this tenant's waiting jobs. ARGV: key prefix of a tenant's set, tenant, job id,
 // deadline (epoch ms), now (epoch ms), service ms (-1: not measured yet), workers, usable ms, ceiling of waiting
