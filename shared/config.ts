@@ -1,5 +1,6 @@
-// Owns configuration: one zod schema, parsed once at start-up. No module of api/, workers/ or shared/ reads
-// process.env (test/unit/shared/no-env-reads.test.ts holds that); the local scripts read PATH and the engine cache.
+// Owns configuration: one zod schema, parsed once at start-up. No other module of api/, workers/ or shared/
+// reads process.env (test/unit/shared/no-env-reads.test.ts holds that); dev/ (the local engines, the `npm start`
+// supervisor, the harness) reads PATH and the engine cache and passes the environment on to the processes it starts.
 import os from 'node:os';
 import net from 'node:net';
 import { z } from 'zod';

@@ -1,4 +1,5 @@
-// Owns the emotion front-end's Express app: POST /feelings/v3/analysis with bearer auth, CORS and its error shape.
+// Owns the emotion front-end's Express app: on the shared preamble (api/http/preamble.ts), POST /feelings/v3/analysis
+// with bearer auth, CORS, fair use in seconds of audio, Server-Timing, and its error shape.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import {
   deserializeJobError,

@@ -1,4 +1,6 @@
-// Owns the liveness front-end's Express app: /v1 routes, health, ops endpoints and the error mapping.
+// Owns the liveness front-end's Express app: on the shared preamble (api/http/preamble.ts: ops endpoints, API
+// reference), the /v1 routes (check, usage, health), the mount point the console plugs into (with the
+// marketplace endpoint), and the /v1 error envelope with the caller's credits when known.
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
