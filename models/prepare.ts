@@ -25,7 +25,7 @@ function packTarball(pkg: string, version: string, into: string): string {
   return path.join(into, name);
 }
 
-export function prepareModels(outDir = defaultModelsDir, log: (m: string) => void = console.log): void {
+function prepareModels(outDir = defaultModelsDir, log: (m: string) => void = console.log): void {
   // Models the project builds itself (no download): the emotion feature-to-score mapping.
   buildEmotionMapping(outDir);
   const entries = [...manifest.models, ...manifest.fixtures];

@@ -1,8 +1,8 @@
-// Owns configuration: one zod schema, parsed once at start-up. No module of api/, workers/ or shared/ reads
-// process.env (test/unit/shared/no-env-reads.test.ts holds that); the local scripts read PATH and the engine cache.
+// Owns configuration: one zod schema, parsed once at start-up. No other module of api/, workers/ or shared/
+// reads process.env (test/unit/shared/no-env-reads.test.ts holds that); dev/ (the local engines, the `npm start`
+// supervisor, the harness) reads PATH and the engine cache and passes the environment on to the processes it starts.
 import os from 'node:os';
 import net from 'node:net';
-import path from 'node:path';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
 
@@ -252,5 +252,3 @@ export function requireUrl(cfg: Config, key: 'REDIS_URL' | 'MONGODB_URI'): strin
   }
   return value;
 }
-
-export const localDataDir = (cfg: Config, ...parts: string[]) => path.join(cfg.VAR_DIR, ...parts);

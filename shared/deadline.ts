@@ -5,7 +5,7 @@
 import { ServiceUnavailableError } from './errors';
 
 /** Seconds a caller is asked to wait after a request ran out of its budget. */
-export const DEADLINE_RETRY_AFTER_SECONDS = 2;
+const DEADLINE_RETRY_AFTER_SECONDS = 2;
 
 export class DeadlineExceededError extends ServiceUnavailableError {
   constructor(readonly step: string) {

@@ -15,7 +15,7 @@ export interface LocalState {
   mailDir?: string;
 }
 
-export const localStateFile = (varDir: string) => path.join(varDir, 'local-engines.json');
+const localStateFile = (varDir: string) => path.join(varDir, 'local-engines.json');
 
 export function writeLocalState(varDir: string, state: LocalState): void {
   fs.mkdirSync(varDir, { recursive: true });

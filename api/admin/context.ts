@@ -32,7 +32,7 @@ export interface AdminContext {
 }
 
 /** MONGODB_URI / REDIS_URL when set; otherwise the embedded engines of the `npm start` running from this folder. */
-export function resolveEngines(config: Config): { mongoUri: string; redisUrl: string } {
+function resolveEngines(config: Config): { mongoUri: string; redisUrl: string } {
   const local = config.MONGODB_URI && config.REDIS_URL ? null : readLocalState(config.VAR_DIR);
   const mongoUri = config.MONGODB_URI ?? local?.mongoUri;
   const redisUrl = config.REDIS_URL ?? local?.redisUrl;

@@ -44,7 +44,7 @@ export interface ConsoleDeps {
 }
 
 /** Host names a development link may point at (and the dev mailbox answers to): this machine only. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }

@@ -25,7 +25,7 @@ export interface CookieOptions {
 /** `__Host-` binds the cookie to this exact origin over TLS (no Domain, Path=/); plain name on http. */
 export const cookieName = (o: CookieOptions) => (o.secure ? '__Host-lc_console' : 'lc_console');
 
-export function parseCookies(header: string | undefined): Record<string, string> {
+function parseCookies(header: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
@@ -36,13 +36,9 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
-export function setSessionCookie(res: Response, o: CookieOptions, id: string): void {
+function setSessionCookie(res: Response, o: CookieOptions, id: string): void {
   // No Max-Age: a browser session cookie; the server enforces idle and absolute limits.
   res.append('Set-Cookie', `${cookieName(o)}=${id}; Path=/; HttpOnly; SameSite=Lax${o.secure ? '; Secure' : ''}`);
-}
-
-export function clearSessionCookie(res: Response, o: CookieOptions): void {
-  res.append('Set-Cookie', `${cookieName(o)}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${o.secure ? '; Secure' : ''}`);
 }
 
 /** Whether an account may still hold a console session (active; suspension and cancellation end them). */

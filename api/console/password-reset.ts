@@ -3,22 +3,18 @@
 // link; the single-use marker is a Redis SET NX, like verification links.
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { deriveKey, randomId, signPayload, verifyPayload } from './secrets';
+import { z } from 'zod';
+import { randomId } from './secrets';
+import { SignedToken, SingleUse } from './signed-token';
 
 export const PASSWORD_RESET_TTL_MS = 3600 * 1000;
 
-interface Payload {
-  v: 1;
-  cid: string;
-  exp: number;
-  n: string;
-  /** Fingerprint of the password hash the link replaces. */
-  pw: string;
-}
+/** `pw`: fingerprint of the password hash the link replaces. */
+const claims = z.object({ cid: z.string(), n: z.string(), pw: z.string() });
 
 export type ResetCheck = { ok: true; customerId: string; nonce: string } | { ok: false; reason: 'invalid' | 'expired' | 'used' };
 
-export function passwordFingerprint(passwordHash: string | null | undefined): string {
+function passwordFingerprint(passwordHash: string | null | undefined): string {
   return crypto
     .createHash('sha256')
     .update(passwordHash ?? '')
@@ -27,41 +23,30 @@ export function passwordFingerprint(passwordHash: string | null | undefined): st
 }
 
 export class PasswordResetTokens {
-  private readonly key: Buffer;
+  private readonly tokens: SignedToken<typeof claims>;
+  private readonly usedOnce: SingleUse;
 
-  constructor(
-    appSecret: string,
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.key = deriveKey(appSecret, 'password-reset');
+  constructor(appSecret: string, redis: Redis, prefix: string, now: () => number = Date.now) {
+    this.tokens = new SignedToken(appSecret, 'password-reset', claims, PASSWORD_RESET_TTL_MS, now);
+    this.usedOnce = new SingleUse(redis, `${prefix}:console:reset-used`, PASSWORD_RESET_TTL_MS + 60_000);
   }
 
   issue(customerId: string, passwordHash: string | null | undefined): string {
-    const payload: Payload = { v: 1, cid: customerId, exp: this.now() + PASSWORD_RESET_TTL_MS, n: randomId(12), pw: passwordFingerprint(passwordHash) };
-    return signPayload(this.key, payload);
-  }
-
-  private markerKey(nonce: string): string {
-    return `${this.prefix}:console:reset-used:${nonce}`;
+    return this.tokens.sign({ cid: customerId, n: randomId(12), pw: passwordFingerprint(passwordHash) });
   }
 
   /** Checks a link against the account's current password hash without using it up. */
   async check(token: string, currentHash: (customerId: string) => Promise<string | null | undefined | false>): Promise<ResetCheck> {
-    const p = verifyPayload<Payload>(this.key, token);
-    if (!p || p.v !== 1 || typeof p.cid !== 'string' || typeof p.n !== 'string' || typeof p.exp !== 'number' || typeof p.pw !== 'string') {
-      return { ok: false, reason: 'invalid' };
-    }
-    if (p.exp < this.now()) return { ok: false, reason: 'expired' };
-    const hash = await currentHash(p.cid);
+    const read = this.tokens.read(token);
+    if (!read.ok) return { ok: false, reason: read.reason };
+    const hash = await currentHash(read.claims.cid);
     if (hash === false) return { ok: false, reason: 'invalid' };
-    if ((await this.redis.exists(this.markerKey(p.n))) === 1 || passwordFingerprint(hash) !== p.pw) return { ok: false, reason: 'used' };
-    return { ok: true, customerId: p.cid, nonce: p.n };
+    if ((await this.usedOnce.used(read.claims.n)) || passwordFingerprint(hash) !== read.claims.pw) return { ok: false, reason: 'used' };
+    return { ok: true, customerId: read.claims.cid, nonce: read.claims.n };
   }
 
   /** Uses the link up; false when another request did first. */
   async consume(nonce: string): Promise<boolean> {
-    return (await this.redis.set(this.markerKey(nonce), '1', 'PX', PASSWORD_RESET_TTL_MS + 60_000, 'NX')) === 'OK';
+    return this.usedOnce.consume(nonce);
   }
 }

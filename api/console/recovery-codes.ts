@@ -16,7 +16,7 @@ export function newRecoveryCodes(): string[] {
 }
 
 /** Case, spaces and dashes do not matter when a code is typed back. */
-export function normalizeRecoveryCode(code: string): string {
+function normalizeRecoveryCode(code: string): string {
   return code.toLowerCase().replace(/[\s-]+/g, '');
 }
 
@@ -40,7 +40,7 @@ export interface RecoveryCodeStore {
 }
 
 /** One hash per account: a field per code hash spent (cleared when the set of codes is replaced). */
-export const spentRecoveryCodesKey = (prefix: string, customerId: string) => `${prefix}:console:recovery-spent:${customerId}`;
+const spentRecoveryCodesKey = (prefix: string, customerId: string) => `${prefix}:console:recovery-spent:${customerId}`;
 
 /**
  * Spends one recovery code: true once per issued code, false for an unknown or spent one. The atomic step is

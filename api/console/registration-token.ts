@@ -2,8 +2,9 @@
 // The signer sits behind an interface so a real marketplace adapter (e.g. a resolve-token call to the
 // marketplace's API) can replace the local HMAC one without touching the pages.
 import { randomUUID } from 'node:crypto';
-import { isPlanId, type PlanId } from '../../shared/billing/plans';
-import { deriveKey, signPayload, verifyPayload } from './secrets';
+import { z } from 'zod';
+import { PLAN_IDS, type PlanId } from '../../shared/billing/plans';
+import { SignedToken } from './signed-token';
 
 export interface MarketplaceSubscription {
   marketplaceAccountId: string;
@@ -21,36 +22,23 @@ export interface RegistrationTokenSigner {
 /** A registration link stays usable for a week: long enough to forward to the person in charge. */
 export const REGISTRATION_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 
-interface Payload {
-  v: 1;
-  mai: string;
-  sub: string;
-  plan: string;
-  exp: number;
-}
+const claims = z.object({ mai: z.string(), sub: z.string(), plan: z.enum(PLAN_IDS) });
 
 export class HmacRegistrationSigner implements RegistrationTokenSigner {
-  private readonly key: Buffer;
+  private readonly tokens: SignedToken<typeof claims>;
 
-  constructor(
-    appSecret: string,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.key = deriveKey(appSecret, 'marketplace-registration');
+  constructor(appSecret: string, now: () => number = Date.now) {
+    this.tokens = new SignedToken(appSecret, 'marketplace-registration', claims, REGISTRATION_TOKEN_TTL_MS, now);
   }
 
   sign(s: MarketplaceSubscription, ttlMs = REGISTRATION_TOKEN_TTL_MS): string {
-    const payload: Payload = { v: 1, mai: s.marketplaceAccountId, sub: s.subscriptionId, plan: s.plan, exp: this.now() + ttlMs };
-    return signPayload(this.key, payload);
+    return this.tokens.sign({ mai: s.marketplaceAccountId, sub: s.subscriptionId, plan: s.plan }, ttlMs);
   }
 
   verify(token: string): RegistrationTokenCheck {
-    const p = verifyPayload<Payload>(this.key, token);
-    if (!p || p.v !== 1 || typeof p.mai !== 'string' || typeof p.sub !== 'string' || !isPlanId(String(p.plan))) {
-      return { ok: false, reason: 'invalid' };
-    }
-    if (typeof p.exp !== 'number' || p.exp < this.now()) return { ok: false, reason: 'expired' };
-    return { ok: true, subscription: { marketplaceAccountId: p.mai, subscriptionId: p.sub, plan: p.plan as PlanId } };
+    const read = this.tokens.read(token);
+    if (!read.ok) return { ok: false, reason: read.reason };
+    return { ok: true, subscription: { marketplaceAccountId: read.claims.mai, subscriptionId: read.claims.sub, plan: read.claims.plan } };
   }
 }
 

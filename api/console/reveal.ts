@@ -10,7 +10,7 @@ export type Reveal =
   | { kind: 'emotion-token'; name: string; token: string }
   | { kind: 'recovery-codes'; codes: string[]; next: string };
 
-export const REVEAL_TTL_MS = 10 * 60_000;
+const REVEAL_TTL_MS = 10 * 60_000;
 
 export class RevealStore {
   constructor(

@@ -18,11 +18,11 @@ export const STEP_UP_WINDOW_MS = 10 * 60_000;
 const OWN_FIELDS = new Set(['_csrf', 'stepUpPassword', 'stepUpCode']);
 
 /** Records a proof of identity given now (sign-in, password change, the step-up form). */
-export function markProven(d: ConsoleDeps, session: Session): void {
+function markProven(d: ConsoleDeps, session: Session): void {
   session.data.provenAt = d.clock().getTime();
 }
 
-export function recentlyProven(d: ConsoleDeps, session: Session | undefined): boolean {
+function recentlyProven(d: ConsoleDeps, session: Session | undefined): boolean {
   const at = session?.data.provenAt;
   return typeof at === 'number' && d.clock().getTime() - at < STEP_UP_WINDOW_MS;
 }

@@ -6,7 +6,7 @@ import QRCode from 'qrcode';
 import { deriveKey, open, seal } from './secrets';
 import { luaScript } from '../../shared/redis-script';
 
-export const TOTP_ISSUER = 'Liveness API';
+const TOTP_ISSUER = 'Liveness API';
 /** One step either way absorbs clock drift between phone and server (RFC 6238 §5.2 allows this). */
 const TOLERANCE_SECONDS = 30;
 /** The last-step marker outlives every step the tolerance still accepts. */

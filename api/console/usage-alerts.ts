@@ -5,12 +5,12 @@ import { usageAlertMail } from './mail/templates';
 import type { ConsoleDeps } from './context';
 import { usageOf } from './usage';
 
-export const ALERT_THRESHOLDS = [100, 80] as const;
+const ALERT_THRESHOLDS = [100, 80] as const;
 /** Markers outlive their month (the longest month plus slack), then expire on their own. */
 const MARKER_TTL_S = 40 * 24 * 3600;
 
 /** One pass over the opted-in accounts; returns how many alert e-mails were sent. */
-export async function runUsageAlerts(d: ConsoleDeps): Promise<number> {
+async function runUsageAlerts(d: ConsoleDeps): Promise<number> {
   let sent = 0;
   for (const stale of await d.accounts.withUsageAlerts()) {
     const account = await d.accounts.current(stale._id);

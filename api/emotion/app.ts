@@ -1,6 +1,6 @@
-// Owns the emotion front-end's Express app: POST /feelings/v3/analysis with bearer auth, CORS and its error shape.
+// Owns the emotion front-end's Express app: on the shared preamble (api/http/preamble.ts), POST /feelings/v3/analysis
+// with bearer auth, CORS, fair use in seconds of audio, Server-Timing, and its error shape.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import helmet from 'helmet';
 import {
   deserializeJobError,
   AppError,
@@ -19,11 +19,9 @@ import { JobTimeoutError, type JobClient } from '../../shared/queues/job-client'
 import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
 import { errorHandler } from '../http/error-handler';
 import { emotionOpenApi, EMOTION_OPENAPI_PATH } from '../openapi/emotion-document';
-import { mountApiReference } from '../openapi/serve';
-import { httpMetrics } from '../http/http-metrics';
-import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
-import { requestContext } from '../http/request-context';
-import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
+import type { Readiness } from '../../shared/http/ops-endpoints';
+import { bodyWithinDeadline } from '../http/deadline';
+import { createFrontEndApp } from '../http/preamble';
 import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
 import { UploadGate } from '../http/upload-gate';
 
@@ -33,12 +31,12 @@ import { UploadGate } from '../http/upload-gate';
  * with the admin CLI) has its own. Its tokens are seconds of audio: the work an analysis costs grows with the
  * audio's duration, not with the number of calls.
  */
-export function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
   return `emotion-audio:${tenantOf(token)}`;
 }
 
 /** Whose fair share of the workers a call counts in: the token's account, or the token itself without one. */
-export function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
   return token.customerId ?? `token:${token._id}`;
 }
 
@@ -131,17 +129,11 @@ function serverTiming(stages: Record<string, number | undefined>): string {
 }
 
 export function createEmotionApp(d: EmotionAppDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('trust proxy', d.trustProxy);
-  app.use(requestContext(d.log));
-  // The spec's 5 s processing time-out bounds the whole request, from arrival to answer.
-  app.use(requestDeadline(d.budgetMs));
-  app.use(httpMetrics(d.metrics));
-  app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
-  mountOpsEndpoints(app, d.metrics, d.readiness);
-  mountApiReference(app, { documentPath: EMOTION_OPENAPI_PATH, document: emotionOpenApi });
+  // The spec's 5 s processing time-out bounds the whole request, from arrival to answer; browsers in any origin call it.
+  const app = createFrontEndApp(d, {
+    apiReference: { documentPath: EMOTION_OPENAPI_PATH, document: emotionOpenApi },
+    helmet: { crossOriginResourcePolicy: { policy: 'cross-origin' } },
+  });
 
   app.options(ANALYSIS_PATH, cors, (_req, res) => {
     res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');

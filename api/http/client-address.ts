@@ -34,7 +34,7 @@ export function addressBlock(address: string): string {
 }
 
 /** The client's address as Express resolved it (X-Forwarded-For only from what TRUST_PROXY names). */
-export function clientAddress(req: Request): string {
+function clientAddress(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
 

@@ -180,7 +180,7 @@ export class AuthFailureGuard {
 }
 
 /** One request's way through the failed-authentication guard. */
-export class AuthAttempt {
+class AuthAttempt {
   private joined: { id: string; verification: Verification } | null = null;
 
   constructor(

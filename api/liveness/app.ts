@@ -1,6 +1,7 @@
-// Owns the liveness front-end's Express app: /v1 routes, health, ops endpoints and the error mapping.
+// Owns the liveness front-end's Express app: on the shared preamble (api/http/preamble.ts: ops endpoints, API
+// reference), the /v1 routes (check, usage, health), the mount point the console plugs into (with the
+// marketplace endpoint), and the /v1 error envelope with the caller's credits when known.
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import helmet from 'helmet';
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
@@ -13,11 +14,9 @@ import { pingMongo } from '../../shared/db/mongo';
 import type { JobClient } from '../../shared/queues/job-client';
 import { errorHandler } from '../http/error-handler';
 import { livenessOpenApi, LIVENESS_OPENAPI_PATH } from '../openapi/liveness-document';
-import { mountApiReference } from '../openapi/serve';
-import { httpMetrics } from '../http/http-metrics';
-import { mountOpsEndpoints, type Readiness } from '../../shared/http/ops-endpoints';
-import { requestContext } from '../http/request-context';
-import { bodyWithinDeadline, requestDeadline } from '../http/deadline';
+import type { Readiness } from '../../shared/http/ops-endpoints';
+import { bodyWithinDeadline } from '../http/deadline';
+import { createFrontEndApp } from '../http/preamble';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { UploadGate } from '../http/upload-gate';
 import { requireApiKey } from './auth';
@@ -50,7 +49,7 @@ export interface LivenessAppDeps {
 }
 
 /** JSON envelope overhead allowed on top of the Base64 image. */
-export const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
+const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
 
 function methodNotAllowed(allowed: string[]) {
   return () => {
@@ -59,17 +58,8 @@ function methodNotAllowed(allowed: string[]) {
 }
 
 export function createLivenessApp(d: LivenessAppDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('trust proxy', d.trustProxy);
-  app.use(requestContext(d.log));
   // Every route, the console's included, spends at most the budget from the moment the request arrived.
-  app.use(requestDeadline(d.budgetMs));
-  app.use(httpMetrics(d.metrics));
-  app.use(helmet());
-  mountOpsEndpoints(app, d.metrics, d.readiness);
-  mountApiReference(app, { documentPath: LIVENESS_OPENAPI_PATH, document: livenessOpenApi });
+  const app = createFrontEndApp(d, { apiReference: { documentPath: LIVENESS_OPENAPI_PATH, document: livenessOpenApi } });
 
   // Health: the spec's own body, no envelope. Redis down also answers 503 (see README Decisions).
   app.get('/v1/health', async (_req, res) => {

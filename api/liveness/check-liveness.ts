@@ -68,7 +68,7 @@ export const RAW_IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png' } as c
  * or JSON work) or the JSON form. Its canonical text is the same for one image in either form, so an
  * Idempotency-Key sees one request.
  */
-export function parseLivenessBody(body: unknown, contentType: string | undefined): ReturnType<typeof parseLivenessRequest> {
+function parseLivenessBody(body: unknown, contentType: string | undefined): ReturnType<typeof parseLivenessRequest> {
   if (!Buffer.isBuffer(body)) return parseLivenessRequest(body);
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase() as keyof typeof RAW_IMAGE_TYPES;
   const imageFormat = RAW_IMAGE_TYPES[type];

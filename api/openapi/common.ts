@@ -5,7 +5,7 @@ import type { HeaderObject, OpenAPIObject, TagObject } from 'openapi3-ts/oas31';
 import type { z } from 'zod';
 
 /** The OpenAPI version our documents declare (its schemas are JSON Schema 2020-12). */
-export const OPENAPI_VERSION = '3.1.0';
+const OPENAPI_VERSION = '3.1.0';
 
 /** Response components every document has: the contract tests use them for unlisted paths and methods. */
 export const UNLISTED_PATH_RESPONSE = 'NotFound';

@@ -6,7 +6,7 @@ import type { Express, Request, Response } from 'express';
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { MethodNotAllowedError } from '../../shared/errors';
 
-export const DOCS_PATH = '/docs';
+const DOCS_PATH = '/docs';
 const BUNDLE_NAME = 'redoc.standalone.js';
 const BUNDLE_PATH = `${DOCS_PATH}/${BUNDLE_NAME}`;
 
@@ -31,7 +31,7 @@ export const DOCS_CSP = [
  * The bundle: next to this module when the build copied it there (production images carry no
  * devDependencies), else from node_modules (development and tests).
  */
-export function redocBundlePath(): string | null {
+function redocBundlePath(): string | null {
   const copied = path.join(__dirname, BUNDLE_NAME);
   if (fs.existsSync(copied)) return copied;
   try {

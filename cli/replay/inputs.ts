@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const AUDIO_EXTENSIONS = ['.wav', '.aif', '.aiff', '.aifc', '.aac', '.m4a', '.mp4', '.mp3', '.wma', '.asf', '.flac'];
+const AUDIO_EXTENSIONS = ['.wav', '.aif', '.aiff', '.aifc', '.aac', '.m4a', '.mp4', '.mp3', '.wma', '.asf', '.flac'];
 
 const CONTENT_TYPES: Record<string, string> = {
   '.wav': 'audio/wav',

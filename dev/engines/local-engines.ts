@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-export const FERRETDB_VERSION = 'v1.24.2';
+const FERRETDB_VERSION = 'v1.24.2';
 
 export interface Engine {
   readonly name: string;
@@ -35,7 +35,7 @@ function which(name: string): string | null {
 }
 
 /** Where dev/setup.sh puts the FerretDB it builds (or a ferretdb on PATH). */
-export function ferretDbBinary(): string {
+function ferretDbBinary(): string {
   const home = process.env.LC_ENGINE_HOME ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'lc-engines');
   const built = path.join(home, `ferretdb-${FERRETDB_VERSION}`);
   if (fs.existsSync(built)) return built;

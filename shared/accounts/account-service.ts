@@ -1,5 +1,9 @@
-// Owns accounts, their two API keys, plan changes (pending until the marketplace confirms; each with its fee record) and the hard cap: the operations the API,
-// the console and the admin CLI share. Each write is one single-document atomic update.
+// Owns accounts and what the API, the console and the admin CLI do to them: creation and status, the two API
+// keys (issue, regenerate, the hot-path authentication behind the Redis key cache), plan changes (pending until
+// the marketplace confirms; each with its fee record), the hard cap and monthly limit, the console credentials
+// (password hash, TOTP secret, recovery codes) and writing the audit log. Each document's update is atomic on
+// its own; an operation that touches several (a plan change: account, fee record, audit entry; the stale
+// pending sweep: accounts and their keys) writes them one after another, with no multi-document transaction.
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';

@@ -28,7 +28,7 @@ export function counterId(service: UsageService, owner: string, month: string): 
 }
 
 /** How far back the console looks for a key's last call (one document per month, by `_id`). */
-export const LAST_USE_MONTHS = 13;
+const LAST_USE_MONTHS = 13;
 /** One in this many first writes of a document by a drainer reads it to prune applied lists. */
 const PRUNE_EVERY = 8;
 /** Bound of the drainer's memory of documents it has written. */
@@ -37,16 +37,16 @@ const KNOWN_MAX = 100_000;
 const EMPTY_COUNTER = { used: 0, overage: 0, calls: 0, audioSeconds: 0, daily: {}, keys: {}, last: {}, applied: {}, backfilled: false };
 
 /** A consumer's applied ids are kept this long after its last write: far past any takeover (OUTBOX_CLAIM_IDLE_MS). */
-export const APPLIED_KEEP_MS = 3600_000;
+const APPLIED_KEEP_MS = 3600_000;
 /** The lease outlives one read and one update by far; a writer stalled longer than this could overlap the next. */
-export const COUNTER_LEASE_MS = 10_000;
+const COUNTER_LEASE_MS = 10_000;
 /** How long a writer waits for another one's lease before it gives up the pass (its entries stay pending). */
 const LEASE_WAIT_MS = 5_000;
 const LEASE_POLL_MS = 5;
 
 const RELEASE_LEASE = luaScript('counter-lease-release-1');
 
-export class CounterLeaseBusyError extends Error {
+class CounterLeaseBusyError extends Error {
   constructor(owner: string) {
     super(`usage counter of ${owner} stayed leased by another drainer`);
     this.name = 'CounterLeaseBusyError';
@@ -67,7 +67,7 @@ export interface CountedEvent {
 }
 
 /** What an outbox entry adds to a counter; null when it has no owner (nothing to count it under). */
-export function countedEventOf(entry: OutboxEntry): CountedEvent | null {
+function countedEventOf(entry: OutboxEntry): CountedEvent | null {
   const d = usageDocOf(entry) as ReturnType<typeof usageDocOf> & {
     service?: UsageService;
     customerId?: string | null;
@@ -83,7 +83,7 @@ export function countedEventOf(entry: OutboxEntry): CountedEvent | null {
 }
 
 /** The same for a stored usage event (the backfill). */
-export function countedEventOfDoc(d: {
+function countedEventOfDoc(d: {
   _id: string;
   service?: string;
   customerId?: string | null;
@@ -117,7 +117,7 @@ export function countedEventOfDoc(d: {
 const FIELD_NAME = /^[\w-]+$/;
 
 /** The `$inc` of a set of events on their month document. */
-export function incrementsOf(events: CountedEvent[]): Record<string, number> {
+function incrementsOf(events: CountedEvent[]): Record<string, number> {
   const inc: Record<string, number> = {};
   const add = (field: string, n: number) => {
     if (n !== 0) inc[field] = (inc[field] ?? 0) + n;

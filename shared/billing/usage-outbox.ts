@@ -2,6 +2,9 @@
 // to in the same Lua script that stores a job's outcome (and, for a billed call, commits its credit). Drainers
 // (workers/runtime/usage-drainer.ts) copy the entries to MongoDB in batches and acknowledge only what was
 // written, so a crash anywhere loses no event and the request id as `_id` keeps every event single.
+// Also owns storing every unbilled job's outcome (storeOutcome: first outcome wins, its event appended and its
+// reply published in the same script) and the publish step the billed settle in credit-ledger.ts reuses
+// (PUBLISH_STORED): the store and the outbox append are one Lua script, so they live with the outbox.
 import type { Redis } from 'ioredis';
 import type { UsageEventInput } from './usage-events';
 import { hourOf, monthOf } from './month';

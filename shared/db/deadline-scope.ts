@@ -16,11 +16,6 @@ export function withDbDeadline<T>(deadline: Deadline, fn: () => T): T {
   return scope.run(deadline, fn);
 }
 
-/** The deadline in scope, if any. */
-export function dbDeadline(): Deadline | undefined {
-  return scope.getStore();
-}
-
 /** Every query operation mongoose runs middleware for. */
 const QUERY_OPS: MongooseQueryMiddleware[] = [
   'countDocuments',

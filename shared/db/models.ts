@@ -1,5 +1,7 @@
-// Owns the MongoDB collections, their indexes and the start-up data migration they need. Every write the app
-// makes is a single-document atomic operation (FerretDB 1.x and MongoDB 7 alike); expiring data lives in Redis.
+// Owns the MongoDB collections, their indexes and the start-up data migration they need (credential digests). No write relies on a multi-document transaction: each
+// document's update is atomic on its own (FerretDB 1.x and MongoDB 7 alike), and an operation that touches
+// several (a plan change and its fee record, the drainer's insertMany, retention's deleteMany) writes them in
+// turn. Expiring data (sessions, links, idempotency) lives in Redis, not here.
 import { Schema, type Connection, type InferSchemaType, type Model } from 'mongoose';
 import { PLAN_IDS } from '../billing/plans';
 import { backfillCredentialDigests } from '../accounts/credential-digests';

@@ -8,12 +8,12 @@ import mongoose, { type Connection } from 'mongoose';
  * SQLite): no errors at 10-100 connections and no gain past 20 (the store serialises the work; see
  * docs/reliability.md), so 20.
  */
-export const MONGO_POOL_SIZE = 20;
+const MONGO_POOL_SIZE = 20;
 /**
  * Longest wait for a pooled connection: the shortest request budget (emotion, 5 s). Each request also races
  * its own deadline; this only keeps the driver from holding waiters nobody awaits any more.
  */
-export const MONGO_POOL_WAIT_MS = 5000;
+const MONGO_POOL_WAIT_MS = 5000;
 
 export async function connectMongo(uri: string, dbName?: string): Promise<Connection> {
   const conn = mongoose.createConnection(uri, {

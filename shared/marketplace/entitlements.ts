@@ -13,7 +13,7 @@ import type { AccountService } from '../accounts/account-service';
 import { PLAN_IDS, type PlanId } from '../billing/plans';
 import { NotFoundError } from '../errors';
 
-export const SIGNATURE_TOLERANCE_S = 300;
+const SIGNATURE_TOLERANCE_S = 300;
 export const TIMESTAMP_HEADER = 'x-marketplace-timestamp';
 export const SIGNATURE_HEADER = 'x-marketplace-signature';
 

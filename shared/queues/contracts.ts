@@ -27,7 +27,7 @@ export type JobEnvelope<I = unknown> = Omit<z.infer<typeof jobEnvelopeSchema>, '
 /** What a worker stores and publishes when a job ends. */
 export type JobOutcome<R = unknown> = { ok: true; value: R; workerMs: number } | { ok: false; error: SerializedJobError; workerMs: number };
 
-export const serializedJobErrorSchema: z.ZodType<SerializedJobError> = z.object({
+const serializedJobErrorSchema: z.ZodType<SerializedJobError> = z.object({
   code: z.string().min(1),
   message: z.string(),
   httpStatus: z.number().int().min(400).max(599),
@@ -63,7 +63,7 @@ export const livenessInputSchema = z.object({
 export type LivenessInput = z.infer<typeof livenessInputSchema>;
 
 /** Usage after a billed call, so the API can answer with the committed numbers. */
-export const usageAfterCallSchema = z.object({
+const usageAfterCallSchema = z.object({
   remaining: z.number().int().nonnegative(),
   overLimit: z.number().int().nonnegative(),
   monthlyLimit: z.number().int().nonnegative(),
@@ -71,7 +71,6 @@ export const usageAfterCallSchema = z.object({
   /** Whether this call itself was billed as overage. */
   overage: z.boolean(),
 });
-export type UsageAfterCall = z.infer<typeof usageAfterCallSchema>;
 
 export const emotionInputSchema = z.object({
   contentType: z.string(),
@@ -85,10 +84,10 @@ export type Rectangle = z.infer<typeof rectangleSchema>;
 const stagesSchema = z.record(z.string(), z.number()).optional();
 
 /** The liveness worker's answer: the public result (shared/contracts/http/liveness.ts) plus its stage timings. */
-export const livenessResultSchema = publicLivenessResultSchema.extend({ stages: stagesSchema });
+const livenessResultSchema = publicLivenessResultSchema.extend({ stages: stagesSchema });
 export type LivenessResult = z.infer<typeof livenessResultSchema>;
 
-export const livenessJobValueSchema = z.object({
+const livenessJobValueSchema = z.object({
   result: livenessResultSchema,
   /** Null when the call is not billed; the commit fills it in with the committed counts. */
   usage: usageAfterCallSchema.nullable(),
@@ -98,7 +97,7 @@ export type LivenessJobValue = z.infer<typeof livenessJobValueSchema>;
 export type EmotionInterval = z.infer<typeof emotionIntervalSchema>;
 
 /** The emotion worker's answer: the public analysis body (shared/contracts/http/emotion.ts) plus its stage timings. */
-export const emotionResultSchema = emotionAnalysisSchema.extend({ stages: stagesSchema });
+const emotionResultSchema = emotionAnalysisSchema.extend({ stages: stagesSchema });
 export type EmotionResult = z.infer<typeof emotionResultSchema>;
 
 /** Each queue's outcome schema: what an API process accepts from Redis for that queue. */

@@ -39,7 +39,7 @@ import { luaScript } from '../redis-script';
 export const FAIR_QUANTUM_SHARE = 0.1;
 
 /** BullMQ's highest priority number (lowest priority): rounds above it share it. */
-export const MAX_PRIORITY = 2_097_151;
+const MAX_PRIORITY = 2_097_151;
 
 const ADMIT = luaScript('fair-admit-2');
 

@@ -57,7 +57,7 @@ const MAX_TENANTS_REMEMBERED = 10_000;
  * Share of the remaining budget the expected wait may fill; a tenth is left for the estimate's error and the
  * answer's way back. 0.8 shed the tail of bursts the workers then served with seconds to spare.
  */
-export const ADMISSION_HEADROOM = 0.9;
+const ADMISSION_HEADROOM = 0.9;
 
 /** Who a job is for: the tenant its fair share is counted for (ours: an account, never a header) and its job id. */
 export interface AdmissionRequest {

@@ -10,7 +10,7 @@ import { EmotionEngine } from './engine';
 /** The worker stops analysing this long before the API's deadline, so its clean error arrives in time. */
 const DEADLINE_MARGIN_MS = 250;
 
-export const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
+const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
   queueName: QUEUE_NAMES.emotion,
   parseInput: (raw) => emotionInputSchema.parse(raw),
   async createHandler({ config, metrics, log }) {

@@ -16,10 +16,10 @@ export interface LivenessAnalyzer {
 }
 
 /** How long a committed answer stays under the caller's Idempotency-Key (the API's replay window). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** The picture the warm-up analyses: the models' own fixture (several faces), fetched with the models. */
-export const WARM_UP_IMAGE = path.join('fixtures', 'human-samples.jpg');
+const WARM_UP_IMAGE = path.join('fixtures', 'human-samples.jpg');
 
 /**
  * Runs the engine twice on the fixture before the worker takes a job: a fresh engine's first runs cost

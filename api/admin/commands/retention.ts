@@ -6,7 +6,7 @@ import { monthOf } from '../../../shared/billing/month';
 import { optional, output, UsageError, type Command } from '../context';
 
 /** Fewer months than this would drop data a billing dispute or the yearly invoice still needs. */
-export const MIN_KEEP_MONTHS = 13;
+const MIN_KEEP_MONTHS = 13;
 
 /** The first month kept: `keep` months back from `now`'s month, the current one included. */
 export function firstKeptMonth(now: Date, keep: number): string {

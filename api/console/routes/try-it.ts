@@ -44,7 +44,7 @@ type TryService = 'emotion' | 'liveness';
  * The one place try-it calls reach the job queues (the same JobClient as the public routes), so a change of
  * the request path is adapted here only.
  */
-export async function runTryItJob<I, R>(
+async function runTryItJob<I, R>(
   jobs: JobClient,
   requestId: string,
   input: I,

@@ -1,5 +1,6 @@
 // Owns the dashboard pages: overview (usage, charges, quickstart), API keys, plan & hard cap with their
-// confirmations, emotion API tokens and usage, activity, and the "shown once" pages.
+// confirmations, emotion API tokens and usage, Security (password, recovery codes, usage alerts), activity, and
+// the "shown once" pages — among them the recovery codes, whose body the first sign-in's TOTP setup reuses.
 import { PLANS, PLAN_IDS, type PlanId } from '../../../shared/billing/plans';
 import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
 import { html, type SafeHtml } from './html';

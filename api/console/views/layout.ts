@@ -50,7 +50,7 @@ function devbar(ctx: PageContext): SafeHtml | string {
   return ctx.devMailbox ? html`<div class="devbar">Local mode: outgoing e-mail is kept in the <a href="/console/dev/mailbox">local mailbox</a>.</div>` : '';
 }
 
-export function flashBox(flash: PageContext['flash']): SafeHtml | string {
+function flashBox(flash: PageContext['flash']): SafeHtml | string {
   if (!flash) return '';
   const role = flash.kind === 'error' ? 'alert' : 'status';
   return html`<div class="alert alert-${flash.kind}" role="${role}"><p>${flash.text}</p></div>`;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { HmacRegistrationSigner, newLocalSubscription, REGISTRATION_TOKEN_TTL_MS, registrationUrl } from '../../../api/console/registration-token';
+import { PasswordResetTokens } from '../../../api/console/password-reset';
 import { VERIFICATION_TTL_MS, VerificationTokens } from '../../../api/console/verification-token';
 import { isolation, testRedisUrl } from '../../support/engines';
 
@@ -69,6 +70,43 @@ describe('Console tokens: registration links and verification links', () => {
       expect(await tokens.check(registration)).to.deep.equal({ ok: false, reason: 'invalid' });
       const other = new VerificationTokens('other-secret-other-secret-other-secret-1', redis, prefix, () => now);
       expect(await tokens.check(other.issue('cust-3', 'c@example.com'))).to.deep.equal({ ok: false, reason: 'invalid' });
+    });
+  });
+
+  describe('links issued before the one signed-token class (same wire format, same keys)', () => {
+    // Minted by the per-purpose classes this module replaced, with this secret and this clock.
+    const OLD_SECRET = 'fixture-app-secret-0123456789abcdef';
+    const at = () => 1_800_000_000_000;
+    const REGISTRATION =
+      'eyJ2IjoxLCJtYWkiOiJta3QtYWNjdC1maXh0dXJlIiwic3ViIjoibWt0LXN1Yi1maXh0dXJlIiwicGxhbiI6InN0YXJ0ZXIiLCJleHAiOjE4MDA2MDQ4MDAwMDB9.pBFIb7UMyZeGbmOiUOoS4FaqVNF3B9i8KNUl8sZ0j4c';
+    const VERIFICATION =
+      'eyJ2IjoxLCJjaWQiOiJjdXNfZml4dHVyZSIsImVtIjoiYUBleGFtcGxlLmNvbSIsImV4cCI6MTgwMDA4NjQwMDAwMCwibiI6Im5vbmNlLWZpeHR1cmUtMSJ9.E8FHo8J9i3AChLRTip7fmea2uj-_aC0IgeMFXRyBgWY';
+    const RESET =
+      'eyJ2IjoxLCJjaWQiOiJjdXNfZml4dHVyZSIsImV4cCI6MTgwMDAwMzYwMDAwMCwibiI6Im5vbmNlLWZpeHR1cmUtMiIsInB3IjoicWRPRTdaYVBHOUEtTjlRYyJ9.7MwikPxmpuZIZ_DrQeOXI-zK7fLs66XcoKGHzIZuy8E';
+    let redis: Redis;
+    let prefix: string;
+    before(() => {
+      redis = new Redis(testRedisUrl());
+      prefix = isolation('unit-old-links').prefix;
+    });
+    after(async () => redis.quit());
+
+    it('still verifies a registration link', () => {
+      expect(new HmacRegistrationSigner(OLD_SECRET, at).verify(REGISTRATION)).to.deep.equal({
+        ok: true,
+        subscription: { marketplaceAccountId: 'mkt-acct-fixture', subscriptionId: 'mkt-sub-fixture', plan: 'starter' },
+      });
+    });
+
+    it('still verifies an e-mail verification link', async () => {
+      const tokens = new VerificationTokens(OLD_SECRET, redis, prefix, at);
+      expect(await tokens.check(VERIFICATION)).to.deep.equal({ ok: true, customerId: 'cus_fixture', email: 'a@example.com', nonce: 'nonce-fixture-1' });
+    });
+
+    it('still verifies a password-reset link against the password it replaces', async () => {
+      const tokens = new PasswordResetTokens(OLD_SECRET, redis, prefix, at);
+      expect(await tokens.check(RESET, async () => '$scrypt$fixture-hash')).to.deep.equal({ ok: true, customerId: 'cus_fixture', nonce: 'nonce-fixture-2' });
+      expect(await tokens.check(RESET, async () => '$scrypt$another-hash')).to.deep.equal({ ok: false, reason: 'used' });
     });
   });
 });

@@ -7,7 +7,7 @@ import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FixtureDir, pseudoRandomBytes } from '../../fixtures/emotion/audio';
 import { decode } from '../../../workers/emotion/engine/decode';
-import { Deadline } from '../../../workers/emotion/engine/deadline';
+import { AnalysisBudget } from '../../../workers/emotion/engine/analysis-budget';
 import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';
 import { assertFeatureNames } from '../../../workers/emotion/engine/mapping';
 import { sniff } from '../../../workers/emotion/engine/sniff';
@@ -90,7 +90,7 @@ describe('emotion engine: mapping model and plumbing', () => {
     const parts = Array<string>(12).fill('s.wav');
     fx.sox(parts, 'long.wav', ['rate', '44100']);
     const mp3 = fx.ffmpeg('long.wav', 'long.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
-    const common = { ffmpegPath: 'ffmpeg', file: mp3, demuxer: 'mp3', deadline: new Deadline() };
+    const common = { ffmpegPath: 'ffmpeg', file: mp3, demuxer: 'mp3', deadline: new AnalysisBudget() };
     const one = await decode({ ...common, approxDuration: 0, segments: 1 });
     const three = await decode({ ...common, approxDuration: one.length / 8000, segments: 3 });
     expect(three.length).to.equal(one.length);
@@ -124,7 +124,7 @@ describe('emotion engine: mapping model and plumbing', () => {
     fx.sox(['long16.wav'], 'late.wav', ['pad', '20', '0']);
     const vbr = fx.ffmpeg('late.wav', 'vbr.mp3', ['-c:a', 'libmp3lame', '-q:a', '2']);
     const cbrSeconds =
-      (await decode({ ffmpegPath: 'ffmpeg', file: cbr, demuxer: 'mp3', deadline: new Deadline(), approxDuration: 0, segments: 1 })).length / 8000;
+      (await decode({ ffmpegPath: 'ffmpeg', file: cbr, demuxer: 'mp3', deadline: new AnalysisBudget(), approxDuration: 0, segments: 1 })).length / 8000;
     expect(sniff(fs.readFileSync(cbr)).approxSeconds).to.be.closeTo(cbrSeconds, 0.2);
     expect(sniff(fs.readFileSync(vbr)).approxSeconds, 'estimate of the VBR file').to.be.greaterThan(2 * (cbrSeconds + 20));
     // Shipped default: one segment per available core. Against it: one ffmpeg pass after ffprobe.

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { FixtureDir } from '../../fixtures/emotion/audio';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
-import { Deadline } from '../../../workers/emotion/engine/deadline';
+import { AnalysisBudget } from '../../../workers/emotion/engine/analysis-budget';
 import { ANALYSIS_RATE, decode } from '../../../workers/emotion/engine/decode';
 import { decodePcm, pcmDecodable, resample } from '../../../workers/emotion/engine/pcm';
 import { sniff } from '../../../workers/emotion/engine/sniff';
@@ -46,7 +46,14 @@ describe('emotion engine: in-process PCM decoding and the analysis threads', () 
       expect(s.pcm).to.include({ sampleRate: c.rate, channels: c.channels });
       expect(pcmDecodable(s.pcm!, ANALYSIS_RATE)).to.equal(true);
       const ours = await decodePcm(bytes, s.pcm!, ANALYSIS_RATE);
-      const ref = await decode({ ffmpegPath: 'ffmpeg', file: fx.path(c.file), demuxer: c.demuxer, approxDuration: 0, segments: 1, deadline: new Deadline() });
+      const ref = await decode({
+        ffmpegPath: 'ffmpeg',
+        file: fx.path(c.file),
+        demuxer: c.demuxer,
+        approxDuration: 0,
+        segments: 1,
+        deadline: new AnalysisBudget(),
+      });
       expect(Math.abs(ours.length - ref.length), 'length').to.be.at.most(1);
       // The same filter in the same 16-bit arithmetic: equal away from the last few samples (each decoder pads
       // the end its own way, and ffmpeg's length wanders within a sample) but for an occasional 1-LSB tie that

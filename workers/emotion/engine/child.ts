@@ -1,7 +1,7 @@
 // Owns running ffmpeg/ffprobe as child processes: arguments only (no shell), stdout collected or streamed,
 // stderr kept short for messages, and the process killed when the deadline passes so nothing hangs.
 import { spawn } from 'node:child_process';
-import { Deadline, DeadlineExceededError } from './deadline';
+import { AnalysisBudget, AnalysisTimeoutError } from './analysis-budget';
 
 export interface ChildResult {
   code: number | null;
@@ -10,7 +10,7 @@ export interface ChildResult {
 }
 
 export interface RunOptions {
-  deadline: Deadline;
+  deadline: AnalysisBudget;
   stage: string;
   /** When given, stdout is handed over chunk by chunk instead of being collected. */
   onStdout?: (chunk: Buffer) => void;
@@ -68,7 +68,7 @@ export function runChild(command: string, args: string[], opts: RunOptions): Pro
       if (timer) clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       if (failed) return reject(failed);
-      if (timedOut) return reject(new DeadlineExceededError(opts.stage));
+      if (timedOut) return reject(new AnalysisTimeoutError(opts.stage));
       resolve({ code, stdout: Buffer.concat(out), stderr: stderr.slice(0, STDERR_LIMIT) });
     });
   });

@@ -3,13 +3,13 @@
 // are decoded as several time segments in parallel ffmpeg processes, one per core.
 import { InvalidInputError } from '../../../shared/errors';
 import { runChild } from './child';
-import type { Deadline } from './deadline';
+import type { AnalysisBudget } from './analysis-budget';
 import { MAX_PCM_SAMPLES, sharedFloat32 } from './pcm';
 
 /** Analysis rate: 8 kHz keeps GSM and narrow-band inputs comparable with wide-band ones, and Silero VAD runs at it. */
 export const ANALYSIS_RATE = 8000;
 /** Less audio than this (a header and a few samples) is no usable audio: 400 no_audio, not a 1 ms interval. */
-export const MIN_AUDIO_SECONDS = 0.1;
+const MIN_AUDIO_SECONDS = 0.1;
 
 export function assertEnoughAudio(samples: Float32Array): Float32Array {
   if (samples.length === 0) throw new InvalidInputError('no_audio', 'The file decodes to no audio samples');
@@ -27,7 +27,7 @@ export interface DecodeOptions {
   approxDuration: number;
   /** Number of parallel segments; 1 decodes in one pass. */
   segments: number;
-  deadline: Deadline;
+  deadline: AnalysisBudget;
   signal?: AbortSignal;
 }
 

@@ -308,7 +308,3 @@ export function percentile(xs: number[], p: number): number {
   const hi = Math.min(s.length - 1, lo + 1);
   return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
 }
-
-export function median(xs: number[]): number {
-  return percentile(xs, 0.5);
-}

@@ -41,7 +41,7 @@ const HARMONIC_SEARCH = [0.97, 1, 1.03];
 const ATTACK_MIN_RISE_DB = 3;
 const BAND_CENTRES_KHZ = Array.from({ length: BANDS }, (_, b) => (BAND_EDGES_HZ[b]! + BAND_EDGES_HZ[b + 1]!) / 2000);
 
-export function hnrFromCorrelation(r: number): number {
+function hnrFromCorrelation(r: number): number {
   const c = Math.min(HNR_MAX_R, Math.max(HNR_MIN_R, r));
   return 10 * Math.log10(c / (1 - c));
 }

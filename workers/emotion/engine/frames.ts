@@ -4,8 +4,8 @@
 // complex FFT (real-signal packing), which halves the cost of the dominant step.
 import { EvenPairDft, Fft, hann, parabolicPeak, windowAutocorrelation } from './dsp';
 
-export const F0_MIN = 75;
-export const F0_MAX = 500;
+const F0_MIN = 75;
+const F0_MAX = 500;
 const FRAME_SECONDS = 3 / F0_MIN; // three periods of the lowest pitch, Praat's default window
 const VOICING_THRESHOLD = 0.45;
 const SILENCE_THRESHOLD = 0.03;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { verifiedModelPath, modelEntry } from '../../../models/manifest';
 import type { EmotionInterval, EmotionResult } from '../../../shared/queues/contracts';
 import { ANALYSIS_RATE, assertEnoughAudio, decode } from './decode';
-import { Deadline } from './deadline';
+import { AnalysisBudget } from './analysis-budget';
 import { type FeatureVector, type WindowAnalysis } from './features';
 import { type FrameTrack } from './frames';
 import { planIntervals, roundMs } from './intervals';
@@ -21,7 +21,6 @@ import { availableCpus } from './cpus';
 import { eitherSpeech, energySpeech, framesFromTimeline, SileroVad } from './vad';
 import { sweepStaleTempDirs } from '../../runtime/temp-sweep';
 
-export { DeadlineExceededError } from './deadline';
 export { FEATURE_NAMES } from './features';
 
 export interface EmotionEngineOptions {
@@ -128,7 +127,7 @@ export class EmotionEngine {
   }
 
   async analyze(audio: Buffer, opts: AnalyzeOptions = {}): Promise<EmotionResult> {
-    const deadline = new Deadline(opts.deadline);
+    const deadline = new AnalysisBudget(opts.deadline);
     const clock = new StageClock();
     const { probed, samples } = await this.load(audio, deadline, clock);
 
@@ -173,7 +172,7 @@ export class EmotionEngine {
 
   /** Per-window features under both speech detectors, for calibration, the Praat comparison and tests. */
   async inspect(audio: Buffer, opts: AnalyzeOptions = {}): Promise<Inspection> {
-    const deadline = new Deadline(opts.deadline);
+    const deadline = new AnalysisBudget(opts.deadline);
     const { samples } = await this.load(audio, deadline, new StageClock());
     const plan = planIntervals(samples.length, ANALYSIS_RATE);
     const hop = Math.round(BASE_HOP_SECONDS * ANALYSIS_RATE);
@@ -191,7 +190,7 @@ export class EmotionEngine {
   }
 
   /** Sniff, write the temporary file, probe and decode; the file is gone when this returns or throws. */
-  private async load(audio: Buffer, deadline: Deadline, clock: StageClock): Promise<{ probed: ProbedAudio; samples: Float32Array }> {
+  private async load(audio: Buffer, deadline: AnalysisBudget, clock: StageClock): Promise<{ probed: ProbedAudio; samples: Float32Array }> {
     deadline.check('start');
     const sniffed = sniff(audio);
     // Canonical 16-bit PCM (WAV, AIFF) is read and resampled in process: no temporary file, no ffmpeg.
@@ -254,7 +253,7 @@ export class EmotionEngine {
   }
 
   /** Frame analysis of every window, a few windows per task, in the pool's threads. */
-  private async frameTracks(samples: Float32Array, plan: Array<{ start: number; end: number }>, hop: number, deadline: Deadline): Promise<FrameTrack[]> {
+  private async frameTracks(samples: Float32Array, plan: Array<{ start: number; end: number }>, hop: number, deadline: AnalysisBudget): Promise<FrameTrack[]> {
     const shared = toShared(samples);
     const tasks: PoolTask[] = chunk(plan, this.pool.parallelism).map((part) => ({
       kind: 'frames',
@@ -267,7 +266,7 @@ export class EmotionEngine {
   }
 
   /** Per-window features (jitter and shimmer follow pulses through the samples), in the pool's threads. */
-  private async windowAnalyses(samples: Float32Array, tracks: FrameTrack[], speech: Uint8Array[], deadline: Deadline): Promise<WindowAnalysis[]> {
+  private async windowAnalyses(samples: Float32Array, tracks: FrameTrack[], speech: Uint8Array[], deadline: AnalysisBudget): Promise<WindowAnalysis[]> {
     const shared = toShared(samples);
     let at = 0;
     const tasks: PoolTask[] = chunk(tracks, this.pool.parallelism).map((part) => {
@@ -278,7 +277,7 @@ export class EmotionEngine {
     return (await this.pool.runAll<WindowAnalysis[]>(tasks, () => deadline.check('features'))).flat();
   }
 
-  private async detectSpeech(kind: 'silero' | 'energy', samples: Float32Array, tracks: FrameTrack[], deadline: Deadline): Promise<Uint8Array[]> {
+  private async detectSpeech(kind: 'silero' | 'energy', samples: Float32Array, tracks: FrameTrack[], deadline: AnalysisBudget): Promise<Uint8Array[]> {
     if (kind === 'energy') return energySpeech(tracks);
     const timeline = await this.vad.timeline(samples, ANALYSIS_RATE, () => deadline.check('vad'));
     return tracks.map((t) => framesFromTimeline(t, timeline));

@@ -2,8 +2,8 @@
 // decoded duration. A final remainder shorter than 0.1 s is folded into the previous interval instead of
 // becoming an interval of its own: AAC and MP3 decoders overshoot by up to a frame (a 5.000 s file decodes
 // to 5.02–5.07 s), and a 20 ms "interval" would carry no analysable speech.
-export const INTERVAL_SECONDS = 5;
-export const MIN_TAIL_SECONDS = 0.1;
+const INTERVAL_SECONDS = 5;
+const MIN_TAIL_SECONDS = 0.1;
 
 export interface IntervalPlan {
   /** Sample range [start, end) at the analysis rate. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { InvalidInputError } from '../../../shared/errors';
 import { AUDIO_FORMAT_NAMES, type AudioFormatName } from '../../../shared/contracts/http/emotion';
 import { runChild } from './child';
-import type { Deadline } from './deadline';
+import type { AnalysisBudget } from './analysis-budget';
 import type { Sniffed, SniffedFormat } from './sniff';
 
 export interface ProbedAudio {
@@ -80,7 +80,7 @@ interface FfprobeOutput {
   format?: { format_name?: string; bit_rate?: string; duration?: string };
 }
 
-export async function probe(ffprobePath: string, file: string, sniffed: Sniffed, limits: ProbeLimits, deadline: Deadline): Promise<ProbedAudio> {
+export async function probe(ffprobePath: string, file: string, sniffed: Sniffed, limits: ProbeLimits, deadline: AnalysisBudget): Promise<ProbedAudio> {
   const demuxer = DEMUXER[sniffed.format];
   // A canonical PCM WAV header already says all ffprobe would (ffprobe costs ~0.1 s just to start); the
   // samples are then read in process (pcm.ts), or by ffmpeg for a rate the in-process resampler does not
@@ -125,7 +125,7 @@ export async function probe(ffprobePath: string, file: string, sniffed: Sniffed,
  * have nothing to act on: list the audio track's packet times once (demuxing only, no decoding) and take the
  * end of the last one; the bit rate follows from the file size.
  */
-async function measureLiveRecording(ffprobePath: string, file: string, probed: ProbedAudio, deadline: Deadline): Promise<void> {
+async function measureLiveRecording(ffprobePath: string, file: string, probed: ProbedAudio, deadline: AnalysisBudget): Promise<void> {
   const args = ['-v', 'error', '-protocol_whitelist', 'file', '-f', 'matroska', '-select_streams', 'a:0'];
   args.push('-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', file);
   const res = await runChild(ffprobePath, args, { deadline, stage: 'probe' });

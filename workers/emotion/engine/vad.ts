@@ -10,7 +10,7 @@ import { percentile } from './dsp';
 import type { FrameTrack } from './frames';
 
 /** Silero v4 at 8 kHz accepts 256, 512 or 768 samples; 768 (96 ms) is the cheapest per audio second. */
-export const SILERO_CHUNK = 768;
+const SILERO_CHUNK = 768;
 const SILERO_STATE = 64;
 /** Hysteresis as in @ricky0123/vad: enter speech at 0.5, leave below 0.35. */
 const POSITIVE = 0.5;
@@ -108,7 +108,7 @@ const SILERO_MAX_GAIN_DB = 50;
 const SILERO_MIN_GAIN_DB = -30;
 const SILENT_DB = -100;
 
-export function levelGain(x: Float32Array): number {
+function levelGain(x: Float32Array): number {
   const levels: number[] = [];
   for (let from = 0; from < x.length; from += SILERO_CHUNK) {
     const to = Math.min(x.length, from + SILERO_CHUNK);

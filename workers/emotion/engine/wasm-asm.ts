@@ -70,7 +70,7 @@ export function leb(n: number): number[] {
   }
 }
 
-export function sleb(n: number): number[] {
+function sleb(n: number): number[] {
   const out: number[] = [];
   for (;;) {
     const b = n & 0x7f;

@@ -283,14 +283,14 @@ export function coefficients(fusion: FusionParams, specs: SpoofModelSpec[]): Fus
 }
 
 /** Every manifest model the engine loads (detectors and built-in spoof models, vendored ones included). */
-export const LIVENESS_MODELS = ['faceplugin-detect', 'blazeface-front', 'blazeface-back', ...BUILTIN_SPOOF_SPECS.map((s) => s.name)];
+const LIVENESS_MODELS = ['faceplugin-detect', 'blazeface-front', 'blazeface-back', ...BUILTIN_SPOOF_SPECS.map((s) => s.name)];
 
 /** Checks every liveness model file's sha256 against the manifest; throws ModelIntegrityError on the first mismatch. */
 export function verifyLivenessModels(modelsDir: string): void {
   for (const name of LIVENESS_MODELS) verifiedModelPath(modelsDir, name);
 }
 
-export function parseExtraSpoofModels(json: string | undefined): SpoofModelSpec[] {
+function parseExtraSpoofModels(json: string | undefined): SpoofModelSpec[] {
   if (!json || json.trim() === '') return [];
   let raw: unknown;
   try {

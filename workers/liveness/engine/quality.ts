@@ -54,7 +54,7 @@ export interface QualityReport {
 }
 
 /** Variance of a 4-neighbour Laplacian: the usual focus measure, on a fixed-size patch so it is scale-free. */
-export function sharpness(img: RgbImage, box: Box): number {
+function sharpness(img: RgbImage, box: Box): number {
   const N = 96;
   const p = lumaPatch(img, box, N);
   let sum = 0,

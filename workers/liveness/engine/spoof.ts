@@ -155,7 +155,6 @@ export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
     weight: 1,
   },
 ];
-export const FR_LIVENESS_SPEC = BUILTIN_SPOOF_SPECS[0]!;
 
 export class SpoofModel {
   private readonly inputName: string;
