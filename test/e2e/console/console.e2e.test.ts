@@ -365,7 +365,11 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
 
   it('shows a scheduled downgrade below the sticky top bar, with its Withdraw button in reach', async () => {
     await page.click('tr[data-plan=starter] >> text=Downgrade…');
-    await Promise.all([page.waitForURL('**/console/plan#scheduled-change'), page.click('#confirm-plan')]);
+    await Promise.all([page.waitForURL('**/console/plan#pending-change'), page.click('#confirm-plan')]);
+    // The marketplace confirms the downgrade; it is then scheduled for the 1st (docs/billing.md).
+    const account = (await h.api.deps.accounts.getByEmail(email))!;
+    expect((await h.entitle(account.marketplace!.subscriptionId!, 'starter')).body.status).to.equal('applied');
+    await page.goto(`${h.base}/console/plan#scheduled-change`);
     expect(await page.textContent('#scheduled-change')).to.match(/Scheduled\. Your plan changes to Starter on 1 [A-Z][a-z]{2} \d{4}, 00:00 UTC/);
     for (const viewport of [DESKTOP, PHONE]) {
       await page.setViewportSize(viewport);

@@ -30,7 +30,11 @@ export async function startTryItStack(label: string, env: Record<string, string>
     company: 'Acme Robotics',
     status: 'active',
   });
-  const session = await new SessionStore(h.api.deps.redis, h.config.QUEUE_PREFIX).create({ stage: 'authenticated', customerId: account._id });
+  const sessions = new SessionStore(h.api.deps.redis, h.config.QUEUE_PREFIX);
+  const session = await sessions.create({ stage: 'authenticated', customerId: account._id });
+  // As signing in leaves it: a fresh proof of identity, so step-up actions (creating a token) go through.
+  session.data.provenAt = Date.now();
+  await sessions.save(session);
   return {
     h,
     customerId: account._id,

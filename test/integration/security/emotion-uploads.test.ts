@@ -18,13 +18,17 @@ describe('POST /feelings/v3/analysis: refused before reading the body', function
 
   before(async () => {
     const iso = isolation('emotion-uploads');
-    // A throttled token must stay throttled for the whole test: the shipped refill (20/s) would let a call through.
-    const config = testConfig(iso.prefix, { THROTTLE_RATE_PER_SEC: '0.001' });
+    const config = testConfig(iso.prefix, {
+      // A throttled token must stay throttled for the whole test: the shipped refill (10 s of audio a second) would let a call through.
+      EMOTION_FAIR_USE_SECONDS_PER_SEC: '0.001',
+      // Five seconds of allowance instead of the shipped 600, so five cheap calls use it up (fair use itself: emotion-fair-use.test.ts).
+      EMOTION_FAIR_USE_BURST_SECONDS: '5',
+    });
     emotion = await startEmotionApi({ config, log: quietLog, dbName: iso.dbName });
     mongo = await connectMongo(config.MONGODB_URI!, iso.dbName);
     token = (await new EmotionTokenService(createModels(mongo)).create('uploads')).token;
-    // The shipped burst spent on cheap calls (400: not audio): the token is now throttled.
-    for (let i = 0; i < config.THROTTLE_BURST; i++) {
+    // The allowance spent on cheap calls (400: not audio; each takes its upfront second): the token is now throttled.
+    for (let i = 0; i < config.EMOTION_FAIR_USE_BURST_SECONDS / config.EMOTION_FAIR_USE_UPFRONT_SECONDS; i++) {
       const r = await fetch(`http://127.0.0.1:${emotion.port}/feelings/v3/analysis`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
