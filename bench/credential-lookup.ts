@@ -8,7 +8,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { startFerretDb } from '../dev/engines/local-engines';
-import { createModels, ensureIndexes } from '../shared/db/models';
+import { createModels } from '../shared/db/models';
+import { prepareStore } from '../shared/db/prepare-store';
 import { AccountService } from '../shared/accounts/account-service';
 import { displayPrefix, generateApiKey, sha256Hex } from '../shared/accounts/secrets';
 import { systemClock } from '../shared/billing/month';
@@ -57,10 +58,10 @@ async function main(): Promise<void> {
       await models.ApiKey.insertMany(docs);
     }
     let t0 = performance.now();
-    await ensureIndexes(models);
+    await prepareStore(models);
     console.log(`  start-up with the digest backfill of ${keys.length} keys: ${f1(performance.now() - t0)} ms`);
     t0 = performance.now();
-    await ensureIndexes(models);
+    await prepareStore(models);
     console.log(`  a later start-up (backfill marked done): ${f1(performance.now() - t0)} ms`);
     const service = new AccountService(models, systemClock);
     const pick = (i: number) => keys[(i * 7919) % keys.length]!;

@@ -2,7 +2,8 @@
 // the shared services, and output helpers. Finds the embedded engines of a running `npm start`.
 import { loadConfig, type Config } from '../../shared/config';
 import { connectMongo } from '../../shared/db/mongo';
-import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
+import { createModels, type Models } from '../../shared/db/models';
+import { prepareStore } from '../../shared/db/prepare-store';
 import { AccountService } from '../../shared/accounts/account-service';
 import { AuthCache } from '../../shared/accounts/auth-cache';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
@@ -49,7 +50,7 @@ export async function openContext(json: boolean, get?: string): Promise<AdminCon
   const redis = createRedis(engines.redisUrl, 'producer', 'admin');
   await waitUntilReady(redis, 5000);
   const models = createModels(conn);
-  await ensureIndexes(models);
+  await prepareStore(models);
   return {
     config,
     models,

@@ -8,7 +8,8 @@ import type { Logger } from '../../shared/logger';
 import { createMetrics, type Metrics } from '../../shared/metrics';
 import { checkEvictionPolicy, closeRedis, createRedis, waitUntilReady } from '../../shared/redis';
 import { connectMongo, pingMongo } from '../../shared/db/mongo';
-import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
+import { createModels, type Models } from '../../shared/db/models';
+import { prepareStore } from '../../shared/db/prepare-store';
 import { JobClient } from '../../shared/queues/job-client';
 import type { QueueName } from '../../shared/queues/contracts';
 import { createMetricsApp, type Readiness } from '../../shared/http/ops-endpoints';
@@ -40,7 +41,7 @@ export async function startFrontEndBase(o: {
   const subscriber = createRedis(redisUrl, 'subscriber', `${service}-results`);
   const mongo = await connectMongo(requireUrl(config, 'MONGODB_URI'), o.dbName);
   const models = createModels(mongo);
-  await ensureIndexes(models);
+  await prepareStore(models);
   await waitUntilReady(redis, 15_000);
   await checkEvictionPolicy(redis, log);
 

@@ -4,7 +4,6 @@
 // turn. Expiring data (sessions, links, idempotency) lives in Redis, not here.
 import { Schema, type Connection, type InferSchemaType, type Model } from 'mongoose';
 import { PLAN_IDS } from '../billing/plans';
-import { backfillCredentialDigests } from '../accounts/credential-digests';
 import { dbDeadlinePlugin } from './deadline-scope';
 
 const accountSchema = new Schema(
@@ -227,15 +226,9 @@ export function createModels(conn: Connection): Models {
   };
 }
 
-/**
- * Builds every collection's indexes and waits for them at start-up (autoIndex alone would build them in the
- * background), then gives credentials written before the digest index existed their digests: once per store
- * (a mark makes later start-ups one `_id` read), and before any request is served, since authentication never
- * falls back to a scan for a missing digest.
- */
+/** Builds every collection's indexes and waits for them at start-up (autoIndex alone would build them in the background). */
 export async function ensureIndexes(models: Models): Promise<void> {
   await Promise.all(Object.values(models).map((m: Model<unknown>) => m.init()));
-  await backfillCredentialDigests(models);
 }
 
 export function isDuplicateKeyError(err: unknown): boolean {

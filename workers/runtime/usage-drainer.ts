@@ -196,6 +196,31 @@ export class UsageDrainer {
    * consumer's last write to them.
    */
   private async write(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+    await this.holdWhileWriting(entries, () => this.writeHeld(entries, replayable));
+  }
+
+  /**
+   * Keeps the entries this drainer is writing its own: every third of OUTBOX_CLAIM_IDLE_MS it resets their idle
+   * time (XCLAIM to itself, JUSTID: no delivery counted). Without it, a batch that takes longer than the claim idle
+   * time (a slow store: counter updates under load) is taken over mid-write by another drainer, the two then wait on
+   * each other's counter leases, and the batch is retried over and over (seen seeding bench:field). A drainer that
+   * dies stops renewing, so its entries are still taken over after the idle time.
+   */
+  private async holdWhileWriting(entries: OutboxEntry[], write: () => Promise<void>): Promise<void> {
+    const ids = entries.map((e) => e.streamId);
+    const renew = () =>
+      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...ids, 'JUSTID').catch((err: unknown) => {
+        this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
+      });
+    const timer = setInterval(() => void renew(), Math.max(50, Math.floor(this.o.claimIdleMs / 3)));
+    try {
+      await write();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async writeHeld(entries: OutboxEntry[], replayable: boolean): Promise<void> {
     const docs = entries.map((e) => ({ ...usageDocOf(e), counted: true }));
     const failed = new Set<number>();
     const duplicates: string[] = [];

@@ -9,6 +9,7 @@ import { createModels, ensureIndexes, type Models } from '../../../shared/db/mod
 import { AccountService } from '../../../shared/accounts/account-service';
 import { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import { backfillCredentialDigests, CredentialDigests } from '../../../shared/accounts/credential-digests';
+import { prepareStore } from '../../../shared/db/prepare-store';
 import { displayPrefix, generateApiKey, generateToken, sha256Hex } from '../../../shared/accounts/secrets';
 import { systemClock } from '../../../shared/billing/month';
 import { isolation, testMongoUri } from '../../support/engines';
@@ -126,7 +127,7 @@ describe('Credential look-ups by digest document', () => {
     });
   });
 
-  describe('the start-up migration (ensureIndexes)', () => {
+  describe('the start-up migration (prepareStore)', () => {
     it('gives keys and live tokens written before the digest index their digests, once, and concurrent runs agree; a forced run catches up', async () => {
       const old = await monitoredStore('digests-migration');
       try {
@@ -159,7 +160,7 @@ describe('Credential look-ups by digest document', () => {
 
         const count = await old.models.CredentialDigest.countDocuments({});
         expect(await backfillCredentialDigests(old.models)).to.deep.equal({ added: 0, skipped: true });
-        await ensureIndexes(old.models);
+        await prepareStore(old.models);
         expect(await old.models.CredentialDigest.countDocuments({})).to.equal(count);
 
         // An instance of the earlier version writes a key after the mark (a rolling upgrade): the operator's forced run.

@@ -19,6 +19,7 @@ import { usageByKey, usageByToken } from '../../../api/console/usage';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 import { outboxDrained, settleReserved } from '../../support/billing';
 import { quietLog } from '../../support/config';
+import { StallableProxy } from '../../support/stallable-proxy';
 
 const NOW = new Date();
 const MONTH = monthOf(NOW);
@@ -97,6 +98,19 @@ describe('usage counter documents', () => {
     };
   };
 
+  /** Consumer -> number of outbox entries it holds unacknowledged. */
+  const pendingOwners = async () => {
+    const reply = (await redis.call('XPENDING', outboxKey(prefix), OUTBOX_GROUP)) as [number, string | null, string | null, Array<[string, string]> | null];
+    return new Map((reply[3] ?? []).map(([name, n]) => [name, Number(n)]));
+  };
+  const eventuallyTrue = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
+    const until = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > until) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
   /** Runs `append` with one drainer running, and stops it once the outbox is empty. */
   const drainedWhile = async (append: () => Promise<unknown> = async () => undefined, timeoutMs = 20_000) => {
     const d = await startDrainer();
@@ -172,6 +186,37 @@ describe('usage counter documents', () => {
     }
     await expectCountersEqualRecount(customers, []);
     for (const c of customers) expect((await counters.month('liveness', c, MONTH))?.used).to.equal(100);
+  });
+
+  it('keeps a batch whose write outlasts the claim idle time with its drainer: no other drainer takes it over mid-write', async function () {
+    this.timeout(120_000);
+    const customerId = randomUUID();
+    // Drainer A writes through a proxy that stops answering, as a store under load does; B is healthy. The claim
+    // idle time is 300 ms (shipped: 10 s) so that the stalled write outlasts it many times over in a short test.
+    const db = new URL(testMongoUri());
+    const proxy = new StallableProxy();
+    await proxy.start({ host: db.hostname, port: Number(db.port) });
+    const slowConn = await connectMongo(`mongodb://127.0.0.1:${proxy.port}/`, dbName);
+    const a = await startDrainer({ models: createModels(slowConn), claimIdleMs: 300 });
+    let b: Awaited<ReturnType<typeof startDrainer>> | undefined;
+    try {
+      proxy.stall();
+      const ids = await Promise.all(Array.from({ length: 10 }, () => appendLiveness(customerId, 'key-slow')));
+      // A has read the entries and is stuck writing them.
+      await eventuallyTrue(async () => (await pendingOwners()).get(a.drainer.consumer) === ids.length);
+      b = await startDrainer({ claimIdleMs: 300 });
+      await new Promise((r) => setTimeout(r, 2000)); // B looks for abandoned entries every 150 ms meanwhile
+      expect(Object.fromEntries(await pendingOwners()), 'the entries stay with the drainer writing them').to.deep.equal({ [a.drainer.consumer]: ids.length });
+      proxy.resume();
+      await outboxDrained(redis, prefix, 30_000);
+    } finally {
+      proxy.resume();
+      await Promise.all([a.stop(), b?.stop()]);
+      await slowConn.close();
+      await proxy.close();
+    }
+    await expectCountersEqualRecount([customerId], []);
+    expect((await counters.month('liveness', customerId, MONTH))?.used).to.equal(10);
   });
 
   it("rebuilds a cold customer's month from its counter document, without the usage events", async () => {

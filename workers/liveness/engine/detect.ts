@@ -1,7 +1,6 @@
 // Owns face detection: BlazeFace front 128 / back 256 (MediaPipe) and faceplugin's fr_detect (UltraFace 320x240).
-import { type Box, type RgbImage, sampleToTensor } from './image';
+import { type Box, type QuarterTurns, type RgbImage, sampleToTensor, turnPixels } from './image';
 import { ort, tensorData, type InferenceSession } from '../../runtime/onnx-session';
-import { type QuarterTurns, turnPixels } from './orientation';
 
 export type DetectorName = 'blazeface-front' | 'blazeface-back' | 'fr-detect';
 

@@ -248,3 +248,24 @@ export function lumaPatch(img: RgbImage, box: Box, size: number): Float32Array {
   }
   return out;
 }
+
+/** Clockwise quarter turns of a raster (0: as it is). */
+export type QuarterTurns = 0 | 1 | 2 | 3;
+
+/**
+ * Pixels (row-major, `channels` interleaved values each) of a W x H raster turned clockwise by `turns`
+ * quarters into `out` (H x W for odd turns). Shared by the working image and BlazeFace's input tensor.
+ */
+export function turnPixels<T extends Uint8Array | Float32Array>(src: T, W: number, H: number, channels: number, turns: QuarterTurns, out: T): T {
+  const w = turns % 2 === 1 ? H : W;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      // Destination of source pixel (x, y) after `turns` clockwise quarter turns.
+      const [dx, dy] = turns === 1 ? [H - 1 - y, x] : turns === 2 ? [W - 1 - x, H - 1 - y] : turns === 3 ? [y, W - 1 - x] : [x, y];
+      const s = (y * W + x) * channels,
+        d = (dy * w + dx) * channels;
+      for (let c = 0; c < channels; c++) out[d + c] = src[s + c]!;
+    }
+  }
+  return out;
+}

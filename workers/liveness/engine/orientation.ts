@@ -1,10 +1,10 @@
 // Owns which way up a face is: the eye line's roll from BlazeFace's keypoints, quarter turns of a working
 // image, and mapping boxes found in a turned image back to the frame as it was sent.
 import type { Face } from './detect';
-import type { Box, RgbImage } from './image';
+import { type Box, type QuarterTurns, type RgbImage, turnPixels } from './image';
 
-/** Clockwise quarter turns applied to the frame as sent (0..3). */
-export type QuarterTurns = 0 | 1 | 2 | 3;
+/** Clockwise quarter turns applied to the frame as sent (0..3); the pixel turn itself lives with the raster code. */
+export type { QuarterTurns };
 
 /**
  * Roll of the face in degrees, from the eye line (subject's right eye to left eye, in image coordinates with
@@ -24,24 +24,6 @@ export function turnsToUpright(face: Face): QuarterTurns | undefined {
   const roll = eyeRoll(face);
   if (roll === undefined) return undefined;
   return (((Math.round(-roll / 90) % 4) + 4) % 4) as QuarterTurns;
-}
-
-/**
- * Pixels (row-major, `channels` interleaved values each) of a W x H raster turned clockwise by `turns`
- * quarters into `out` (H x W for odd turns). Shared by the working image and BlazeFace's input tensor.
- */
-export function turnPixels<T extends Uint8Array | Float32Array>(src: T, W: number, H: number, channels: number, turns: QuarterTurns, out: T): T {
-  const w = turns % 2 === 1 ? H : W;
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      // Destination of source pixel (x, y) after `turns` clockwise quarter turns.
-      const [dx, dy] = turns === 1 ? [H - 1 - y, x] : turns === 2 ? [W - 1 - x, H - 1 - y] : turns === 3 ? [y, W - 1 - x] : [x, y];
-      const s = (y * W + x) * channels,
-        d = (dy * w + dx) * channels;
-      for (let c = 0; c < channels; c++) out[d + c] = src[s + c]!;
-    }
-  }
-  return out;
 }
 
 /** The image turned clockwise by `turns` quarters; origWidth/origHeight and scale follow the turn. */
