@@ -369,6 +369,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     // The marketplace confirms the downgrade; it is then scheduled for the 1st (docs/billing.md).
     const account = (await h.api.deps.accounts.getByEmail(email))!;
     expect((await h.entitle(account.marketplace!.subscriptionId!, 'starter')).body.status).to.equal('applied');
+    await page.goto(`${h.base}/console/plan`); // a full load (the hash alone would not reload the page)
     await page.goto(`${h.base}/console/plan#scheduled-change`);
     expect(await page.textContent('#scheduled-change')).to.match(/Scheduled\. Your plan changes to Starter on 1 [A-Z][a-z]{2} \d{4}, 00:00 UTC/);
     for (const viewport of [DESKTOP, PHONE]) {
