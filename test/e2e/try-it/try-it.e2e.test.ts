@@ -69,6 +69,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     // The emotion front-end on a port known before the console starts: the Emotion API page shows this host on
     // EMOTION_PORT (no EMOTION_PUBLIC_BASE_URL, as in `npm start`), and its curl line is run against it.
     const emotionPort = await freePort();
+    // Budgets 20 s (shipped 5 s / 10 s): chromium shares the two cores; the pages are what this file tests.
     s = await startTryItStack('try-e2e', { EMOTION_BUDGET_MS: '20000', LIVENESS_BUDGET_MS: '20000', EMOTION_PORT: String(emotionPort) });
     emotionApi = await startEmotionApi({ config: s.h.config, log: quietLog, dbName: s.h.api.deps.models.UsageEvent.db.name });
     browser = await launchChromium([

@@ -95,7 +95,7 @@ describe('POST /feelings/v3/analysis under pressure', () => {
     // floor are reached in a few calls.
     const stack = await startEmotionStack('emotion-throttle', {
       withWorker: false,
-      env: { EMOTION_FAIR_USE_BURST_SECONDS: '2', EMOTION_FAIR_USE_SECONDS_PER_SEC: '0.01' },
+      env: { EMOTION_FAIR_USE_BURST_SECONDS: '2', EMOTION_FAIR_USE_SECONDS_PER_SEC: '0.01' }, // reach the throttle in a few calls (see above)
     });
     try {
       await stack.analyze('x', { 'content-type': 'text/plain' });
