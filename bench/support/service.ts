@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { freePort } from '../../dev/engines/local-engines';
+import { collectLines } from '../../dev/harness/processes';
 import { readLocalState, type LocalState } from '../../shared/local-state';
 import { entryPoint, projectRoot } from '../../shared/paths';
 
@@ -87,17 +88,7 @@ export async function startService(varDir: string, env: Record<string, string>, 
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: string[] = [];
-  const collector = () => {
-    let partial = '';
-    return (chunk: Buffer) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
-      partial = lines.pop()!;
-      logs.push(...lines.filter(Boolean));
-    };
-  };
-  proc.stdout!.on('data', collector());
-  proc.stderr!.on('data', collector());
+  const logs = collectLines(proc);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
 
   const peak = new Map<string, number>();

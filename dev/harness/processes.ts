@@ -52,18 +52,7 @@ export async function spawnEntry(entry: string, kind: ServiceKind, portVar: stri
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: string[] = [];
-  // Whole lines only: a pipe chunk can end inside a JSON log line, which is kept until its newline arrives.
-  const collector = () => {
-    let partial = '';
-    return (chunk: Buffer) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
-      partial = lines.pop()!;
-      logs.push(...lines.filter(Boolean));
-    };
-  };
-  proc.stdout.on('data', collector());
-  proc.stderr.on('data', collector());
+  const logs = collectLines(proc);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return {
     kind,
@@ -126,4 +115,23 @@ export async function serverMs(api: ServiceProcess, requestId: string | null): P
     if (Date.now() > until) throw new Error(`no access log line for request ${requestId}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Every whole line a child prints on stdout and stderr, as it arrives: a pipe chunk can end inside a JSON log line,
+ * which is kept until its newline arrives.
+ */
+export function collectLines(proc: ChildProcess): string[] {
+  const logs: string[] = [];
+  const collector = () => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop()!;
+      logs.push(...lines.filter(Boolean));
+    };
+  };
+  proc.stdout?.on('data', collector());
+  proc.stderr?.on('data', collector());
+  return logs;
 }
