@@ -78,6 +78,11 @@ export async function backfillCredentialDigests(models: Models, force = false): 
       added += batch.length - errors.length;
     }
   }
-  await models.CredentialDigest.updateOne({ _id: BACKFILL_MARK }, { $setOnInsert: { kind: 'mark', ownerId: '-', customerId: null } }, { upsert: true });
+  // Two processes starting at once both upsert the mark; the loser's duplicate key means the mark is there.
+  await models.CredentialDigest.updateOne({ _id: BACKFILL_MARK }, { $setOnInsert: { kind: 'mark', ownerId: '-', customerId: null } }, { upsert: true }).catch(
+    (err: unknown) => {
+      if (!isDuplicateKeyError(err)) throw err;
+    },
+  );
   return { added, skipped: false };
 }
