@@ -15,23 +15,12 @@ import { displayPrefix, generateApiKey, sha256Hex } from '../shared/accounts/sec
 import { systemClock } from '../shared/billing/month';
 import { arg, f1 } from './api';
 import { loadAvg, runMain } from './support/main';
+import { timedBurst } from './support/measure';
 
+/** The burst's p50/max, and how many ran past authentication's own deadline (10 s: 503). */
 async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<string> {
-  const ms: number[] = [];
-  let failed = 0;
-  await Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      const t0 = performance.now();
-      try {
-        await op(i);
-        ms.push(performance.now() - t0);
-      } catch {
-        failed++; // authentication's own deadline (10 s) ran out: 503
-      }
-    }),
-  );
-  ms.sort((a, b) => a - b);
-  return `p50 ${f1(ms[Math.floor(ms.length / 2)] ?? NaN)} ms, max ${f1(ms[ms.length - 1] ?? NaN)} ms, ${failed} past the deadline`;
+  const r = await timedBurst(n, op);
+  return `p50 ${f1(r.p50)} ms, max ${f1(r.max)} ms, ${r.errors} past the deadline`;
 }
 
 async function main(): Promise<void> {

@@ -11,37 +11,7 @@ import { startFerretDb, type Engine } from '../dev/engines/local-engines';
 import { createModels, ensureIndexes, type Models } from '../shared/db/models';
 import { sha256Hex } from '../shared/accounts/secrets';
 import { arg, f1 } from './api';
-
-interface Row {
-  ok: number;
-  errors: number;
-  p50: number;
-  p99: number;
-  max: number;
-  firstError: string;
-}
-
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-
-async function burst(n: number, op: (i: number) => Promise<unknown>): Promise<Row> {
-  const ms: number[] = [];
-  let errors = 0;
-  let firstError = '';
-  await Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      const t0 = performance.now();
-      try {
-        await op(i);
-        ms.push(performance.now() - t0);
-      } catch (err) {
-        errors++;
-        firstError ||= (err as Error).name;
-      }
-    }),
-  );
-  ms.sort((a, b) => a - b);
-  return { ok: ms.length, errors, p50: pct(ms, 50), p99: pct(ms, 99), max: ms[ms.length - 1] ?? NaN, firstError };
-}
+import { timedBurst, type BurstRow } from './support/measure';
 
 async function seed(models: Models, customers: number): Promise<string[]> {
   const digests: string[] = [];
@@ -83,10 +53,10 @@ async function measure(label: string, engine: Engine, pools: number[], concurren
         latencyMs: 1,
         at: new Date(),
       });
-    const rows: Array<[string, Row]> = [
-      ['reads', await burst(concurrency, read)],
-      ['writes', await burst(concurrency, write)],
-      ['mixed', await burst(concurrency, (i) => (i % 2 ? read(i) : write()))],
+    const rows: Array<[string, BurstRow]> = [
+      ['reads', await timedBurst(concurrency, read)],
+      ['writes', await timedBurst(concurrency, write)],
+      ['mixed', await timedBurst(concurrency, (i) => (i % 2 ? read(i) : write()))],
     ];
     for (const [kind, r] of rows) {
       console.log(

@@ -114,3 +114,33 @@ export const loadAverage = () =>
     .loadavg()
     .map((x) => x.toFixed(2))
     .join(' ');
+
+/** `n` calls of `op` at once, timed one by one: how many answered, how many threw (and the first error's name), p50/p99/max. */
+export interface BurstRow {
+  ok: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  max: number;
+  firstError: string;
+}
+
+export async function timedBurst(n: number, op: (i: number) => Promise<unknown>): Promise<BurstRow> {
+  const ms: number[] = [];
+  let errors = 0;
+  let firstError = '';
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const t0 = performance.now();
+      try {
+        await op(i);
+        ms.push(performance.now() - t0);
+      } catch (err) {
+        errors++;
+        firstError ||= (err as Error).name;
+      }
+    }),
+  );
+  ms.sort((a, b) => a - b);
+  return { ok: ms.length, errors, p50: pct(ms, 50), p99: pct(ms, 99), max: ms[ms.length - 1] ?? NaN, firstError };
+}
