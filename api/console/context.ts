@@ -125,10 +125,6 @@ export async function signedInAccount(d: ConsoleDeps, req: Request): Promise<Acc
   return a;
 }
 
-export function clientIp(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
-}
-
 export function formField(req: Request, name: string): string {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];
   return typeof v === 'string' ? v : '';

@@ -33,8 +33,11 @@ export function addressBlock(address: string): string {
     .join(':')}::/64`;
 }
 
-/** The client's address as Express resolved it (X-Forwarded-For only from what TRUST_PROXY names). */
-function clientAddress(req: Request): string {
+/**
+ * The client's whole address as Express resolved it (X-Forwarded-For only from what TRUST_PROXY names): what the
+ * audit log keeps; limiters key by limiterAddress.
+ */
+export function clientAddress(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
 

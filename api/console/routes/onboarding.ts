@@ -21,7 +21,8 @@ import {
   resendPage,
   verifyProblemPage,
 } from '../views/onboarding';
-import { baseUrl, clientIp, formField, pageContext, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { baseUrl, formField, pageContext, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { clientAddress } from '../../http/client-address';
 
 const EMPTY: RegistrationInput = { firstName: '', lastName: '', email: '', company: '', website: '' };
 
@@ -121,7 +122,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
         support: d.config.SUPPORT_EMAIL,
       }),
     );
-    await d.accounts.audit(owner._id, 'console.registration_with_known_address', { ip: clientIp(req) });
+    await d.accounts.audit(owner._id, 'console.registration_with_known_address', { ip: clientAddress(req) });
   }
 
   r.get('/register/sent', async (req, res) => {
@@ -133,7 +134,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
 
   r.get('/verify', async (req, res) => {
     const ctx = await pageContext(d, req, res);
-    const ip = clientIp(req);
+    const ip = clientAddress(req);
     try {
       await d.attempts.take(RULES.verifyLink, ip);
     } catch (err) {
@@ -169,7 +170,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     if (!isAddrSpec(email)) return sendPage(res, resendPage(ctx, email), 400);
     // Every request counts (each may send a mail): per client address first, then per e-mail address.
     await d.attempts.takeAll([
-      [RULES.verifyResendByIp, clientIp(req)],
+      [RULES.verifyResendByIp, clientAddress(req)],
       [RULES.verifyResend, email],
     ]);
     const account = await d.accounts.getByEmail(email);

@@ -21,7 +21,8 @@ import {
   totpChallengePage,
   totpSetupPage,
 } from '../views/sign-in';
-import { baseUrl, clientIp, formField, pageContext, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { baseUrl, formField, pageContext, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
+import { clientAddress } from '../../http/client-address';
 
 const WRONG_CREDENTIALS = 'The e-mail address or password is incorrect.';
 
@@ -74,7 +75,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const ctx = await pageContext(d, req, res);
     const email = formField(req, 'email').trim().toLowerCase();
     const password = formField(req, 'password');
-    const ip = clientIp(req);
+    const ip = clientAddress(req);
     // Both attempts are counted before the password is hashed (so concurrent guesses cannot all pass the
     // limits) and given back when it was right.
     try {
@@ -119,7 +120,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     // Password and code just given: a proof of identity for the sensitive actions (api/console/step-up.ts).
     const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated', provenAt: d.clock().getTime() });
     adoptSession(req, res, d.cookie, session);
-    await d.accounts.audit(account._id, 'console.sign_in', { ip: clientIp(req) });
+    await d.accounts.audit(account._id, 'console.sign_in', { ip: clientAddress(req) });
   }
 
   r.get('/two-factor/setup', requireStage('password'), async (req, res) => {
@@ -193,7 +194,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const account = await passwordStageAccount(req);
     if (!account?.totpEnabled || !account.totpSecretEnc) return res.redirect(303, '/console/sign-in');
     const recoveryCode = formField(req, 'recoveryCode');
-    const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code'), recoveryCode, ip: clientIp(req) });
+    const outcome = await checkSecondFactor(d, account, { code: formField(req, 'code'), recoveryCode, ip: clientAddress(req) });
     if (!outcome.ok) {
       if (outcome.retryAfter) res.setHeader('Retry-After', String(outcome.retryAfter));
       // A refused recovery code is answered under the recovery-code field, which keeps what was typed.
@@ -230,7 +231,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const ctx = await pageContext(d, req, res);
     const email = formField(req, 'email').trim().toLowerCase();
     if (!email) return sendPage(res, forgotPasswordPage(ctx, { error: 'Enter your work e-mail address.' }), 400);
-    const ip = clientIp(req);
+    const ip = clientAddress(req);
     // Every request counts, known address or not: the limits must not tell which addresses exist.
     try {
       await d.attempts.takeAll([
