@@ -46,6 +46,8 @@ export interface SubmitOptions<I> {
   deadline: Deadline;
   /** What admission decided (its tenant and rank); the job counts as its tenant's waiting job until a worker takes it. */
   admission?: Admission;
+  /** Called once the payload is in Redis and the job queued (the caller may let go of its copy of the bytes). */
+  onQueued?: () => void;
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
@@ -292,6 +294,7 @@ export class JobClient {
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
+    o.onQueued?.();
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
       this.observe(outcome, waiting.cycle, o.admission?.tenant);
