@@ -240,7 +240,11 @@ ${pendingPlanChangeNotice(ctx, o.plan.pending)}
 ${
   scheduled
     ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p><strong>Scheduled.</strong> ${scheduled} Until then nothing changes.</p>
-  <form method="post" action="/console/plan/scheduled/withdraw" class="actions">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form></div>`
+  ${
+    o.plan.pending?.kind === 'withdraw_scheduled'
+      ? ''
+      : html`<form method="post" action="/console/plan/scheduled/withdraw" class="actions">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form>`
+  }</div>`
     : ''
 }
 <div class="grid">
@@ -274,9 +278,9 @@ ${
       </tbody>
     </table>
     ${
-      !o.plan.scheduled?.cancel && o.plan.status === 'active'
+      !o.plan.scheduled?.cancel && o.plan.pending?.kind !== 'cancel' && o.plan.status === 'active'
         ? html`<details class="small"><summary>Cancel the subscription</summary>
-      <p>Your keys keep working until the end of this month; the subscription then ends. You can withdraw the cancellation until then.</p>
+      <p>Once the marketplace confirms the cancellation, your keys keep working until the end of that month; the subscription then ends. You can withdraw it until then.</p>
       <form method="post" action="/console/plan/cancel">${csrfField(ctx.csrf)}<button class="btn btn-danger btn-sm" type="submit">Cancel at month end</button></form></details>`
         : ''
     }
@@ -543,9 +547,11 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'plan.upgraded': (d) => `Upgraded from ${PLANS[d.from as PlanId]?.name ?? d.from} to ${PLANS[d.to as PlanId]?.name ?? d.to}`,
   'plan.downgrade_scheduled': (d) => `Scheduled a downgrade to ${PLANS[d.to as PlanId]?.name ?? d.to} for ${firstOf(String(d.effectiveMonth))}`,
   'plan.cancellation_scheduled': (d) => `Scheduled cancellation for ${firstOf(String(d.effectiveMonth))}`,
+  'plan.cancellation_requested': () => "Asked to cancel the subscription (pending the marketplace's confirmation)",
   'plan.scheduled_change_withdrawn': () => 'Withdrew the scheduled plan change',
+  'plan.scheduled_change_withdrawal_requested': () => "Asked to withdraw the scheduled plan change (pending the marketplace's confirmation)",
   'plan.change_requested': (d) => `Asked for a change to ${PLANS[d.to as PlanId]?.name ?? d.to} (pending the marketplace's confirmation)`,
-  'plan.change_request_withdrawn': () => 'Withdrew the pending plan change request',
+  'plan.change_request_withdrawn': () => 'Withdrew the pending request to the marketplace',
   'hard_cap.on': () => 'Switched the hard cap ON',
   'hard_cap.off': () => 'Switched the hard cap OFF',
   'console.sign_in': () => 'Signed in',

@@ -391,9 +391,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     }
     await page.setViewportSize(DESKTOP);
     await checkPage('plan-downgrade-scheduled');
-    await Promise.all([page.waitForURL('**/console/plan'), page.click('#scheduled-change button')]);
-    expect(await page.textContent('.alert-success')).to.contain('withdrawn');
+    // Withdrawing is a request too: the downgrade stays scheduled until the marketplace confirms Standard continues.
+    await Promise.all([page.waitForURL('**/console/plan#pending-change'), page.click('#scheduled-change button')]);
+    expect(await page.textContent('#pending-change')).to.contain('withdrawing the scheduled change');
+    expect(await page.isVisible('#scheduled-change')).to.equal(true);
+    await checkPage('plan-withdrawal-pending');
+    expect((await h.entitle(account.marketplace!.subscriptionId!, 'standard')).body.status).to.equal('applied');
+    await page.goto(`${h.base}/console/plan`);
     expect(await page.isVisible('#scheduled-change')).to.equal(false);
+    expect(await page.isVisible('#pending-change')).to.equal(false);
   });
 
   it('switches the hard cap on at once, and off only after a confirmation that shows the overage price, as the page says', async () => {
