@@ -22,7 +22,8 @@ function markProven(d: ConsoleDeps, session: Session): void {
   session.data.provenAt = d.clock().getTime();
 }
 
-function recentlyProven(d: ConsoleDeps, session: Session | undefined): boolean {
+/** Whether the session holds a proof of identity given in the last 10 minutes. */
+export function recentlyProven(d: ConsoleDeps, session: Session | undefined): boolean {
   const at = session?.data.provenAt;
   return typeof at === 'number' && d.clock().getTime() - at < STEP_UP_WINDOW_MS;
 }

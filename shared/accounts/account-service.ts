@@ -548,6 +548,21 @@ export class AccountService {
     await this.models.Account.updateOne({ _id: customerId, totpEnabled: false }, { $set: { totpSecretEnc: sealed } });
   }
 
+  /**
+   * The customer replaced the authenticator app (a code from the new secret confirmed it): the new sealed secret
+   * and a new set of recovery codes in one update, only while the secret is still `before` (false otherwise:
+   * another replacement or an operator reset came first).
+   */
+  async replaceTotpSecret(customerId: string, before: string, after: string, recoveryCodeHashes: string[]): Promise<boolean> {
+    const res = await this.models.Account.updateOne(
+      { _id: customerId, totpEnabled: true, totpSecretEnc: before },
+      { $set: { totpSecretEnc: after, recoveryCodeHashes } },
+    );
+    if (res.modifiedCount === 0) return false;
+    await this.audit(customerId, 'console.authenticator_replaced', null);
+    return true;
+  }
+
   async enableTotp(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: true, recoveryCodeHashes } });
     await this.audit(customerId, 'console.two_factor_enabled', null);

@@ -1,5 +1,5 @@
 // Owns the dashboard pages: overview (usage, charges, quickstart), API keys, plan & hard cap with their
-// confirmations, emotion API tokens and usage, Security (password, recovery codes, usage alerts), activity, and
+// confirmations, emotion API tokens and usage, Security (password, authenticator app, recovery codes, usage alerts), activity, and
 // the "shown once" pages — among them the recovery codes, whose body the first sign-in's TOTP setup reuses.
 import { PLANS, PLAN_IDS, type PlanId } from '../../../shared/billing/plans';
 import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
@@ -462,7 +462,7 @@ export function securityPage(
   return appPage(ctx, {
     title: 'Security',
     nav: 'security',
-    body: html`<div class="page-head"><div><h1>Security</h1><p>Your password, two-factor recovery codes and usage alert e-mails.</p></div></div>
+    body: html`<div class="page-head"><div><h1>Security</h1><p>Your password, authenticator app, two-factor recovery codes and usage alert e-mails.</p></div></div>
 <div class="grid">
   <section class="card span-6" aria-labelledby="pw-h" id="change-password">
     <h2 id="pw-h">Change password</h2>
@@ -492,6 +492,13 @@ export function securityPage(
         <button class="btn btn-secondary" type="submit">Make ten new codes</button>
       </form>
       <p class="small muted">New codes replace all the old ones.</p>
+    </section>
+    <section class="card span-12" aria-labelledby="authenticator-h" id="authenticator">
+      <h2 id="authenticator-h">Authenticator app</h2>
+      <p class="small">New phone, or the old one lost? Replace the app that makes your 6-digit codes. You confirm it is you first; the current app keeps working until a code from the new one is accepted.</p>
+      <form method="post" action="/console/security/authenticator" data-once>
+        ${csrfField(ctx.csrf)}<button class="btn btn-secondary" type="submit" id="replace-authenticator-start">Replace authenticator app</button>
+      </form>
     </section>
     <section class="card span-12" aria-labelledby="alerts-h" id="alerts">
       <h2 id="alerts-h">Usage alert e-mails</h2>
@@ -567,8 +574,14 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'console.password_reset_requested': () => 'Asked for a password reset link',
   'console.recovery_code_used': () => 'Signed in with a recovery code',
   'console.two_factor_failed': (d) =>
-    d.kind === 'recovery_code' ? 'A recovery code that is not valid or was already used was refused' : 'A wrong two-factor code was refused',
+    d.kind === 'recovery_code'
+      ? 'A recovery code that is not valid or was already used was refused'
+      : d.kind === 'new_authenticator'
+        ? 'A wrong code from the new authenticator app was refused'
+        : 'A wrong two-factor code was refused',
   'console.recovery_codes_regenerated': () => 'Made new recovery codes',
+  'console.authenticator_replacement_started': () => 'Started replacing the authenticator app',
+  'console.authenticator_replaced': () => 'Replaced the authenticator app (other sessions ended, new recovery codes)',
   'usage_alerts.on': () => 'Turned usage alert e-mails on',
   'usage_alerts.off': () => 'Turned usage alert e-mails off',
   'emotion_token.created': (d) => `Created emotion API token “${detailText(d.name)}”`,
