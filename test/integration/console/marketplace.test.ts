@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { http } from '../../support/http';
 import { runCli } from '../../support/cli';
 import { testMongoUri, testRedisUrl } from '../../support/engines';
+import { marketplaceSecret, signEntitlement } from '../../../shared/marketplace/entitlements';
 import { fullySignedIn, startConsole, subscriptionOf, type ConsoleHarness } from './harness';
 
 /** Mid-month, so the proration is visible: the 16th of a 30-day month leaves 15 of 30 days. */
@@ -15,7 +16,8 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
   let h: ConsoleHarness;
 
   before(async () => {
-    h = await startConsole('marketplace', {}, () => NOW);
+    // TRUST_PROXY (unset by default): the rate-limit test speaks for several client addresses through X-Forwarded-For.
+    h = await startConsole('marketplace', { TRUST_PROXY: 'loopback' }, () => NOW);
   });
   after(async () => h?.stop());
 
@@ -244,6 +246,40 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect((await h.entitle('sub-nobody-has', 'business')).status).to.equal(404);
       const user = await fullySignedIn(h, 'free');
       expect((await h.entitle(await subscriptionOf(h, user.customerId), 'platinum' as never)).status).to.equal(400);
+    });
+  });
+
+  describe('POST /marketplace/entitlements: the limit on bad deliveries', () => {
+    /** One delivery from `address` (X-Forwarded-For through the trusted loopback proxy); `sign`: with the right secret. */
+    async function deliverFrom(address: string, event: Record<string, string>, sign: boolean) {
+      const body = JSON.stringify(event);
+      const signature = signEntitlement(sign ? marketplaceSecret(h.config)! : 'not-the-marketplace-secret-0123456789abcdef', body);
+      const res = await fetch(`${h.base}/marketplace/entitlements`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': address, ...signature },
+        body,
+      });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+    }
+
+    it('counts only refused events, per address (IPv6 by its /64): past 20 they answer 429, and a signed event from there is still applied', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const event = (n: string, plan = 'starter') => ({ id: `evt_limit_${n}_${user.customerId}`, type: 'entitlement.updated', subscriptionId, plan });
+      for (let i = 0; i < 25; i++) {
+        expect((await deliverFrom('2001:db8:1::1', event(`ok${i}`), true)).status, 'signed events are not counted').to.equal(200);
+      }
+      // Twenty bad ones from addresses of one /64: each refused as it is.
+      for (let i = 1; i <= 20; i++) expect((await deliverFrom(`2001:db8:1::${i.toString(16)}:1`, event(`bad${i}`), false)).status).to.equal(401);
+      const limited = await deliverFrom('2001:db8:1:0:ffff::9', event('bad21'), false);
+      expect(limited.status).to.equal(429);
+      expect((limited.body.error as { code: string }).code).to.equal('too_many_attempts');
+      expect(Number(limited.retryAfter)).to.be.within(1, 15 * 60);
+      expect((await deliverFrom('2001:db8:1::1', { id: 'x' }, true)).status, 'malformed counts as bad too').to.equal(429);
+      expect((await deliverFrom('2001:db8:2::1', event('other'), false)).status, 'another /64 is its own subject').to.equal(401);
+      const signed = await deliverFrom('2001:db8:1::1', event('upgrade', 'standard'), true);
+      expect(signed.status, 'a correctly signed event is never refused').to.equal(200);
+      expect(signed.body).to.include({ status: 'applied', plan: 'standard' });
     });
   });
 });
