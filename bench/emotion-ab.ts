@@ -10,17 +10,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { processTreeCpuMs } from './support/cpu';
 
 function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-/** utime + stime + cutime + cstime of this process, seconds (fields 14–17 of /proc/self/stat, 100 Hz ticks). */
-function cpuSeconds(): number {
-  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.slice(11, 15).reduce((s, v) => s + Number(v), 0) / 100;
 }
 
 function median(xs: number[]): number {
@@ -41,11 +35,11 @@ async function child(tree: string, file: string, repeats: number, modelsDir: str
   const cpu: number[] = [];
   let stages: Record<string, number> = {};
   for (let i = 0; i < repeats; i++) {
-    const c0 = cpuSeconds();
+    const c0 = processTreeCpuMs();
     const t0 = performance.now();
     const r = await engine.analyze(bytes);
     wall.push(performance.now() - t0);
-    cpu.push((cpuSeconds() - c0) * 1000);
+    cpu.push(processTreeCpuMs() - c0);
     stages = r.stages ?? {};
   }
   await engine.close();
