@@ -7,7 +7,9 @@
 // Every speed table is printed twice: as the machine is, and with one core kept busy by a spinning process
 // (the issue's second figure: the 5 s budget must hold when another job owns a core); each with the load
 // average at its start, since the machine may be shared. `--only SUBSTRING` keeps the inputs whose file name
-// contains it (e.g. `--only mp3-96`); `--no-busy` skips the second table.
+// contains it (e.g. `--only mp3-96`); `--no-busy` skips the second table. Each row has the best and median wall
+// time, the median CPU per analysis of the processes doing the work (this one in process; the API and the worker
+// over HTTP, each with its ffmpeg/ffprobe children) and the load average when it was taken.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
