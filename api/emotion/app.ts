@@ -175,7 +175,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
       const token = req.emotionToken!;
+      const admissionStarted = performance.now();
       const admission = await d.jobs.assertCapacity(req.deadline, { tenant: tenantOf(token), jobId: req.requestId });
+      const runStarted = performance.now();
       const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: token._id };
       // The rest of the audio's duration (a debt the account's next calls wait for), not awaited by the answer. A
       // refused job (corrupt, out of time) has no duration: its worker time, at the engine's low pace, stands in; a
@@ -191,10 +193,16 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
         if (err instanceof JobTimeoutError && err.wasStarted) charge(d.budgetMs);
         throw err;
       }
+      const runMs = performance.now() - runStarted;
       charge(outcome.workerMs, outcome.ok ? outcome.value.summary.duration : undefined);
       if (!outcome.ok) throw deserializeJobError(outcome.error);
       const { stages, ...result } = outcome.value;
-      res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));
+      // `total` is the engine's; `queue` is the way to the worker and back (bytes and job into Redis, the worker's
+      // take, the answer's publish): the time of the job's round trip outside the worker's own.
+      res.setHeader(
+        'Server-Timing',
+        serverTiming({ receive: receiveMs, admission: runStarted - admissionStarted, ...stages, worker: outcome.workerMs, queue: runMs - outcome.workerMs }),
+      );
       res.status(200).json(result);
     },
   );
