@@ -1,7 +1,7 @@
 // Field benchmark (`npm run bench:field [-- --store sqlite|postgresql|both --scale 1 --events N --reseed --seed-only --pg URL]`),
 // issue 27: the service as a customer meets it after a restart, on a store with real history. Seeds (or
 // reuses) 10,000 accounts and 1,000,000 usage events written through the real outbox and drainers
-// (bench/support/seed.ts), starts `scripts/start.ts` cold on a copy of that store (new processes, shipped
+// (bench/support/seed.ts), starts `dev/start.ts` cold on a copy of that store (new processes, shipped
 // defaults, an empty Redis), then measures at the client: a 300-call liveness burst from 60 customers on 30
 // loopback addresses beside a hostile free tenant, 300 usage reads, and the console pages of the customer
 // with 50,000 events this month. Prints codes, p50/p99/max, billed vs events written, database errors in
@@ -152,7 +152,7 @@ async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: s
   const img = await images();
   const label = describeDocstore(localDocstore);
   console.log(
-    `[${store}] starting scripts/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`,
+    `[${store}] starting dev/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`,
   );
   const t0 = Date.now();
   const svc: Service = await startService(runDir, { APP_SECRET: manifest.appSecret, LOCAL_DOCSTORE: localDocstore });

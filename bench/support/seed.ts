@@ -38,7 +38,7 @@ export const fullScale = (f = 1): Scale => ({
   events: Math.round(1_000_000 * f),
   bigCustomerEvents: Math.round(50_000 * f),
 });
-export const DB_NAME = 'liveness'; // what scripts/start.ts uses on the embedded store
+export const DB_NAME = 'liveness'; // what dev/start.ts uses on the embedded store
 const PREFIX = '{lc}'; // the shipped QUEUE_PREFIX: the outbox the service's drainers read
 const DRAINERS = 4;
 /** Outbox entries appended per round before waiting for the drainers (bounds Redis memory). */
