@@ -87,6 +87,7 @@ interface StoreResult {
   budgetErrors: number;
   dbErrorExamples: string[];
   rss: Map<string, number>;
+  rssAtRest: Map<string, number>;
 }
 
 interface HostileShots {
@@ -168,6 +169,10 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
   const base = svc.livenessUrl;
   const customers = [...m.existing.map((c, j) => ({ ...c, j, fresh: false })), ...m.fresh.map((c, j) => ({ ...c, j, fresh: true }))];
   const addressOf = (j: number) => `127.0.0.${10 + j}`;
+  // Each process's RSS once started and idle (sampled for a second), then the peaks from the burst on.
+  svc.resetPeaks();
+  await new Promise((r) => setTimeout(r, 1_000));
+  const rssAtRest = svc.peaks();
   svc.resetPeaks();
   console.log(`[${store}] burst: ${customers.length} customers × ${CALLS_PER_CUSTOMER} liveness calls at once on 30 addresses, a hostile free key beside them`);
   let burstOver = false;
@@ -279,6 +284,7 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     budgetErrors: svc.logs.filter((l) => BUDGET_ERROR.test(l)).length,
     dbErrorExamples: [...new Set(dbLines.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 240)))].slice(0, 3),
     rss,
+    rssAtRest,
   };
 }
 
@@ -301,6 +307,7 @@ function print(r: StoreResult): void {
     console.log(`  console /${p.page.padEnd(10)} ${p.status}  p50 ${f0(p.p50)}  max ${f0(p.max)} ms (${p.source}, ${CONSOLE_LOADS} loads)`);
   console.log(`  service log: ${r.dbErrors} database errors, ${r.budgetErrors} "No answer within the time budget"`);
   for (const e of r.dbErrorExamples) console.log(`    e.g. ${e}`);
+  console.log(`  RSS at rest (MiB): ${[...r.rssAtRest].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   console.log(`  peak RSS (MiB): ${[...r.rss].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
 }
 
