@@ -9,6 +9,8 @@ import type { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Clock } from '../../shared/billing/month';
 import type { Mailer } from './mail/mailer';
+import type { JobClient } from '../../shared/queues/job-client';
+import type { QueueName } from '../../shared/queues/contracts';
 import type { Redis } from 'ioredis';
 import type { AttemptLimiter } from './attempts';
 import { customerIdOf, ensureSession, SessionRequiredError, type CookieOptions } from './http';
@@ -38,6 +40,8 @@ export interface ConsoleDeps {
   reveals: RevealStore;
   registration: RegistrationTokenSigner;
   mailer: Mailer;
+  /** The job client of a queue, on the liveness process's connections (the try-it pages run both queues' jobs). */
+  jobsFor: (queueName: QueueName) => Promise<JobClient>;
   cookie: CookieOptions;
   /** Local mail sink folder when the dev mailbox page is on; null otherwise. */
   mailboxDir: string | null;

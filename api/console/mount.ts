@@ -56,6 +56,7 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
     mailer: createMailer(config, log, (outcome) => deps.metrics.mailSent.inc({ outcome })),
+    jobsFor: deps.jobsFor,
     cookie: { secure: config.SECURE_COOKIES },
     mailboxDir,
   };

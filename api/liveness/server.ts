@@ -10,7 +10,7 @@ import { AuthCache } from '../../shared/accounts/auth-cache';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
-import { startFrontEndBase } from '../http/front-end';
+import { startFrontEndBase, type FrontEndBase } from '../http/front-end';
 import { authFailureGuard, Throttle } from '../http/throttle';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
@@ -34,6 +34,8 @@ export interface LivenessServerDeps {
   redis: Redis;
   clock: Clock;
   metrics: Metrics;
+  /** The job client of a queue on this process's connections (its own liveness one, or the emotion one for the console's try-it). */
+  jobsFor: FrontEndBase['jobsFor'];
 }
 
 export interface RunningLivenessApi {
@@ -53,13 +55,12 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     log,
     service: 'liveness-api',
     queueName: QUEUE_NAMES.liveness,
-    expectedWorkers: config.EXPECTED_LIVENESS_WORKERS,
     dbName: o.dbName,
   });
   const { redis, models } = base;
   const accounts = new AccountService(models, clock, new AuthCache(redis, config.QUEUE_PREFIX));
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
-  const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock, metrics: base.metrics };
+  const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock, metrics: base.metrics, jobsFor: base.jobsFor };
   const app = createLivenessApp({
     log,
     metrics: base.metrics,
