@@ -6,8 +6,12 @@
 set -euo pipefail
 
 FERRETDB_VERSION=v1.24.2
+# Our build of it: upstream plus dev/engines/ferretdb-*.patch (the suffix changes when the patches do, so an
+# older build on this machine is rebuilt). dev/engines/local-engines.ts looks for the same name.
+FERRETDB_BUILD=$FERRETDB_VERSION-lc1
 ENGINE_HOME="${LC_ENGINE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/lc-engines}"
-FERRETDB_BIN="$ENGINE_HOME/ferretdb-$FERRETDB_VERSION"
+FERRETDB_BIN="$ENGINE_HOME/ferretdb-$FERRETDB_BUILD"
+PATCHES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/engines"
 
 want_test=0
 [[ "${1:-}" == "--test" ]] && want_test=1
@@ -15,6 +19,7 @@ want_test=0
 missing=()
 need() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
 if [[ -z "${REDIS_URL:-}" ]]; then need redis-server redis-server; fi
+need git git # applies our FerretDB patches
 need "${FFMPEG_PATH:-ffmpeg}" ffmpeg
 need "${FFPROBE_PATH:-ffprobe}" ffmpeg
 if [[ $want_test == 1 ]]; then
@@ -77,7 +82,7 @@ go_at_least() { # go_at_least go1.26.8 -> true when >= 1.24
 # FerretDB is needed only for the embedded local MongoDB-wire engine.
 if [[ -z "${MONGODB_URI:-}" || $want_test == 1 ]] && [[ ! -x "$FERRETDB_BIN" ]] && ! command -v ferretdb >/dev/null; then
   GO=$(go_for_ferretdb)
-  echo "setup: building FerretDB $FERRETDB_VERSION with $("$GO" version) (once, ~1 min)" >&2
+  echo "setup: building FerretDB $FERRETDB_BUILD with $("$GO" version) (once, ~1 min)" >&2
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   (
@@ -89,6 +94,7 @@ if [[ -z "${MONGODB_URI:-}" || $want_test == 1 ]] && [[ ! -x "$FERRETDB_BIN" ]] 
     cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
     # The module zip lacks the generated version file the binary refuses to start without.
     echo "$FERRETDB_VERSION" > "$work/src/build/version/version.txt"
+    for p in "$PATCHES_DIR"/ferretdb-*.patch; do (cd "$work/src" && git apply "$p"); done
     cd "$work/src" && "$GO" build -trimpath -o "$work/ferretdb" ./cmd/ferretdb
   )
   mkdir -p "$ENGINE_HOME"

@@ -6,7 +6,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-const FERRETDB_VERSION = 'v1.24.2';
+/** FerretDB 1.24.2 with dev/engines/ferretdb-*.patch applied, as dev/setup.sh builds it. */
+const FERRETDB_BUILD = 'v1.24.2-lc1';
 
 export interface Engine {
   readonly name: string;
@@ -37,11 +38,11 @@ function which(name: string): string | null {
 /** Where dev/setup.sh puts the FerretDB it builds (or a ferretdb on PATH). */
 function ferretDbBinary(): string {
   const home = process.env.LC_ENGINE_HOME ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'lc-engines');
-  const built = path.join(home, `ferretdb-${FERRETDB_VERSION}`);
+  const built = path.join(home, `ferretdb-${FERRETDB_BUILD}`);
   if (fs.existsSync(built)) return built;
   const onPath = which('ferretdb');
   if (onPath) return onPath;
-  throw new Error(`FerretDB ${FERRETDB_VERSION} not found: run "bash dev/setup.sh" (needs Go) or set MONGODB_URI`);
+  throw new Error(`FerretDB ${FERRETDB_BUILD} not found: run "bash dev/setup.sh" (needs Go) or set MONGODB_URI`);
 }
 
 function waitForPort(port: number, proc: ChildProcess, name: string, timeoutMs = 20_000): Promise<void> {
