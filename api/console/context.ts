@@ -5,6 +5,9 @@ import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import type { Models } from '../../shared/db/models';
 import type { Account, AccountService } from '../../shared/accounts/account-service';
+import type { ApiKeyService } from '../../shared/accounts/api-keys';
+import type { AuditLog } from '../../shared/accounts/audit-log';
+import type { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import type { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Clock } from '../../shared/billing/month';
@@ -27,6 +30,10 @@ export interface ConsoleDeps {
   log: Logger;
   models: Models;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
+  /** Password, TOTP secret and recovery codes as stored (checking them is the console's). */
+  credentials: ConsoleCredentials;
+  audit: AuditLog;
   ledger: CreditLedger;
   emotionTokens: EmotionTokenService;
   clock: Clock;

@@ -36,7 +36,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
   /** When the password was last set: a change or reset stamps the account; the first one was chosen at activation. */
   async function passwordSet(a: Account): Promise<{ at: Date; how: 'changed' | 'activation' } | null> {
     if (a.passwordChangedAt) return { at: a.passwordChangedAt, how: 'changed' };
-    const activated = await d.models.Audit.findOne({ customerId: a._id, action: 'console.activated' }).sort({ at: -1 }).lean();
+    const activated = await d.audit.latest(a._id, 'console.activated');
     return activated ? { at: activated.at, how: 'activation' } : null;
   }
 
@@ -66,7 +66,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return page(req, res, a, { form: 'password', text: factor.error }, factor.status);
     }
     await d.attempts.reset(RULES.passwordChange, a._id);
-    await d.accounts.setPassword(a._id, await hashPassword(password), 'changed');
+    await d.credentials.setPassword(a._id, await hashPassword(password), 'changed');
     // Every other session ends; this one moves to a new id and a new start, so it lives on.
     await d.sessions.endAllSessionsOf(a._id);
     const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime() }, true);
@@ -83,7 +83,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return page(req, res, a, { form: 'codes', text: factor.error }, factor.status);
     }
     const codes = newRecoveryCodes();
-    await d.accounts.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
+    await d.credentials.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
     await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });
