@@ -8,7 +8,8 @@
 // only ever means "the service cannot serve this in time". Every step spends only what is left of the deadline.
 import { z } from 'zod';
 import { InternalError, TooManyRequestsError } from '../../shared/errors';
-import type { AccountService, PlanView } from '../../shared/accounts/account-service';
+import type { AccountService } from '../../shared/accounts/account-service';
+import type { PlanView } from '../../shared/billing/plans';
 import type { AuthenticatedKey } from '../../shared/accounts/api-keys';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import { nextMonthStart } from '../../shared/billing/month';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';
 import { isDuplicateKeyError } from '../db/models';
-import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId } from '../billing/plans';
+import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId, type PlanView } from '../billing/plans';
 import { hourOf, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
 import type { AuthCache } from './auth-cache';
 import { CredentialDigests } from './credential-digests';
@@ -30,13 +30,6 @@ export interface CreateAccountInput {
   monthlyLimit?: number | null;
   status?: 'pending' | 'active';
   marketplace?: { accountId: string; subscriptionId: string } | null;
-}
-
-/** The effective billing view of an account at a moment. */
-export interface PlanView {
-  plan: PlanId;
-  monthlyLimit: number;
-  hardCap: boolean;
 }
 
 export class AccountService {

@@ -12,7 +12,7 @@
 // Every key a script touches carries the `{prefix}` hash tag, so Redis Cluster puts them on one slot.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
-import type { PlanView } from '../accounts/account-service';
+import type { PlanView } from './plans';
 import { monthOf, nextMonthStart, type Clock } from './month';
 import { encodeOutboxEvent, outboxKey, pendingOutboxEntries } from './usage-outbox';
 import { appliedIds, UsageCounters } from './usage-counters';
