@@ -37,6 +37,7 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   metering pending | metering mark-reported --hour YYYY-MM-DDTHH --customer ID
   marketplace subscribe --plan P [--account ID] [--subscription ID]
   marketplace entitle --subscription ID --plan P [--event ID] [--url BASE]   (a signed entitlement event, as the marketplace sends)
+  marketplace unsubscribe --subscription ID [--ended] [--event ID] [--url BASE]   (unsubscribe.pending, or .success with --ended)
   mail list [--to ADDRESS]
   retention prune --keep-months N [--dry-run]`;
 

@@ -88,15 +88,17 @@ const TAKE = luaScript('attempts-take-1');
 const GIVE_BACK = luaScript('attempts-give-back-1');
 
 export class AttemptLimiter {
+  /** `scope`: the part of the Redis keys naming who counts (the console; the marketplace route). */
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    private readonly scope: 'console' | 'marketplace' = 'console',
   ) {}
 
   private key(rule: AttemptRule, subject: string): string {
     const counted = rule.byAddress ? addressBlock(subject) : subject;
     const digest = createHash('sha256').update(counted.toLowerCase()).digest('base64url').slice(0, 22);
-    return `${this.prefix}:console:attempts:${rule.name}:${digest}`;
+    return `${this.prefix}:${this.scope}:attempts:${rule.name}:${digest}`;
   }
 
   /**

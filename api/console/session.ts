@@ -31,6 +31,11 @@ export interface SessionData {
   pendingEmail?: string;
   /** authenticated stage: when the password or a TOTP code was last given (step-up, api/console/step-up.ts), epoch ms. */
   provenAt?: number;
+  /**
+   * authenticated stage: a new TOTP secret (sealed) the Security page's "Replace authenticator app" shows until a
+   * code from it confirms it (api/console/routes/security.ts); the account's secret is unchanged until then.
+   */
+  authenticatorReplacement?: { sealed: string; startedAt: number };
   /** A one-shot message for the next page (set before a redirect). */
   flash?: { kind: 'success' | 'info' | 'error'; text: string };
 }

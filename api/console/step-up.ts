@@ -1,5 +1,5 @@
 // Owns step-up: the sensitive actions (regenerate a key, create an emotion token, switch the hard cap off,
-// change the plan) need a proof of identity — the password or a TOTP code — given in the last 10 minutes, so
+// change the plan or cancel it, replace the authenticator app) need a proof of identity — the password or a TOTP code — given in the last 10 minutes, so
 // a stolen session cookie alone is not enough. The proof's time is kept in the server-side session; signing
 // in (password + TOTP) is one.
 import type { NextFunction, Request, Response } from 'express';
@@ -22,7 +22,8 @@ function markProven(d: ConsoleDeps, session: Session): void {
   session.data.provenAt = d.clock().getTime();
 }
 
-function recentlyProven(d: ConsoleDeps, session: Session | undefined): boolean {
+/** Whether the session holds a proof of identity given in the last 10 minutes. */
+export function recentlyProven(d: ConsoleDeps, session: Session | undefined): boolean {
   const at = session?.data.provenAt;
   return typeof at === 'number' && d.clock().getTime() - at < STEP_UP_WINDOW_MS;
 }

@@ -1,7 +1,8 @@
 // Owns the memory model of request bodies on a front-end: the bytes of bodies in flight, per subject (an API key,
 // an emotion account) and in total. A body is counted from its Content-Length before a byte of it is read (a body
-// without one is counted as it streams) and stays counted until its response ends, since the decoded bytes live
-// that long. A subject past its share is refused at once (429, nothing read, the connection closed by the error
+// without one is counted as it streams) and stays counted until its bytes are handed to the queue (`handedOff`:
+// from then on Redis holds them and the request only waits for the answer) or its response ends. A subject past
+// its share is refused at once (429, nothing read, the connection closed by the error
 // handler); a body that would pass the total waits for room, within the request's deadline (503 after). So the
 // body bytes a process holds are bounded by the total, and one caller can hold at most its share of it.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -22,6 +23,8 @@ export class UploadGate {
   private total = 0;
   private readonly bySubject = new Map<string, number>();
   private readonly waiters = new Set<() => void>();
+  /** For each request whose body is counted: gives its bytes back (once). */
+  private readonly giveBack = new WeakMap<Request, () => void>();
 
   constructor(
     private readonly limits: UploadLimits,
@@ -45,6 +48,11 @@ export class UploadGate {
     if (left > 0) this.bySubject.set(subject, left);
     else this.bySubject.delete(subject);
     if (bytes < 0) for (const wake of [...this.waiters]) wake();
+  }
+
+  /** The request's body is in the queue (or no longer needed): its bytes no longer count. */
+  handedOff(req: Request): void {
+    this.giveBack.get(req)?.();
   }
 
   /** Waits until `bytes` fit the total (the subject's share is checked first and refuses at once). */
@@ -79,10 +87,14 @@ export class UploadGate {
       const subject = subjectOf(req);
       let counted = 0;
       let closed = false;
-      res.once('close', () => {
-        closed = true;
+      const giveBack = () => {
         this.add(subject, -counted);
         counted = 0;
+      };
+      this.giveBack.set(req, giveBack);
+      res.once('close', () => {
+        closed = true;
+        giveBack();
       });
       if (declared !== null) {
         await this.reserve(req, subject, declared);

@@ -95,7 +95,11 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });
 
   // Everything but authentication runs inside the handler, the body read included (see check-liveness.ts).
-  app.post('/v1/check/liveness', auth, checkLivenessHandler({ check, idempotency: d.idempotency, readBody, clock: d.clock }));
+  app.post(
+    '/v1/check/liveness',
+    auth,
+    checkLivenessHandler({ check, idempotency: d.idempotency, readBody, bodyHandedOff: (req) => uploads.handedOff(req), clock: d.clock }),
+  );
   app.all('/v1/check/liveness', methodNotAllowed(['POST']));
 
   app.get('/v1/usage', auth, throttle, async (req, res) => {

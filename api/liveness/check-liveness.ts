@@ -87,6 +87,8 @@ export interface CheckRouteDeps {
   idempotency: IdempotencyStore;
   /** Reads the body (JSON, or raw image bytes) once the key's share of body bytes in flight holds it (UploadGate.read). */
   readBody: RequestHandler;
+  /** The request's body is in the queue: its bytes no longer count in flight (UploadGate.handedOff). */
+  bodyHandedOff: (req: Request) => void;
   clock: Clock;
 }
 
@@ -108,7 +110,7 @@ export function checkLivenessHandler(d: CheckRouteDeps) {
   };
   return async (req: Request, res: Response) => {
     const auth = req.auth!;
-    const caller = (): Caller => ({ auth, requestId: req.requestId, deadline: req.deadline, log: req.log });
+    const caller = (): Caller => ({ auth, requestId: req.requestId, deadline: req.deadline, log: req.log, imageQueued: () => d.bodyHandedOff(req) });
     const idempotencyKey = req.get('idempotency-key');
     // A key with an entry is answered from it (a replay, or 409 while its call runs): neither charged nor throttled.
     const known = idempotencyKey !== undefined && (await req.deadline.race('idempotency', d.idempotency.has(auth.account._id, idempotencyKey)));

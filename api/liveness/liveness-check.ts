@@ -27,6 +27,8 @@ export interface Caller {
   requestId: string;
   deadline: Deadline;
   log: Logger;
+  /** Told when the image is in the queue: the upload's bytes stop counting against the front-end's memory bound. */
+  imageQueued?: () => void;
 }
 
 /** A credit held for one call (and the fair-use token it spent): settle it by run(), or give it back by release(). */
@@ -141,6 +143,7 @@ export class LivenessCheck {
         tenant: account._id,
         admission: r.admission,
         log: c.log,
+        ...(c.imageQueued ? { onQueued: c.imageQueued } : {}),
         // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
         onOutcome: (outcome) => this.d.throttle.chargeWork(fairUseKey(keyId), outcome.workerMs, c.log),
       });

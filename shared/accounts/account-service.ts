@@ -32,6 +32,15 @@ export interface CreateAccountInput {
   marketplace?: { accountId: string; subscriptionId: string } | null;
 }
 
+/** Who made a plan change, and the entitlement event (or operator change) id it came with. */
+export interface ChangeSource {
+  by: 'marketplace' | 'operator';
+  changeId?: string;
+}
+
+/** What a console request pending the marketplace's confirmation asks for (AccountDoc.pendingPlanChange). */
+export type PendingRequestKind = 'plan' | 'cancel' | 'withdraw_scheduled';
+
 export class AccountService {
   private readonly digests: CredentialDigests;
   private readonly auditLog: AuditLog;
@@ -120,11 +129,7 @@ export class AccountService {
    * plan-fee metering record (prorated, see plans.ts); `changeId` (the entitlement event's id) makes a replay
    * write the same record again rather than a second one. Clears a pending console request.
    */
-  async changePlan(
-    customerId: string,
-    plan: PlanId,
-    source: { by: 'marketplace' | 'operator'; changeId?: string } = { by: 'operator' },
-  ): Promise<{ effective: string }> {
+  async changePlan(customerId: string, plan: PlanId, source: ChangeSource = { by: 'operator' }): Promise<{ effective: string }> {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
     if (!isPlanId(plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(plan)}`);
@@ -209,43 +214,122 @@ export class AccountService {
   async requestPlanChange(customerId: string, plan: PlanId): Promise<void> {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { pendingPlanChange: { plan, requestedAt: this.clock() } } });
+    await this.setPendingRequest(customerId, { kind: 'plan', plan });
     await this.auditLog.record(customerId, 'plan.change_requested', { from: account.plan, to: plan });
   }
 
-  /** Withdraws a pending (unconfirmed) plan change; 404 when there is none. */
+  /**
+   * A cancellation chosen in the console: pending until the marketplace confirms it (unsubscribe.pending); the
+   * audit entry names the month end it would take effect on.
+   */
+  async requestCancellation(customerId: string): Promise<{ effective: string }> {
+    const account = await this.current(customerId);
+    if (!account) throw new NotFoundError('customer not found');
+    if (account.status !== 'active' || account.scheduledChange?.cancel) throw new InvalidRequestError('The subscription is already ending.');
+    const now = this.clock();
+    const effectiveMonth = monthAfter(monthOf(now));
+    await this.setPendingRequest(customerId, { kind: 'cancel', plan: null });
+    await this.auditLog.record(customerId, 'plan.cancellation_requested', { effectiveMonth, effectiveAt: nextMonthStart(now).toISOString() });
+    return { effective: effectiveMonth };
+  }
+
+  /**
+   * Asks to keep the current plan instead of a scheduled (already confirmed) downgrade or cancellation: pending
+   * until the marketplace confirms it (an entitlement event for the plan in effect); 404 when nothing is scheduled.
+   */
+  async requestScheduledChangeWithdrawal(customerId: string): Promise<void> {
+    const account = await this.current(customerId);
+    const scheduled = account?.scheduledChange;
+    if (!scheduled?.effectiveMonth) throw new NotFoundError('no scheduled plan change');
+    await this.setPendingRequest(customerId, { kind: 'withdraw_scheduled', plan: null });
+    await this.auditLog.record(customerId, 'plan.scheduled_change_withdrawal_requested', {
+      ...(scheduled.cancel ? { cancel: true } : { to: scheduled.plan }),
+      effectiveMonth: scheduled.effectiveMonth,
+    });
+  }
+
+  private async setPendingRequest(customerId: string, request: { kind: PendingRequestKind; plan: PlanId | null }): Promise<void> {
+    await this.models.Account.updateOne({ _id: customerId }, { $set: { pendingPlanChange: { ...request, requestedAt: this.clock() } } });
+  }
+
+  /** Withdraws a pending (unconfirmed) console request of any kind; 404 when there is none. */
   async withdrawPlanChangeRequest(customerId: string): Promise<void> {
+    const account = await this.get(customerId);
     const res = await this.models.Account.updateOne({ _id: customerId, pendingPlanChange: { $ne: null } }, { $set: { pendingPlanChange: null } });
     if (res.matchedCount === 0) throw new NotFoundError('no pending plan change');
-    await this.auditLog.record(customerId, 'plan.change_request_withdrawn', null);
+    await this.auditLog.record(customerId, 'plan.change_request_withdrawn', { kind: account?.pendingPlanChange?.kind ?? 'plan' });
   }
 
   async getBySubscription(subscriptionId: string): Promise<Account | null> {
     return await this.models.Account.findOne({ 'marketplace.subscriptionId': subscriptionId }).lean();
   }
 
-  async scheduleCancellation(customerId: string): Promise<{ effective: string }> {
+  /**
+   * Schedules the end of the subscription for 00:00 UTC on the 1st of next month (the marketplace confirmed a
+   * cancellation, or an operator made one): keys work until then. Replaces a scheduled downgrade (its fee is
+   * voided) and settles a pending console request.
+   */
+  async scheduleCancellation(customerId: string, source: ChangeSource = { by: 'operator' }): Promise<{ effective: string }> {
     const account = await this.get(customerId);
-    if (account) await this.voidScheduledFee(account);
-    const effectiveMonth = monthAfter(monthOf(this.clock()));
-    const res = await this.models.Account.updateOne(
+    if (!account) throw new NotFoundError('customer not found');
+    await this.voidScheduledFee(account);
+    const now = this.clock();
+    const effectiveMonth = monthAfter(monthOf(now));
+    await this.models.Account.updateOne(
       { _id: customerId },
-      { $set: { scheduledChange: { plan: null, cancel: true, effectiveMonth, requestedAt: this.clock() } } },
+      { $set: { scheduledChange: { plan: null, cancel: true, effectiveMonth, requestedAt: now, changeId: source.changeId ?? null }, pendingPlanChange: null } },
     );
-    if (res.matchedCount === 0) throw new NotFoundError('customer not found');
     await this.accountChanged(customerId);
-    await this.auditLog.record(customerId, 'plan.cancellation_scheduled', { effectiveMonth });
+    await this.auditLog.record(customerId, 'plan.cancellation_scheduled', {
+      effectiveMonth,
+      effectiveAt: nextMonthStart(now).toISOString(),
+      by: source.by,
+      ...(source.changeId ? { changeId: source.changeId } : {}),
+    });
     return { effective: effectiveMonth };
   }
 
-  /** Withdraws a scheduled downgrade or cancellation; 404 when there is none. */
-  async cancelScheduledChange(customerId: string): Promise<void> {
+  /**
+   * Withdraws a scheduled downgrade or cancellation, effective now (the marketplace confirmed the subscription
+   * continues on the plan in effect, or an operator decided so): its fee record is voided and a pending console
+   * request settled; 404 when nothing is scheduled.
+   */
+  async withdrawScheduledChange(customerId: string, source: ChangeSource = { by: 'operator' }): Promise<void> {
     const account = await this.get(customerId);
-    if (account?.scheduledChange) await this.voidScheduledFee(account);
-    const res = await this.models.Account.updateOne({ _id: customerId, scheduledChange: { $ne: null } }, { $set: { scheduledChange: null } });
+    const scheduled = account?.scheduledChange;
+    if (!account || !scheduled) throw new NotFoundError('no scheduled plan change');
+    await this.voidScheduledFee(account);
+    const res = await this.models.Account.updateOne(
+      { _id: customerId, scheduledChange: { $ne: null } },
+      { $set: { scheduledChange: null, pendingPlanChange: null } },
+    );
     if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
     await this.accountChanged(customerId);
-    await this.auditLog.record(customerId, 'plan.scheduled_change_withdrawn', null);
+    await this.auditLog.record(customerId, 'plan.scheduled_change_withdrawn', {
+      ...(scheduled.cancel ? { cancel: true } : { to: scheduled.plan }),
+      effectiveAt: this.clock().toISOString(),
+      by: source.by,
+      ...(source.changeId ? { changeId: source.changeId } : {}),
+    });
+  }
+
+  /**
+   * The subscription has ended (the marketplace's unsubscribe.success): the account is cancelled now, whatever
+   * was scheduled or pending. False when it had ended already.
+   */
+  async endSubscription(customerId: string, source: ChangeSource): Promise<boolean> {
+    const res = await this.models.Account.updateOne(
+      { _id: customerId, status: { $ne: 'cancelled' } },
+      { $set: { status: 'cancelled', scheduledChange: null, pendingPlanChange: null } },
+    );
+    if (res.modifiedCount === 0) return false;
+    await this.accountChanged(customerId);
+    await this.auditLog.record(customerId, 'status.cancelled', {
+      effectiveAt: this.clock().toISOString(),
+      by: source.by,
+      ...(source.changeId ? { changeId: source.changeId } : {}),
+    });
+    return true;
   }
 
   async setHardCap(customerId: string, on: boolean): Promise<void> {

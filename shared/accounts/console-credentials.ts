@@ -1,5 +1,6 @@
 // Owns an account's console credentials after activation: the password (changed or reset), the TOTP secret
-// (pending until two-factor is enabled, re-sealed after an APP_SECRET rotation, cleared by an operator's reset)
+// (pending until two-factor is enabled, replaced with the authenticator app, re-sealed after an APP_SECRET
+// rotation, cleared by an operator's reset)
 // and the recovery codes' hashes; each change that matters later is written to the audit log. Hashing, sealing
 // and checking them is the console's (api/console/); this module only stores them. The first password is set
 // with the account's activation (AccountService.activate).
@@ -40,6 +41,21 @@ export class ConsoleCredentials {
   /** Stores the pending TOTP secret (sealed by the caller) while two-factor is not yet on. */
   async setPendingTotpSecret(customerId: string, sealed: string): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId, totpEnabled: false }, { $set: { totpSecretEnc: sealed } });
+  }
+
+  /**
+   * The customer replaced the authenticator app (a code from the new secret confirmed it): the new sealed secret
+   * and a new set of recovery codes in one update, only while the secret is still `before` (false otherwise:
+   * another replacement or an operator reset came first).
+   */
+  async replaceTotpSecret(customerId: string, before: string, after: string, recoveryCodeHashes: string[]): Promise<boolean> {
+    const res = await this.models.Account.updateOne(
+      { _id: customerId, totpEnabled: true, totpSecretEnc: before },
+      { $set: { totpSecretEnc: after, recoveryCodeHashes } },
+    );
+    if (res.modifiedCount === 0) return false;
+    await this.auditLog.record(customerId, 'console.authenticator_replaced', null);
+    return true;
   }
 
   async enableTotp(customerId: string, recoveryCodeHashes: string[]): Promise<void> {

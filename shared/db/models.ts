@@ -33,9 +33,13 @@ const accountSchema = new Schema(
       type: new Schema({ accountId: String, subscriptionId: String }, { _id: false }),
       default: null,
     },
-    /** A plan change asked for in the console: it applies only when the marketplace confirms it (an entitlement event). */
+    /**
+     * A request made in the console that applies only when the marketplace confirms it (a signed event): kind
+     * `plan` (a change to `plan`), `cancel` (end the subscription at the month end) or `withdraw_scheduled`
+     * (keep the current plan instead of the scheduled downgrade or cancellation). One at a time.
+     */
     pendingPlanChange: {
-      type: new Schema({ plan: String, requestedAt: Date }, { _id: false }),
+      type: new Schema({ kind: { type: String, default: 'plan' }, plan: { type: String, default: null }, requestedAt: Date }, { _id: false }),
       default: null,
     },
     // Console credentials (see api/console): never returned by any API.

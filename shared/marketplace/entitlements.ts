@@ -1,6 +1,12 @@
-// Owns what the product learns from the marketplace: signed entitlement events (which plan a subscription
-// has), their signature and replay checks, and applying one to the account. The marketplace is the source
-// of truth for plans: a change chosen in the console stays pending until an event confirms it.
+// Owns what the product learns from the marketplace: signed subscription events, their signature and replay
+// checks, and applying one to the account. The marketplace is the source of truth for the subscription: a
+// change, a cancellation or a withdrawal chosen in the console stays pending until an event confirms it.
+//
+// The event types follow how a marketplace SaaS product learns of its subscriptions (AWS Marketplace's
+// subscription notifications `subscribe-success`, `unsubscribe-pending`, `unsubscribe-success` and its
+// `entitlement-updated`): `entitlement.updated` (the plan the subscription is entitled to; the plan in effect
+// while a downgrade or cancellation is scheduled withdraws that), `unsubscribe.pending` (the customer
+// cancelled: the subscription ends at the month end) and `unsubscribe.success` (the subscription has ended).
 //
 // Signature: `X-Marketplace-Timestamp` (Unix seconds) and `X-Marketplace-Signature: v1=<hex HMAC-SHA256 of
 // "<timestamp>.<raw body>">` under the shared secret. An event older or newer than SIGNATURE_TOLERANCE_S is
@@ -11,20 +17,29 @@ import { z } from 'zod';
 import type { Redis } from 'ioredis';
 import type { AccountService } from '../accounts/account-service';
 import { PLAN_IDS, type PlanId } from '../billing/plans';
-import { NotFoundError } from '../errors';
+import { InvalidRequestError, NotFoundError } from '../errors';
 
 const SIGNATURE_TOLERANCE_S = 300;
 export const TIMESTAMP_HEADER = 'x-marketplace-timestamp';
 export const SIGNATURE_HEADER = 'x-marketplace-signature';
 
-export const entitlementEventSchema = z.strictObject({
-  /** The marketplace's event id: each is applied once. */
-  id: z.string().regex(/^[A-Za-z0-9_.:-]{8,128}$/),
-  type: z.literal('entitlement.updated'),
-  subscriptionId: z.string().min(1).max(128),
-  /** The plan the subscription is entitled to from now on (an upgrade applies at once, a downgrade at the month end). */
-  plan: z.enum(PLAN_IDS),
-});
+const eventId = z.string().regex(/^[A-Za-z0-9_.:-]{8,128}$/);
+const subscriptionId = z.string().min(1).max(128);
+
+export const entitlementEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    /** The marketplace's event id: each is applied once. */
+    id: eventId,
+    type: z.literal('entitlement.updated'),
+    subscriptionId,
+    /** The plan the subscription is entitled to from now on (an upgrade applies at once, a downgrade at the month end). */
+    plan: z.enum(PLAN_IDS),
+  }),
+  /** The customer cancelled on the marketplace: the subscription ends at 00:00 UTC on the 1st of next month. */
+  z.strictObject({ id: eventId, type: z.literal('unsubscribe.pending'), subscriptionId }),
+  /** The subscription has ended: the account is cancelled now. */
+  z.strictObject({ id: eventId, type: z.literal('unsubscribe.success'), subscriptionId }),
+]);
 export type EntitlementEvent = z.infer<typeof entitlementEventSchema>;
 
 /**
@@ -70,13 +85,14 @@ export function verifyEntitlementSignature(
 
 export type EntitlementOutcome =
   | { status: 'applied'; customerId: string; plan: PlanId; effective: string }
-  | { status: 'unchanged'; customerId: string; plan: PlanId }
+  | { status: 'applied'; customerId: string; subscription: 'ending' | 'ended'; effective: string }
+  | { status: 'unchanged'; customerId: string; plan?: PlanId }
   | { status: 'already_applied'; customerId: string | null };
 
 /**
- * Applies one entitlement event: the subscription's account moves to the event's plan (AccountService.changePlan
- * audits it with its effective date and writes the fee record). The event id is claimed with a Redis SET NX
- * first (kept a day: far longer than a signature stays acceptable), so concurrent deliveries apply it once.
+ * Applies one event. The event id is claimed with a Redis SET NX first (kept a day: far longer than a signature
+ * stays acceptable), so concurrent deliveries apply it once; AccountService audits each change with its
+ * effective date (and a plan change writes its fee record).
  */
 export async function applyEntitlement(accounts: AccountService, redis: Redis, prefix: string, event: EntitlementEvent): Promise<EntitlementOutcome> {
   const account = await accounts.getBySubscription(event.subscriptionId);
@@ -84,17 +100,38 @@ export async function applyEntitlement(accounts: AccountService, redis: Redis, p
   const claim = await redis.set(`${prefix}:marketplace:event:${event.id}`, account._id, 'EX', 86_400, 'NX');
   if (claim !== 'OK') return { status: 'already_applied', customerId: account._id };
   try {
-    const current = await accounts.current(account._id);
-    if (current && current.plan === event.plan && !current.scheduledChange) {
-      // Nothing to change (a confirmation of the plan in effect): a pending request for it is settled too.
-      if (current.pendingPlanChange) await accounts.withdrawPlanChangeRequest(account._id).catch(() => undefined);
-      return { status: 'unchanged', customerId: account._id, plan: event.plan };
-    }
-    const { effective } = await accounts.changePlan(account._id, event.plan, { by: 'marketplace', changeId: event.id });
-    return { status: 'applied', customerId: account._id, plan: event.plan, effective };
+    return await applyClaimed(accounts, account._id, event);
   } catch (err) {
     // Not applied: a redelivery must be able to try again.
     await redis.del(`${prefix}:marketplace:event:${event.id}`).catch(() => undefined);
     throw err;
   }
+}
+
+async function applyClaimed(accounts: AccountService, customerId: string, event: EntitlementEvent): Promise<EntitlementOutcome> {
+  const source = { by: 'marketplace', changeId: event.id } as const;
+  const current = await accounts.current(customerId);
+  if (!current) throw new NotFoundError(`no account has subscription ${event.subscriptionId}`);
+  if (event.type === 'unsubscribe.success') {
+    const ended = await accounts.endSubscription(customerId, source);
+    return ended ? { status: 'applied', customerId, subscription: 'ended', effective: 'now' } : { status: 'unchanged', customerId };
+  }
+  if (current.status === 'cancelled') throw new InvalidRequestError(`subscription ${event.subscriptionId} has ended`);
+  if (event.type === 'unsubscribe.pending') {
+    if (current.scheduledChange?.cancel) return { status: 'unchanged', customerId };
+    const { effective } = await accounts.scheduleCancellation(customerId, source);
+    return { status: 'applied', customerId, subscription: 'ending', effective };
+  }
+  if (current.plan === event.plan) {
+    // The subscription continues on the plan in effect: a scheduled downgrade or cancellation is withdrawn.
+    if (current.scheduledChange) {
+      await accounts.withdrawScheduledChange(customerId, source);
+      return { status: 'applied', customerId, plan: event.plan, effective: 'now' };
+    }
+    // Nothing to change (a confirmation of the plan in effect): a pending request it answers is settled.
+    if (current.pendingPlanChange && current.pendingPlanChange.kind !== 'cancel') await accounts.withdrawPlanChangeRequest(customerId).catch(() => undefined);
+    return { status: 'unchanged', customerId, plan: event.plan };
+  }
+  const { effective } = await accounts.changePlan(customerId, event.plan, source);
+  return { status: 'applied', customerId, plan: event.plan, effective };
 }

@@ -46,6 +46,8 @@ export interface SubmitOptions<I> {
   deadline: Deadline;
   /** What admission decided (its tenant and rank); the job counts as its tenant's waiting job until a worker takes it. */
   admission?: Admission;
+  /** Called once the payload is in Redis and the job queued (the caller may let go of its copy of the bytes). */
+  onQueued?: () => void;
 }
 
 export interface CallOptions<I, R> extends Omit<SubmitOptions<I>, 'admission'> {
@@ -285,7 +287,14 @@ export class JobClient {
    */
   async call<I, R>(o: CallOptions<I, R>): Promise<JobAnswer<R>> {
     const admission = o.admission ?? (await this.assertCapacity(o.deadline, { tenant: o.tenant, jobId: o.requestId }));
-    const outcome = await this.run<I, R>({ requestId: o.requestId, input: o.input, payload: o.payload, deadline: o.deadline, admission });
+    const outcome = await this.run<I, R>({
+      requestId: o.requestId,
+      input: o.input,
+      payload: o.payload,
+      deadline: o.deadline,
+      admission,
+      ...(o.onQueued ? { onQueued: o.onQueued } : {}),
+    });
     o.onOutcome?.(outcome);
     return answerOf(outcome, o.log ?? this.opts.log);
   }
@@ -327,6 +336,7 @@ export class JobClient {
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
+    o.onQueued?.();
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
       this.observe(outcome, waiting.cycle, o.admission?.tenant);

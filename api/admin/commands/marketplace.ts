@@ -1,12 +1,16 @@
 // admin marketplace …: stands in for the cloud marketplace on a developer's machine, and lets an operator
-// replay an entitlement event by hand.
+// replay a subscription event by hand.
 //   subscribe --plan P [--account ID] [--subscription ID]
 //       simulates a marketplace subscription and prints its registration link (the signed token the
 //       registration page accepts)
 //   entitle --subscription ID --plan P [--event ID] [--url BASE]
-//       sends a signed entitlement event (the subscription now has plan P) to POST /marketplace/entitlements
-//       of the running liveness API, exactly as the marketplace would; --event replays an event id (applied
-//       once: a second delivery answers already_applied)
+//       sends a signed entitlement.updated event (the subscription now has plan P; the plan in effect withdraws
+//       a scheduled downgrade or cancellation) to POST /marketplace/entitlements of the running liveness API,
+//       exactly as the marketplace would; --event replays an event id (applied once: a second delivery
+//       answers already_applied)
+//   unsubscribe --subscription ID [--ended] [--event ID] [--url BASE]
+//       sends unsubscribe.pending (the customer cancelled: the subscription ends at the month end), or with
+//       --ended unsubscribe.success (it has ended now), signed and replayable the same way
 import { randomUUID } from 'node:crypto';
 import { isPlanId } from '../../../shared/billing/plans';
 import { marketplaceSecret, signEntitlement, type EntitlementEvent } from '../../../shared/marketplace/entitlements';
@@ -15,7 +19,8 @@ import { MARKETPLACE_ENTITLEMENTS_PATH } from '../../marketplace/routes';
 import { readLocalSecret, readLocalState } from '../../../shared/local-state';
 import { optional, output, required, UsageError, type AdminContext, type Command, type Flags } from '../context';
 
-const USAGE = 'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--url BASE]';
+const USAGE =
+  'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--url BASE] | unsubscribe --subscription ID [--ended] [--event ID] [--url BASE]';
 
 /** APP_SECRET, or the local one `npm start` generated under var/ (dev/start.ts). */
 function appSecret(config: { APP_SECRET?: string; VAR_DIR: string }): string {
@@ -36,28 +41,32 @@ function baseOf(ctx: AdminContext): string {
   return ctx.config.PUBLIC_BASE_URL ?? (local ? `http://127.0.0.1:${local.livenessPort}` : `http://127.0.0.1:${ctx.config.LIVENESS_PORT}`);
 }
 
-async function entitle(ctx: AdminContext, flags: Flags): Promise<void> {
-  const event: EntitlementEvent = {
-    id: optional(flags, 'event') ?? `evt_admin_${randomUUID()}`,
-    type: 'entitlement.updated',
-    subscriptionId: required(flags, 'subscription'),
-    plan: planFlag(flags),
-  };
+/** Signs `event` as the marketplace would and POSTs it to the running API; prints its answer. */
+async function deliver(ctx: AdminContext, flags: Flags, event: EntitlementEvent): Promise<void> {
   const secret = marketplaceSecret({ MARKETPLACE_SECRET: ctx.config.MARKETPLACE_SECRET, APP_SECRET: appSecret(ctx.config) })!;
   const body = JSON.stringify(event);
   const url = `${(optional(flags, 'url') ?? baseOf(ctx)).replace(/\/+$/, '')}${MARKETPLACE_ENTITLEMENTS_PATH}`;
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signEntitlement(secret, body) }, body });
   const answer = (await res.json().catch(() => null)) as { status?: string; effective?: string } | null;
   if (!res.ok) throw new UsageError(`${url} answered ${res.status}: ${JSON.stringify(answer)}`);
+  const what = event.type === 'entitlement.updated' ? `→ ${event.plan}` : event.type;
   output(
     ctx,
     { event, answer },
-    `${event.id}: ${answer?.status ?? 'no answer'} (${event.subscriptionId} → ${event.plan}${answer?.effective ? `, effective ${answer.effective}` : ''})`,
+    `${event.id}: ${answer?.status ?? 'no answer'} (${event.subscriptionId} ${what}${answer?.effective ? `, effective ${answer.effective}` : ''})`,
   );
 }
 
+const eventIdOf = (flags: Flags) => optional(flags, 'event') ?? `evt_admin_${randomUUID()}`;
+
 export const marketplace: Command = async (ctx, words, flags) => {
-  if (words[0] === 'entitle') return entitle(ctx, flags);
+  if (words[0] === 'entitle') {
+    return deliver(ctx, flags, { id: eventIdOf(flags), type: 'entitlement.updated', subscriptionId: required(flags, 'subscription'), plan: planFlag(flags) });
+  }
+  if (words[0] === 'unsubscribe') {
+    const type = flags.ended ? 'unsubscribe.success' : 'unsubscribe.pending';
+    return deliver(ctx, flags, { id: eventIdOf(flags), type, subscriptionId: required(flags, 'subscription') });
+  }
   if (words[0] !== 'subscribe') throw new UsageError(USAGE);
   const plan = planFlag(flags);
   const subscription = newLocalSubscription(plan);

@@ -102,6 +102,16 @@ export function passwordChangedMail(o: { firstName: string; support: string }): 
   };
 }
 
+export function authenticatorReplacedMail(o: { firstName: string; support: string }): RenderedMail {
+  const line = `The authenticator app of your ${PRODUCT} console account was just replaced: codes from the previous app no longer work, the recovery codes were replaced with a new set, and every other signed-in session was ended. If this was not you, write to ${o.support} at once.`;
+  return {
+    template: 'authenticator-replaced',
+    subject: `Your ${PRODUCT} console authenticator app was replaced`,
+    text: [`Hello ${o.firstName},`, '', line].join('\n'),
+    html: htmlBody([`Hello ${esc(o.firstName)},`, esc(line)]),
+  };
+}
+
 export function usageAlertMail(o: {
   firstName: string;
   threshold: number;

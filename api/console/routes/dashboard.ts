@@ -1,8 +1,8 @@
 // Owns the signed-in dashboard: usage (chart, CSV, per key), keys (regenerate with confirmation,
 // shown once after a redirect), plan changes and the hard cap (each confirmed first), emotion API
 // tokens and usage, and the activity list. Every state change is POST → 303 → GET. Regenerate, token creation,
-// hard cap off and plan changes need a recent proof of identity (step-up.ts); plan changes are requests the
-// marketplace confirms (docs/billing.md).
+// hard cap off, plan changes and cancelling need a recent proof of identity (step-up.ts); plan changes, cancelling
+// and withdrawing a scheduled change are requests the marketplace confirms (docs/billing.md).
 import { Router, type Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../shared/errors';
 import type { Account } from '../../../shared/accounts/account-service';
@@ -28,6 +28,7 @@ import {
   type PlanState,
   type TokenView,
 } from '../views/dashboard';
+import type { PendingPlanChange } from '../views/plan-pending';
 import { appContext, signedInAccount, baseUrl, emotionBaseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { dailyCsv, usageByKey, usageByToken, usageOf } from '../usage';
 import { requireRecentProof } from '../step-up';
@@ -36,6 +37,15 @@ import { unspentRecoveryCodes } from '../recovery-codes';
 function slotOf(value: string | undefined): KeySlot {
   if (value === 'primary' || value === 'secondary') return value;
   throw new NotFoundError('No such key');
+}
+
+/** The console request waiting for the marketplace, as the plan page shows it. */
+function pendingRequestOf(a: Account): PendingPlanChange | null {
+  const p = a.pendingPlanChange;
+  if (!p) return null;
+  const requestedAt = p.requestedAt ?? null;
+  if (p.kind === 'cancel' || p.kind === 'withdraw_scheduled') return { kind: p.kind, requestedAt };
+  return p.plan && isPlanId(p.plan) ? { kind: 'plan', plan: p.plan, requestedAt } : null;
 }
 
 export function dashboardRoutes(d: ConsoleDeps): Router {
@@ -55,7 +65,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
       hardCap: view.hardCap,
       status: a.status,
       scheduled: s?.effectiveMonth ? { plan: (s.plan as PlanId | null) ?? null, cancel: !!s.cancel, effectiveMonth: s.effectiveMonth } : null,
-      pending: a.pendingPlanChange?.plan ? { plan: a.pendingPlanChange.plan as PlanId, requestedAt: a.pendingPlanChange.requestedAt ?? null } : null,
+      pending: pendingRequestOf(a),
     };
   }
 
@@ -209,17 +219,25 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: 'The plan change request is withdrawn. Your current plan continues.' });
   });
 
-  r.post('/plan/cancel', auth, async (req, res) => {
+  // A cancellation and withdrawing a scheduled change are requests too: the marketplace's event applies them
+  // (unsubscribe.pending; an entitlement for the plan in effect). Cancelling is a plan change: it needs a proof.
+  r.post('/plan/cancel', auth, requireRecentProof(d, { what: 'cancel your subscription', nav: 'plan' }), async (req, res) => {
     const a = await account(req);
-    await d.accounts.scheduleCancellation(a._id);
-    res.redirect(303, '/console/plan#scheduled-change');
+    await d.accounts.requestCancellation(a._id);
+    await redirectWithFlash(d, req, res, '/console/plan#pending-change', {
+      kind: 'info',
+      text: 'Your cancellation is pending: it is scheduled for the end of the month when the marketplace confirms it.',
+    });
   });
 
   r.post('/plan/scheduled/withdraw', auth, async (req, res) => {
     const a = await account(req);
     // NotFoundError (404 not_found) when there is nothing scheduled: the error page says so.
-    await d.accounts.cancelScheduledChange(a._id);
-    await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: 'The scheduled change is withdrawn. Your current plan continues.' });
+    await d.accounts.requestScheduledChangeWithdrawal(a._id);
+    await redirectWithFlash(d, req, res, '/console/plan#pending-change', {
+      kind: 'info',
+      text: 'Withdrawing the scheduled change is pending: it stays scheduled until the marketplace confirms your current plan continues.',
+    });
   });
 
   r.get('/hard-cap/off', auth, async (req, res) => {

@@ -1,9 +1,10 @@
 // Owns the Security page: changing the password (current password + a second factor; every other
-// session ends), regenerating the ten recovery codes (with a TOTP code; shown once after a redirect)
-// and the usage alert e-mail opt-in.
+// session ends), replacing the authenticator app (after step-up; a new secret confirmed by a code from it,
+// then every other session ends and new recovery codes are shown once), regenerating the ten recovery codes
+// (with a TOTP code; shown once after a redirect) and the usage alert e-mail opt-in.
 import { Router, type Request } from 'express';
 import { TooManyRequestsError } from '../../../shared/errors';
-import { passwordChangedMail } from '../mail/templates';
+import { authenticatorReplacedMail, passwordChangedMail } from '../mail/templates';
 import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
@@ -12,6 +13,8 @@ import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRec
 import { alreadyShownPage, recoveryCodesAppPage, securityPage } from '../views/dashboard';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
+import { recentlyProven, requireRecentProof } from '../step-up';
+import { replaceAuthenticatorPage } from '../views/authenticator';
 
 export function securityRoutes(d: ConsoleDeps): Router {
   const r = Router();
@@ -73,6 +76,65 @@ export function securityRoutes(d: ConsoleDeps): Router {
     adoptSession(req, res, d.cookie, session);
     await d.mailer.send(a.email, passwordChangedMail({ firstName: a.firstName || 'there', support: d.config.SUPPORT_EMAIL })).catch(() => undefined);
     await redirectWithFlash(d, req, res, '/console/security', { kind: 'success', text: 'Your password is changed. Every other session was signed out.' });
+  });
+
+  // Replacing the authenticator app: a stolen session must not be able to move two-factor to its own phone, so
+  // starting, seeing the new secret and confirming it all need a proof of identity from the last 10 minutes.
+  // The new secret waits in the server-side session; the account keeps its secret until a code from the new
+  // one confirms it.
+  const replaceProof = requireRecentProof(d, { what: 'replace your authenticator app', nav: 'security' });
+
+  r.post('/security/authenticator', auth, replaceProof, async (req, res) => {
+    const a = await account(req);
+    const session = req.consoleSession!;
+    session.data.authenticatorReplacement = { sealed: d.totp.sealSecret(d.totp.newSecret(), a._id), startedAt: d.clock().getTime() };
+    await d.sessions.save(session);
+    await d.audit.record(a._id, 'console.authenticator_replacement_started', null);
+    res.redirect(303, '/console/security/authenticator');
+  });
+
+  /** The replacement this session started, while its proof of identity is recent; else null. */
+  function replacementOf(req: Request): string | null {
+    const session = req.consoleSession!;
+    return session.data.authenticatorReplacement && recentlyProven(d, session) ? session.data.authenticatorReplacement.sealed : null;
+  }
+
+  async function replacementPage(req: Request, res: Parameters<typeof sendPage>[0], a: Account, sealed: string, error?: string, status = 200) {
+    const secret = d.totp.openSecret(sealed, a._id);
+    const qrSvg = await d.totp.qrSvg(d.totp.otpauthUri(secret, a.email));
+    sendPage(res, replaceAuthenticatorPage(await appContext(d, req, res, a), { secret, qrSvg, error }), status);
+  }
+
+  const startAgain = (req: Request, res: Parameters<typeof sendPage>[0]) =>
+    redirectWithFlash(d, req, res, '/console/security#authenticator', {
+      kind: 'info',
+      text: 'Start replacing the authenticator app again: the new key is shown only within 10 minutes of confirming it is you.',
+    });
+
+  r.get('/security/authenticator', auth, async (req, res) => {
+    const sealed = replacementOf(req);
+    if (!sealed) return startAgain(req, res);
+    await replacementPage(req, res, await account(req), sealed);
+  });
+
+  r.post('/security/authenticator/confirm', auth, replaceProof, async (req, res) => {
+    const a = await account(req);
+    const sealed = replacementOf(req);
+    if (!sealed || !a.totpSecretEnc) return startAgain(req, res);
+    const factor = await checkSecondFactor(d, a, { code: formField(req, 'code'), newSecret: sealed });
+    if (!factor.ok) {
+      if (factor.retryAfter) res.setHeader('Retry-After', String(factor.retryAfter));
+      return replacementPage(req, res, a, sealed, factor.error, factor.status);
+    }
+    const codes = newRecoveryCodes();
+    if (!(await d.credentials.replaceTotpSecret(a._id, a.totpSecretEnc, sealed, codes.map(hashRecoveryCode)))) return startAgain(req, res);
+    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
+    // Every other session ends; this one moves to a new id (the code just given is a fresh proof).
+    await d.sessions.endAllSessionsOf(a._id);
+    const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime(), authenticatorReplacement: undefined }, true);
+    adoptSession(req, res, d.cookie, session);
+    await d.mailer.send(a.email, authenticatorReplacedMail({ firstName: a.firstName || 'there', support: d.config.SUPPORT_EMAIL })).catch(() => undefined);
+    await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });
 
   r.post('/security/recovery-codes', auth, async (req, res) => {

@@ -29,11 +29,13 @@ const WRONG_CREDENTIALS = 'The e-mail address or password is incorrect.';
 /**
  * Checks a 6-digit code, or (where allowed) a recovery code, under the TOTP lockout. A refused one is
  * written to the account's Activity (with `ip` where the caller has it), so the owner sees guessing.
+ * `newSecret` (sealed): the code is checked against this secret, not yet the account's (replacing the
+ * authenticator app), under the same lockout and replay guard.
  */
 export async function checkSecondFactor(
   d: ConsoleDeps,
   account: Account,
-  input: { code?: string; recoveryCode?: string; ip?: string },
+  input: { code?: string; recoveryCode?: string; ip?: string; newSecret?: string },
 ): Promise<{ ok: true; usedRecoveryCode: boolean } | { ok: false; error: string; status: number; retryAfter?: number }> {
   let attempts: number;
   try {
@@ -50,18 +52,24 @@ export async function checkSecondFactor(
       account._id,
       hashRecoveryCode(recovery),
     );
-  else if (account.totpSecretEnc) ok = await d.totp.check(account._id, d.totp.openSecret(account.totpSecretEnc, account._id), input.code ?? '');
+  else {
+    const sealed = input.newSecret ?? account.totpSecretEnc;
+    if (sealed) ok = await d.totp.check(account._id, d.totp.openSecret(sealed, account._id), input.code ?? '');
+  }
   if (!ok) {
-    await d.audit.record(account._id, 'console.two_factor_failed', { kind: recovery ? 'recovery_code' : 'code', ...(input.ip ? { ip: input.ip } : {}) });
+    const kind = recovery ? 'recovery_code' : input.newSecret ? 'new_authenticator' : 'code';
+    await d.audit.record(account._id, 'console.two_factor_failed', { kind, ...(input.ip ? { ip: input.ip } : {}) });
     const left = RULES.totp.maxFailures - attempts;
     const what = recovery
       ? 'That recovery code is not valid or was already used.'
-      : 'That code is not valid. Check the time on your phone and try the current code.';
+      : input.newSecret
+        ? 'That code is not valid for the new app. Check it was added from this page and try its current code.'
+        : 'That code is not valid. Check the time on your phone and try the current code.';
     return { ok: false, error: left > 0 ? `${what} (${left} ${left === 1 ? 'try' : 'tries'} left)` : RULES.totp.message, status: left > 0 ? 400 : 429 };
   }
   await d.attempts.reset(RULES.totp, account._id);
   // After an APP_SECRET rotation: move this account's TOTP secret to the current key while we hold it.
-  const resealed = account.totpSecretEnc ? d.totp.resealed(account.totpSecretEnc, account._id) : null;
+  const resealed = account.totpSecretEnc && !input.newSecret ? d.totp.resealed(account.totpSecretEnc, account._id) : null;
   if (resealed) await d.credentials.resealTotpSecret(account._id, account.totpSecretEnc!, resealed);
   return { ok: true, usedRecoveryCode: !!recovery };
 }

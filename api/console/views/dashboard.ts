@@ -1,5 +1,5 @@
 // Owns the dashboard pages: overview (usage, charges, quickstart), API keys, plan & hard cap with their
-// confirmations, emotion API tokens and usage, Security (password, recovery codes, usage alerts), activity, and
+// confirmations, emotion API tokens and usage, Security (password, authenticator app, recovery codes, usage alerts), activity, and
 // the "shown once" pages — among them the recovery codes, whose body the first sign-in's TOTP setup reuses.
 import { PLANS, PLAN_IDS, type PlanId } from '../../../shared/billing/plans';
 import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
@@ -240,7 +240,11 @@ ${pendingPlanChangeNotice(ctx, o.plan.pending)}
 ${
   scheduled
     ? html`<div class="alert alert-info" role="status" id="scheduled-change"><p><strong>Scheduled.</strong> ${scheduled} Until then nothing changes.</p>
-  <form method="post" action="/console/plan/scheduled/withdraw" class="actions">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form></div>`
+  ${
+    o.plan.pending?.kind === 'withdraw_scheduled'
+      ? ''
+      : html`<form method="post" action="/console/plan/scheduled/withdraw" class="actions">${csrfField(ctx.csrf)}<button class="btn btn-secondary btn-sm" type="submit">Withdraw this change</button></form>`
+  }</div>`
     : ''
 }
 <div class="grid">
@@ -274,9 +278,9 @@ ${
       </tbody>
     </table>
     ${
-      !o.plan.scheduled?.cancel && o.plan.status === 'active'
+      !o.plan.scheduled?.cancel && o.plan.pending?.kind !== 'cancel' && o.plan.status === 'active'
         ? html`<details class="small"><summary>Cancel the subscription</summary>
-      <p>Your keys keep working until the end of this month; the subscription then ends. You can withdraw the cancellation until then.</p>
+      <p>Once the marketplace confirms the cancellation, your keys keep working until the end of that month; the subscription then ends. You can withdraw it until then.</p>
       <form method="post" action="/console/plan/cancel">${csrfField(ctx.csrf)}<button class="btn btn-danger btn-sm" type="submit">Cancel at month end</button></form></details>`
         : ''
     }
@@ -458,7 +462,7 @@ export function securityPage(
   return appPage(ctx, {
     title: 'Security',
     nav: 'security',
-    body: html`<div class="page-head"><div><h1>Security</h1><p>Your password, two-factor recovery codes and usage alert e-mails.</p></div></div>
+    body: html`<div class="page-head"><div><h1>Security</h1><p>Your password, authenticator app, two-factor recovery codes and usage alert e-mails.</p></div></div>
 <div class="grid">
   <section class="card span-6" aria-labelledby="pw-h" id="change-password">
     <h2 id="pw-h">Change password</h2>
@@ -488,6 +492,13 @@ export function securityPage(
         <button class="btn btn-secondary" type="submit">Make ten new codes</button>
       </form>
       <p class="small muted">New codes replace all the old ones.</p>
+    </section>
+    <section class="card span-12" aria-labelledby="authenticator-h" id="authenticator">
+      <h2 id="authenticator-h">Authenticator app</h2>
+      <p class="small">New phone, or the old one lost? Replace the app that makes your 6-digit codes. You confirm it is you first; the current app keeps working until a code from the new one is accepted.</p>
+      <form method="post" action="/console/security/authenticator" data-once>
+        ${csrfField(ctx.csrf)}<button class="btn btn-secondary" type="submit" id="replace-authenticator-start">Replace authenticator app</button>
+      </form>
     </section>
     <section class="card span-12" aria-labelledby="alerts-h" id="alerts">
       <h2 id="alerts-h">Usage alert e-mails</h2>
@@ -543,9 +554,11 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'plan.upgraded': (d) => `Upgraded from ${PLANS[d.from as PlanId]?.name ?? d.from} to ${PLANS[d.to as PlanId]?.name ?? d.to}`,
   'plan.downgrade_scheduled': (d) => `Scheduled a downgrade to ${PLANS[d.to as PlanId]?.name ?? d.to} for ${firstOf(String(d.effectiveMonth))}`,
   'plan.cancellation_scheduled': (d) => `Scheduled cancellation for ${firstOf(String(d.effectiveMonth))}`,
+  'plan.cancellation_requested': () => "Asked to cancel the subscription (pending the marketplace's confirmation)",
   'plan.scheduled_change_withdrawn': () => 'Withdrew the scheduled plan change',
+  'plan.scheduled_change_withdrawal_requested': () => "Asked to withdraw the scheduled plan change (pending the marketplace's confirmation)",
   'plan.change_requested': (d) => `Asked for a change to ${PLANS[d.to as PlanId]?.name ?? d.to} (pending the marketplace's confirmation)`,
-  'plan.change_request_withdrawn': () => 'Withdrew the pending plan change request',
+  'plan.change_request_withdrawn': () => 'Withdrew the pending request to the marketplace',
   'hard_cap.on': () => 'Switched the hard cap ON',
   'hard_cap.off': () => 'Switched the hard cap OFF',
   'console.sign_in': () => 'Signed in',
@@ -561,8 +574,14 @@ const ACTIONS: Record<string, (d: Record<string, unknown>) => string> = {
   'console.password_reset_requested': () => 'Asked for a password reset link',
   'console.recovery_code_used': () => 'Signed in with a recovery code',
   'console.two_factor_failed': (d) =>
-    d.kind === 'recovery_code' ? 'A recovery code that is not valid or was already used was refused' : 'A wrong two-factor code was refused',
+    d.kind === 'recovery_code'
+      ? 'A recovery code that is not valid or was already used was refused'
+      : d.kind === 'new_authenticator'
+        ? 'A wrong code from the new authenticator app was refused'
+        : 'A wrong two-factor code was refused',
   'console.recovery_codes_regenerated': () => 'Made new recovery codes',
+  'console.authenticator_replacement_started': () => 'Started replacing the authenticator app',
+  'console.authenticator_replaced': () => 'Replaced the authenticator app (other sessions ended, new recovery codes)',
   'usage_alerts.on': () => 'Turned usage alert e-mails on',
   'usage_alerts.off': () => 'Turned usage alert e-mails off',
   'emotion_token.created': (d) => `Created emotion API token “${detailText(d.name)}”`,

@@ -27,7 +27,8 @@ Registered but never confirmed your e-mail? <a href="/console/verify/resend">Get
   });
 }
 
-function codeField(error?: string, focus = true) {
+/** The 6-digit code field (`error` under it, the field marked invalid). */
+export function codeField(error?: string, focus = true) {
   return html`<div class="field">
     <label for="code">6-digit code</label>
     <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="6" required
@@ -36,15 +37,10 @@ function codeField(error?: string, focus = true) {
   </div>`;
 }
 
-export function totpSetupPage(ctx: PageContext, o: { email: string; secret: string; qrSvg: string; error?: string }): string {
+/** A TOTP secret to add to an authenticator app: its QR code and the key in groups of four (setup and replacement). */
+export function authenticatorKey(o: { email: string; secret: string; qrSvg: string }) {
   const groups = o.secret.match(/.{1,4}/g) ?? [];
-  return authPage(ctx, {
-    title: 'Set up two-factor sign-in',
-    step: 5,
-    wide: true,
-    body: html`<h1>Set up two-factor sign-in</h1>
-<p class="lead">Two-factor sign-in is required for every account. Scan the code with an authenticator app (Google Authenticator, 1Password, Authy, Microsoft Authenticator…), then enter the 6-digit code it shows.</p>
-<div class="qr">
+  return html`<div class="qr">
   <div role="img" aria-label="QR code for your authenticator app">${raw(o.qrSvg)}</div>
   <div class="manual">
     <div class="label">Can't scan? Enter this key manually</div>
@@ -52,7 +48,17 @@ export function totpSetupPage(ctx: PageContext, o: { email: string; secret: stri
     <button class="btn btn-secondary btn-sm" type="button" data-copy="totp-secret" hidden>Copy key</button>
     <p class="muted small">Account: ${o.email} · Time-based · 6 digits · 30 seconds</p>
   </div>
-</div>
+</div>`;
+}
+
+export function totpSetupPage(ctx: PageContext, o: { email: string; secret: string; qrSvg: string; error?: string }): string {
+  return authPage(ctx, {
+    title: 'Set up two-factor sign-in',
+    step: 5,
+    wide: true,
+    body: html`<h1>Set up two-factor sign-in</h1>
+<p class="lead">Two-factor sign-in is required for every account. Scan the code with an authenticator app (Google Authenticator, 1Password, Authy, Microsoft Authenticator…), then enter the 6-digit code it shows.</p>
+${authenticatorKey(o)}
 <form method="post" action="/console/two-factor/setup" data-validate novalidate>
   ${csrfField(ctx.csrf)}
   ${codeField(o.error)}

@@ -1,8 +1,8 @@
 // The console in a real browser (Debian's chromium via playwright-core), through the whole customer
 // path: marketplace link → registration → verification mail → password → keys shown once → sign in →
 // TOTP setup with recovery codes → dashboard → keys, plan, hard cap, usage (driven through the API
-// with a real worker), usage alerts, CSV, emotion tokens → security (password change, recovery codes)
-// → forgot password by e-mail, with issue 29's findings 7–14 checked by name where they show. Every page is
+// with a real worker), usage alerts, CSV, emotion tokens → security (password change, recovery codes, replacing
+// the authenticator app) → forgot password by e-mail, with issue 29's findings 7–14 checked by name where they show. Every page is
 // checked at 1280 px and 390 px (checkBothWidths): screenshots under test-artifacts/console/, no sideways
 // scroll, the top navigation on one row at 1280 px, and no serious or critical axe-core finding.
 import { expect } from 'chai';
@@ -50,11 +50,11 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   // guard), one step of drift either way. A fast run can come back within the same step: wait for the clock
   // to move on instead of sending a code the server must refuse.
   let lastStepUsed = 0;
-  const laterCode = async () => {
+  const laterCode = async (secret = totpSecret) => {
     while (Math.floor(Date.now() / 30_000) + 1 <= lastStepUsed) await new Promise((r) => setTimeout(r, 250));
     const step = Math.floor(Date.now() / 30_000) + 1;
     lastStepUsed = step;
-    return generate({ secret: totpSecret, epoch: step * 30 });
+    return generate({ secret, epoch: step * 30 });
   };
 
   /** The page as it is now at 1280 and 390 px (see checkBothWidths), its screenshots numbered in walk order. */
@@ -391,9 +391,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     }
     await page.setViewportSize(DESKTOP);
     await checkPage('plan-downgrade-scheduled');
-    await Promise.all([page.waitForURL('**/console/plan'), page.click('#scheduled-change button')]);
-    expect(await page.textContent('.alert-success')).to.contain('withdrawn');
+    // Withdrawing is a request too: the downgrade stays scheduled until the marketplace confirms Standard continues.
+    await Promise.all([page.waitForURL('**/console/plan#pending-change'), page.click('#scheduled-change button')]);
+    expect(await page.textContent('#pending-change')).to.contain('withdrawing the scheduled change');
+    expect(await page.isVisible('#scheduled-change')).to.equal(true);
+    await checkPage('plan-withdrawal-pending');
+    expect((await h.entitle(account.marketplace!.subscriptionId!, 'standard')).body.status).to.equal('applied');
+    await page.goto(`${h.base}/console/plan`);
     expect(await page.isVisible('#scheduled-change')).to.equal(false);
+    expect(await page.isVisible('#pending-change')).to.equal(false);
   });
 
   it('switches the hard cap on at once, and off only after a confirmation that shows the overage price, as the page says', async () => {
@@ -566,6 +572,35 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.isVisible('#already-shown')).to.equal(true);
     await checkPage('security-recovery-codes-already-shown');
     recoveryCodes = fresh;
+  });
+
+  it('replaces the authenticator app under Security: the new key, the old app refused there, a code from the new one, new recovery codes once', async () => {
+    await page.click('a:has-text("Security")');
+    await Promise.all([page.waitForURL('**/console/security/authenticator'), page.click('#replace-authenticator-start')]);
+    if (await page.isVisible('#step-up')) {
+      // A slow run: more than 10 minutes since the password change (the last proof), so the prompt comes first.
+      await page.fill('#step-up-password', password);
+      await Promise.all([page.waitForURL('**/console/security/authenticator'), page.click('#step-up-confirm')]);
+    }
+    const fresh = (await page.getAttribute('#totp-secret', 'data-secret'))!;
+    expect(fresh).to.match(/^[A-Z2-7]+$/);
+    expect(fresh).to.not.equal(totpSecret);
+    await checkPage('security-replace-authenticator');
+    // The current app's code confirms nothing here: only the new app's does.
+    await page.fill('#code', await generate({ secret: totpSecret }));
+    await Promise.all([page.waitForURL('**/console/security/authenticator/confirm'), page.click('#confirm-authenticator')]);
+    expect(await page.textContent('#code-error')).to.contain('not valid for the new app');
+    expect(await page.getAttribute('#totp-secret', 'data-secret')).to.equal(fresh);
+    await checkPage('security-replace-authenticator-refused');
+    await page.fill('#code', await laterCode(fresh));
+    await Promise.all([page.waitForURL('**/console/security/recovery-codes'), page.click('#confirm-authenticator')]);
+    const codes = await page.$$eval('#recovery-codes code', (els) => els.map((e) => e.textContent!.trim()));
+    expect(codes).to.have.length(10);
+    expect(codes).to.not.include(recoveryCodes[0]);
+    await checkPage('security-authenticator-replaced-codes');
+    totpSecret = fresh;
+    recoveryCodes = codes;
+    expect((await h.waitForMail(email, /authenticator app was replaced/)).text).to.contain('codes from the previous app no longer work');
   });
 
   it('signs in with the new password and a recovery code, which is then spent', async () => {

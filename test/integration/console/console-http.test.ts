@@ -354,7 +354,7 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       expect(res.html).to.contain('data-error-code="not_found"');
     });
 
-    it('schedules a downgrade the marketplace confirmed for the month end, and withdraws it', async () => {
+    it('schedules a downgrade the marketplace confirmed for the month end; withdrawing it waits for the marketplace too', async () => {
       const user = await fullySignedIn(h);
       const plan = await user.client.open('/console/plan');
       const pending = await user.client.submit(plan, '/console/plan/change', { plan: 'free' });
@@ -363,8 +363,10 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       const scheduled = await user.client.open('/console/plan');
       expect(scheduled.html).to.contain('id="scheduled-change"').and.contain('Free (evaluation)').and.not.contain('id="pending-change"');
       expect((await h.api.deps.accounts.get(user.customerId))!.plan).to.equal('starter');
-      const withdrawn = await user.client.submit(scheduled, '/console/plan/scheduled/withdraw', {});
-      expect(withdrawn.html).to.not.contain('id="scheduled-change"');
+      const asked = await user.client.submit(scheduled, '/console/plan/scheduled/withdraw', {});
+      expect(asked.html).to.contain('id="scheduled-change"').and.contain('data-kind="withdraw_scheduled"');
+      expect((await h.entitle(await subscriptionOf(h, user.customerId), 'starter')).body).to.include({ status: 'applied', plan: 'starter' });
+      expect((await user.client.open('/console/plan')).html).to.not.contain('id="scheduled-change"');
     });
 
     it('upgrades once the marketplace confirms: /v1/usage reports the new plan and limit at once', async () => {

@@ -32,6 +32,12 @@ export interface ConsoleHarness {
     plan: PlanId,
     o?: { id?: string; secret?: string; nowMs?: number },
   ): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Delivers a signed unsubscribe.pending (the customer cancelled) or unsubscribe.success (it has ended) event. */
+  unsubscribe(
+    subscriptionId: string,
+    type: 'unsubscribe.pending' | 'unsubscribe.success',
+    o?: { id?: string },
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Waits for a message to `to` whose subject matches, newest first. */
   waitForMail(to: string, subject: RegExp, timeoutMs?: number): Promise<StoredMessage & { links: string[] }>;
   stop(): Promise<void>;
@@ -45,6 +51,13 @@ export async function startConsole(label: string, overrides: Record<string, stri
   const api = await startLivenessApi({ config, log: quietLog, dbName, extend: mountConsole, clock });
   const base = `http://127.0.0.1:${api.port}`;
   const signer = new HmacRegistrationSigner(config.APP_SECRET!);
+  /** Signs the event as the marketplace would and POSTs it. */
+  async function deliver(event: Record<string, string>, o: { secret?: string; nowMs?: number } = {}) {
+    const body = JSON.stringify(event);
+    const headers = signEntitlement(o.secret ?? marketplaceSecret(config)!, body, o.nowMs);
+    const res = await fetch(`${base}/marketplace/entitlements`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
   return {
     api,
     dbName,
@@ -56,10 +69,10 @@ export async function startConsole(label: string, overrides: Record<string, stri
       return { url: registrationUrl(base, signer.sign(sub)), subscriptionId: sub.subscriptionId, marketplaceAccountId: sub.marketplaceAccountId };
     },
     async entitle(subscriptionId, plan, o = {}) {
-      const body = JSON.stringify({ id: o.id ?? `evt_test_${randomUUID()}`, type: 'entitlement.updated', subscriptionId, plan });
-      const headers = signEntitlement(o.secret ?? marketplaceSecret(config)!, body, o.nowMs);
-      const res = await fetch(`${base}/marketplace/entitlements`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      return deliver({ id: o.id ?? `evt_test_${randomUUID()}`, type: 'entitlement.updated', subscriptionId, plan }, o);
+    },
+    async unsubscribe(subscriptionId, type, o = {}) {
+      return deliver({ id: o.id ?? `evt_test_${randomUUID()}`, type, subscriptionId });
     },
     async waitForMail(to, subject, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { http } from '../../support/http';
 import { runCli } from '../../support/cli';
 import { testMongoUri, testRedisUrl } from '../../support/engines';
+import { marketplaceSecret, signEntitlement } from '../../../shared/marketplace/entitlements';
 import { fullySignedIn, startConsole, subscriptionOf, type ConsoleHarness } from './harness';
 
 /** Mid-month, so the proration is visible: the 16th of a 30-day month leaves 15 of 30 days. */
@@ -15,7 +16,8 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
   let h: ConsoleHarness;
 
   before(async () => {
-    h = await startConsole('marketplace', {}, () => NOW);
+    // TRUST_PROXY (unset by default): the rate-limit test speaks for several client addresses through X-Forwarded-For.
+    h = await startConsole('marketplace', { TRUST_PROXY: 'loopback' }, () => NOW);
   });
   after(async () => h?.stop());
 
@@ -43,6 +45,96 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       const withdrawn = await user.client.submit(page, '/console/plan/pending/withdraw', {});
       expect(withdrawn.html).to.not.contain('id="pending-change"');
       expect((await user.client.submit(withdrawn, '/console/plan/pending/withdraw', {}, false)).status).to.equal(404);
+    });
+  });
+
+  describe('Cancelling and withdrawing a scheduled change: requests the marketplace confirms', () => {
+    const accountOf = async (customerId: string) => (await h.api.deps.accounts.get(customerId))!;
+    const auditOf = (customerId: string, action: string) => h.api.deps.models.Audit.find({ customerId, action }).lean();
+
+    it('a console cancellation changes nothing until the signed unsubscribe.pending event, which schedules the end for the 1st', async () => {
+      const user = await fullySignedIn(h, 'standard');
+      const page = await user.client.submit(await user.client.open('/console/plan'), '/console/plan/cancel', {});
+      expect(page.status).to.equal(200);
+      expect(page.html).to.contain('id="pending-change" data-kind="cancel"').and.contain('your cancellation');
+      expect(page.html, 'no second cancel button while one is pending').to.not.contain('action="/console/plan/cancel"');
+      const before = await accountOf(user.customerId);
+      expect(before.scheduledChange ?? null).to.equal(null);
+      expect(before.pendingPlanChange).to.include({ kind: 'cancel' });
+      expect((await auditOf(user.customerId, 'plan.cancellation_requested'))[0]?.detail).to.deep.equal({
+        effectiveMonth: '2026-12',
+        effectiveAt: '2026-12-01T00:00:00.000Z',
+      });
+
+      const answer = await h.unsubscribe(await subscriptionOf(h, user.customerId), 'unsubscribe.pending', { id: `evt_cancel_${user.customerId}` });
+      expect(answer).to.deep.equal({ status: 200, body: { status: 'applied', customerId: user.customerId, subscription: 'ending', effective: '2026-12' } });
+      const after = await accountOf(user.customerId);
+      expect(after.scheduledChange).to.include({ cancel: true, effectiveMonth: '2026-12' });
+      expect(after.pendingPlanChange ?? null).to.equal(null);
+      expect(await usageOf(user.primaryKey), 'the keys work until the 1st').to.include({ plan: 'standard' });
+      expect((await auditOf(user.customerId, 'plan.cancellation_scheduled'))[0]?.detail).to.deep.equal({
+        effectiveMonth: '2026-12',
+        effectiveAt: '2026-12-01T00:00:00.000Z',
+        by: 'marketplace',
+        changeId: `evt_cancel_${user.customerId}`,
+      });
+      const plan = await user.client.open('/console/plan');
+      expect(plan.html).to.contain('id="scheduled-change"').and.contain('Your subscription ends');
+    });
+
+    it('withdrawing a scheduled downgrade is a request too: it stays scheduled until the marketplace confirms the plan in effect', async () => {
+      const user = await fullySignedIn(h, 'professional');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      await h.entitle(subscriptionId, 'starter');
+      const page = await user.client.submit(await user.client.open('/console/plan'), '/console/plan/scheduled/withdraw', {});
+      expect(page.html).to.contain('data-kind="withdraw_scheduled"').and.contain('id="scheduled-change"');
+      expect(page.html, 'no second withdraw button while one is pending').to.not.contain('action="/console/plan/scheduled/withdraw"');
+      expect((await accountOf(user.customerId)).scheduledChange).to.include({ plan: 'starter', effectiveMonth: '2026-12' });
+      expect(await feeRecords(user.customerId), "the downgrade's fee record stays until then").to.have.length(1);
+      expect((await auditOf(user.customerId, 'plan.scheduled_change_withdrawal_requested'))[0]?.detail).to.deep.equal({
+        to: 'starter',
+        effectiveMonth: '2026-12',
+      });
+
+      await h.entitle(subscriptionId, 'professional', { id: `evt_keep_${user.customerId}` });
+      const after = await accountOf(user.customerId);
+      expect(after.scheduledChange ?? null).to.equal(null);
+      expect(after.pendingPlanChange ?? null).to.equal(null);
+      expect(await feeRecords(user.customerId)).to.deep.equal([]);
+      expect((await auditOf(user.customerId, 'plan.scheduled_change_withdrawn'))[0]?.detail).to.deep.equal({
+        to: 'starter',
+        effectiveAt: NOW.toISOString(),
+        by: 'marketplace',
+        changeId: `evt_keep_${user.customerId}`,
+      });
+      expect((await user.client.open('/console/plan')).html).to.not.contain('id="scheduled-change"');
+    });
+
+    it('withdrawing a scheduled cancellation: the entitlement for the plan in effect keeps the subscription', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      await h.unsubscribe(subscriptionId, 'unsubscribe.pending');
+      await user.client.submit(await user.client.open('/console/plan'), '/console/plan/scheduled/withdraw', {});
+      expect((await accountOf(user.customerId)).scheduledChange).to.include({ cancel: true });
+      await h.entitle(subscriptionId, 'starter');
+      expect((await accountOf(user.customerId)).scheduledChange ?? null).to.equal(null);
+      expect((await auditOf(user.customerId, 'plan.scheduled_change_withdrawn'))[0]?.detail).to.include({ cancel: true, by: 'marketplace' });
+    });
+
+    it('a replayed unsubscribe event is applied once, and unsubscribe.success ends the subscription now', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const id = `evt_unsub_replay_${user.customerId}`;
+      const answers = await Promise.all(Array.from({ length: 5 }, () => h.unsubscribe(subscriptionId, 'unsubscribe.pending', { id })));
+      expect(answers.map((a) => a.body.status).sort()).to.deep.equal(['already_applied', 'already_applied', 'already_applied', 'already_applied', 'applied']);
+      expect(await auditOf(user.customerId, 'plan.cancellation_scheduled')).to.have.length(1);
+
+      const ended = await h.unsubscribe(subscriptionId, 'unsubscribe.success');
+      expect(ended.body).to.deep.equal({ status: 'applied', customerId: user.customerId, subscription: 'ended', effective: 'now' });
+      expect((await accountOf(user.customerId)).status).to.equal('cancelled');
+      expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': user.primaryKey } })).status).to.equal(403);
+      expect((await auditOf(user.customerId, 'status.cancelled'))[0]?.detail).to.include({ by: 'marketplace', effectiveAt: NOW.toISOString() });
+      expect((await h.unsubscribe(subscriptionId, 'unsubscribe.success')).body).to.include({ status: 'unchanged' });
     });
   });
 
@@ -82,8 +174,8 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       const user = await fullySignedIn(h, 'professional');
       const subscriptionId = await subscriptionOf(h, user.customerId);
       await h.entitle(subscriptionId, 'starter');
-      const plan = await user.client.open('/console/plan');
-      await user.client.submit(plan, '/console/plan/scheduled/withdraw', {});
+      // The marketplace confirms the subscription continues on Professional: the scheduled downgrade is withdrawn.
+      expect((await h.entitle(subscriptionId, 'professional')).body).to.include({ status: 'applied', plan: 'professional', effective: 'now' });
       expect(await feeRecords(user.customerId)).to.deep.equal([]);
       // Reported to the marketplace already: a reversing record answers it.
       await h.entitle(subscriptionId, 'standard');
@@ -154,6 +246,40 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect((await h.entitle('sub-nobody-has', 'business')).status).to.equal(404);
       const user = await fullySignedIn(h, 'free');
       expect((await h.entitle(await subscriptionOf(h, user.customerId), 'platinum' as never)).status).to.equal(400);
+    });
+  });
+
+  describe('POST /marketplace/entitlements: the limit on bad deliveries', () => {
+    /** One delivery from `address` (X-Forwarded-For through the trusted loopback proxy); `sign`: with the right secret. */
+    async function deliverFrom(address: string, event: Record<string, string>, sign: boolean) {
+      const body = JSON.stringify(event);
+      const signature = signEntitlement(sign ? marketplaceSecret(h.config)! : 'not-the-marketplace-secret-0123456789abcdef', body);
+      const res = await fetch(`${h.base}/marketplace/entitlements`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': address, ...signature },
+        body,
+      });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+    }
+
+    it('counts only refused events, per address (IPv6 by its /64): past 20 they answer 429, and a signed event from there is still applied', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const event = (n: string, plan = 'starter') => ({ id: `evt_limit_${n}_${user.customerId}`, type: 'entitlement.updated', subscriptionId, plan });
+      for (let i = 0; i < 25; i++) {
+        expect((await deliverFrom('2001:db8:1::1', event(`ok${i}`), true)).status, 'signed events are not counted').to.equal(200);
+      }
+      // Twenty bad ones from addresses of one /64: each refused as it is.
+      for (let i = 1; i <= 20; i++) expect((await deliverFrom(`2001:db8:1::${i.toString(16)}:1`, event(`bad${i}`), false)).status).to.equal(401);
+      const limited = await deliverFrom('2001:db8:1:0:ffff::9', event('bad21'), false);
+      expect(limited.status).to.equal(429);
+      expect((limited.body.error as { code: string }).code).to.equal('too_many_attempts');
+      expect(Number(limited.retryAfter)).to.be.within(1, 15 * 60);
+      expect((await deliverFrom('2001:db8:1::1', { id: 'x' }, true)).status, 'malformed counts as bad too').to.equal(429);
+      expect((await deliverFrom('2001:db8:2::1', event('other'), false)).status, 'another /64 is its own subject').to.equal(401);
+      const signed = await deliverFrom('2001:db8:1::1', event('upgrade', 'standard'), true);
+      expect(signed.status, 'a correctly signed event is never refused').to.equal(200);
+      expect(signed.body).to.include({ status: 'applied', plan: 'standard' });
     });
   });
 });

@@ -1,6 +1,7 @@
 // Issue 29, finding 4: regenerating a key, creating an emotion token, switching the hard cap off and changing
 // the plan needed no fresh proof of identity: a stolen session cookie was enough. Each now asks for the
-// password or a TOTP code unless one was given in the last 10 minutes (signing in is one).
+// password or a TOTP code unless one was given in the last 10 minutes (signing in is one); so do cancelling
+// and replacing the authenticator app (the issue's "TOTP reset"), whose new key is not shown without one.
 import { expect } from 'chai';
 import { generate } from 'otplib';
 import { STEP_UP_WINDOW_MS } from '../../../api/console/step-up';
@@ -55,6 +56,20 @@ describe('Step-up for sensitive console actions (issue 29, finding 4)', function
       fields: { plan: 'business' },
       done: async (u) => !!(await h.api.deps.accounts.get(u.customerId))!.pendingPlanChange,
     },
+    {
+      name: 'cancelling the subscription',
+      from: '/console/plan',
+      post: '/console/plan/cancel',
+      fields: {},
+      done: async (u) => (await h.api.deps.accounts.get(u.customerId))!.pendingPlanChange?.kind === 'cancel',
+    },
+    {
+      name: 'replacing the authenticator app',
+      from: '/console/security',
+      post: '/console/security/authenticator',
+      fields: {},
+      done: async (u) => (await h.api.deps.models.Audit.countDocuments({ customerId: u.customerId, action: 'console.authenticator_replacement_started' })) > 0,
+    },
   ];
 
   for (const action of ACTIONS) {
@@ -86,6 +101,21 @@ describe('Step-up for sensitive console actions (issue 29, finding 4)', function
     expect(proven.status).to.equal(303);
     const again = await user.client.submit(await user.client.open('/console/keys/secondary/regenerate'), '/console/keys/secondary/regenerate', {}, false);
     expect(again.status, 'no second prompt within the window').to.equal(303);
+  });
+
+  it('the new authenticator key is shown only while the proof is recent; past it the page sends the customer to start again', async () => {
+    const user = await fullySignedIn(h);
+    const started = await user.client.submit(await user.client.open('/console/security'), '/console/security/authenticator', {});
+    expect(started.url).to.match(/\/console\/security\/authenticator$/);
+    expect(started.html).to.contain('data-secret=');
+    ahead += STEP_UP_WINDOW_MS + 60_000;
+    const later = await user.client.open('/console/security/authenticator');
+    expect(later.url).to.match(/\/console\/security#authenticator$/);
+    expect(later.html).to.not.contain('data-secret=');
+    expect(later.html).to.contain('Start replacing the authenticator app again');
+    const confirm = await user.client.submit(later, '/console/security/authenticator/confirm', { code: '123456' }, false);
+    expect(confirm.status, 'confirming asks for a proof too').to.equal(403);
+    expect(confirm.html).to.contain('id="step-up"');
   });
 
   it('switching the hard cap ON needs no proof (it can only lower charges)', async () => {
