@@ -1,7 +1,7 @@
 // Owns accounts: creation, reading them (by id, e-mail or marketplace subscription, with a scheduled change that
-// has come due applied), status (activation with the first console password, suspension, cancellation, the
-// sweep of never-confirmed accounts), plans (changes pending until the marketplace confirms; each with its fee
-// record), the hard cap and monthly limit, and the welcome-mail and usage-alert flags; the changes are written to
+// has come due applied), status (activation with the first console password, suspension, the sweep of
+// never-confirmed accounts), plans and the subscription's end (console requests pending until the marketplace
+// confirms them; each plan change with its fee record), the hard cap and monthly limit, and the welcome-mail and usage-alert flags; the changes are written to
 // the audit log (audit-log.ts). An account change drops its keys' cached authentications (auth-cache.ts). Keys
 // are api-keys.ts's, console credentials console-credentials.ts's. Each document's update is atomic on its own; an
 // operation that touches several (a plan change: account, fee record, audit entry; the stale pending sweep:
