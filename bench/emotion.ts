@@ -18,7 +18,7 @@ import { buildEmotionMapping } from '../models/emotion/build-mapping';
 import { defaultModelsDir } from '../shared/paths';
 import type { EmotionResult } from '../shared/queues/contracts';
 import { EmotionEngine } from '../workers/emotion/engine';
-import { praatMeasures } from '../test/fixtures/emotion/praat';
+import { praatMeasures } from '../dev/harness/praat';
 import { spawnService, type ServiceProcess } from '../dev/harness/processes';
 import { startFerretDb, startRedis } from '../dev/engines/local-engines';
 import { connectMongo } from '../shared/db/mongo';

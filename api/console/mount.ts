@@ -6,6 +6,8 @@ import helmet from 'helmet';
 import { AppError, InternalError, NotFoundError } from '../../shared/errors';
 import { fromFrameworkError, setErrorHeaders, type FrameworkErrorWording } from '../http/error-handler';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { AuditLog } from '../../shared/accounts/audit-log';
+import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { createMailer } from './mail/mailer';
 import { withDbDeadline } from '../../shared/db/deadline-scope';
 import type { LivenessServerDeps } from '../liveness/server';
@@ -44,6 +46,9 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     log,
     models: deps.models,
     accounts: deps.accounts,
+    apiKeys: deps.apiKeys,
+    credentials: new ConsoleCredentials(deps.models, deps.clock),
+    audit: new AuditLog(deps.models, deps.clock),
     ledger: deps.ledger,
     emotionTokens: new EmotionTokenService(deps.models),
     clock: deps.clock,
@@ -56,6 +61,7 @@ export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
     reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
     mailer: createMailer(config, log, (outcome) => deps.metrics.mailSent.inc({ outcome })),
+    jobsFor: deps.jobsFor,
     cookie: { secure: config.SECURE_COOKIES },
     mailboxDir,
   };

@@ -13,7 +13,8 @@ import sharp, { type Sharp } from 'sharp';
 import { loadConfig } from '../../shared/config';
 import { AppError } from '../../shared/errors';
 import type { Rectangle } from '../../shared/queues/contracts';
-import { chooseL2, fitFusion, fusedLikelihood, shippedFusion, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { fusedLikelihood, shippedFusion } from '../../workers/liveness/engine/fusion';
+import { chooseL2, fitFusion, type TrainingRow } from './fusion-fit';
 import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
 import { apcer, bpcer, engineCacheKey, groupsOf, type ManifestRow, pairedDelta, pct, readManifest } from './evaluation';
 

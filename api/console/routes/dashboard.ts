@@ -5,7 +5,8 @@
 // and withdrawing a scheduled change are requests the marketplace confirms (docs/billing.md).
 import { Router, type Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../shared/errors';
-import type { Account, KeySlot } from '../../../shared/accounts/account-service';
+import type { Account } from '../../../shared/accounts/account-service';
+import type { KeySlot } from '../../../shared/accounts/api-keys';
 import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
 import { isPlanId, PLANS, type PlanId } from '../../../shared/billing/plans';
 import { monthAfter, monthOf } from '../../../shared/billing/month';
@@ -69,7 +70,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
   }
 
   async function keyViews(a: Account, month: string): Promise<KeyView[]> {
-    const keys = await d.accounts.keyPrefixes(a._id);
+    const keys = await d.apiKeys.keyPrefixes(a._id);
     const byKey = await usageByKey(
       d.models,
       a._id,
@@ -113,7 +114,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
   r.get('/dashboard', auth, async (req, res) => {
     const a = await account(req);
     const u = await usage(a);
-    const [keys, signIns] = await Promise.all([keyViews(a, u.month), d.models.Audit.countDocuments({ customerId: a._id, action: 'console.sign_in' })]);
+    const [keys, signIns] = await Promise.all([keyViews(a, u.month), d.audit.count(a._id, 'console.sign_in')]);
     sendPage(
       res,
       overviewPage(await appContext(d, req, res, a), {
@@ -146,7 +147,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
   r.get('/keys/:slot/regenerate', auth, async (req, res) => {
     const a = await account(req);
     const slot = slotOf(req.params.slot as string);
-    const key = (await d.accounts.keyPrefixes(a._id)).find((k) => k.slot === slot);
+    const key = (await d.apiKeys.keyPrefixes(a._id)).find((k) => k.slot === slot);
     if (!key) throw new NotFoundError('No such key');
     sendPage(res, regenerateConfirmPage(await appContext(d, req, res, a), { slot, prefix: key.prefix }));
   });
@@ -155,7 +156,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     const a = await account(req);
     const slot = slotOf(req.params.slot as string);
     // regenerate() audits and replaces the stored hash: the old key answers 401 from now on.
-    const key = await d.accounts.regenerate(a._id, slot);
+    const key = await d.apiKeys.regenerate(a._id, slot);
     await redirectToReveal(d, req, res, `/console/keys/${slot}/new`, { kind: 'api-key', slot, key });
   });
 
@@ -296,7 +297,7 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     } finally {
       await d.redis.del(lockKey);
     }
-    await d.accounts.audit(a._id, 'emotion_token.created', { name, prefix: created.prefix });
+    await d.audit.record(a._id, 'emotion_token.created', { name, prefix: created.prefix });
     await redirectToReveal(d, req, res, '/console/emotion/tokens/new', { kind: 'emotion-token', name, token: created.token });
   });
 
@@ -333,19 +334,13 @@ export function dashboardRoutes(d: ConsoleDeps): Router {
     const a = await account(req);
     const token = await ownToken(a, req.params.id as string);
     await d.emotionTokens.revoke(token.id, a._id);
-    await d.accounts.audit(a._id, 'emotion_token.revoked', { name: token.name, prefix: token.prefix });
+    await d.audit.record(a._id, 'emotion_token.revoked', { name: token.name, prefix: token.prefix });
     await redirectWithFlash(d, req, res, '/console/emotion', { kind: 'success', text: `Token “${token.name}” is revoked; it stops working at once.` });
   });
 
   r.get('/activity', auth, async (req, res) => {
     const a = await account(req);
-    const entries = await d.models.Audit.find({ customerId: a._id }).sort({ at: -1 }).limit(100).lean();
-    sendPage(
-      res,
-      activityPage(await appContext(d, req, res, a), {
-        entries: entries.map((e) => ({ action: e.action, detail: (e.detail as Record<string, unknown> | null) ?? null, at: e.at })),
-      }),
-    );
+    sendPage(res, activityPage(await appContext(d, req, res, a), { entries: await d.audit.recent(a._id, 100) }));
   });
 
   return r;

@@ -39,7 +39,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
   /** When the password was last set: a change or reset stamps the account; the first one was chosen at activation. */
   async function passwordSet(a: Account): Promise<{ at: Date; how: 'changed' | 'activation' } | null> {
     if (a.passwordChangedAt) return { at: a.passwordChangedAt, how: 'changed' };
-    const activated = await d.models.Audit.findOne({ customerId: a._id, action: 'console.activated' }).sort({ at: -1 }).lean();
+    const activated = await d.audit.latest(a._id, 'console.activated');
     return activated ? { at: activated.at, how: 'activation' } : null;
   }
 
@@ -69,7 +69,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return page(req, res, a, { form: 'password', text: factor.error }, factor.status);
     }
     await d.attempts.reset(RULES.passwordChange, a._id);
-    await d.accounts.setPassword(a._id, await hashPassword(password), 'changed');
+    await d.credentials.setPassword(a._id, await hashPassword(password), 'changed');
     // Every other session ends; this one moves to a new id and a new start, so it lives on.
     await d.sessions.endAllSessionsOf(a._id);
     const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime() }, true);
@@ -89,7 +89,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     const session = req.consoleSession!;
     session.data.authenticatorReplacement = { sealed: d.totp.sealSecret(d.totp.newSecret(), a._id), startedAt: d.clock().getTime() };
     await d.sessions.save(session);
-    await d.accounts.audit(a._id, 'console.authenticator_replacement_started', null);
+    await d.audit.record(a._id, 'console.authenticator_replacement_started', null);
     res.redirect(303, '/console/security/authenticator');
   });
 
@@ -127,7 +127,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return replacementPage(req, res, a, sealed, factor.error, factor.status);
     }
     const codes = newRecoveryCodes();
-    if (!(await d.accounts.replaceTotpSecret(a._id, a.totpSecretEnc, sealed, codes.map(hashRecoveryCode)))) return startAgain(req, res);
+    if (!(await d.credentials.replaceTotpSecret(a._id, a.totpSecretEnc, sealed, codes.map(hashRecoveryCode)))) return startAgain(req, res);
     await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     // Every other session ends; this one moves to a new id (the code just given is a fresh proof).
     await d.sessions.endAllSessionsOf(a._id);
@@ -145,7 +145,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return page(req, res, a, { form: 'codes', text: factor.error }, factor.status);
     }
     const codes = newRecoveryCodes();
-    await d.accounts.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
+    await d.credentials.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
     await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });

@@ -3,7 +3,7 @@
 // differently (window, smoothing), so they must only fall in the same range and order.
 import { expect } from 'chai';
 import { FixtureDir } from '../../fixtures/emotion/audio';
-import { praatMeasures } from '../../fixtures/emotion/praat';
+import { praatMeasures } from '../../../dev/harness/praat';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';
 

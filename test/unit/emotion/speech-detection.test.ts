@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { FixtureDir } from '../../fixtures/emotion/audio';
 import { EMOTIONS, emotionLike } from '../../fixtures/emotion/stimuli';
-import { requirePrograms } from '../../fixtures/emotion/programs';
+import { requirePrograms } from '../../../dev/harness/programs';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';
 
