@@ -1,6 +1,7 @@
 // Owns the audit log: one insert-only entry per customer action worth answering for later (what, when, with
 // what detail), and the reads of it the console shows (the activity list, the count of sign-ins, the last entry
-// of one action). Old entries are deleted by the operator's retention command (api/admin/commands/retention.ts).
+// of one action), and the pruning of old entries the operator's retention command asks for
+// (api/admin/commands/retention.ts).
 import type { Models } from '../db/models';
 import type { Clock } from '../billing/month';
 
@@ -30,6 +31,12 @@ export class AuditLog {
   async latest(customerId: string, action: string): Promise<AuditEntry | null> {
     const entry = await this.models.Audit.findOne({ customerId, action }).sort({ at: -1 }).lean();
     return entry ? entryOf(entry) : null;
+  }
+
+  /** Entries older than `before`, all customers: counted (`dryRun`) or deleted (the operator's retention command). */
+  async pruneBefore(before: Date, dryRun: boolean): Promise<number> {
+    const older = { at: { $lt: before } };
+    return dryRun ? await this.models.Audit.countDocuments(older) : (await this.models.Audit.deleteMany(older)).deletedCount;
   }
 
   /** How many entries of one action the customer has. */
