@@ -9,7 +9,7 @@ import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { createMailer } from './mail/mailer';
 import { withDbDeadline } from '../../shared/db/deadline-scope';
 import type { LivenessServerDeps } from '../liveness/server';
-import { ASSETS } from './assets';
+import { CONSOLE_ASSETS_URL, serveAssets } from './assets';
 import { AttemptLimiter } from './attempts';
 import { pageContext, sendPage, type ConsoleDeps } from './context';
 import { csrfProtect, loadSession, SessionRequiredError } from './http';
@@ -167,12 +167,8 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
     next();
   });
 
-  for (const asset of Object.values(ASSETS)) {
-    router.get(asset.path.replace('/console', ''), (_req, res) => {
-      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-      res.type(asset.type).send(asset.body);
-    });
-  }
+  // Built, content-hashed files (npm run build:console): cached for a year, a change gets a new name.
+  router.use(CONSOLE_ASSETS_URL.replace('/console', ''), serveAssets());
 
   router.use(express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 50 }));
   // A signed-in session ends on its next request once the account is suspended or cancelled (a scheduled

@@ -19,7 +19,6 @@ import { Throttle } from '../../http/throttle';
 import { customerIdOf, requireStage, SessionRequiredError } from '../http';
 import { appContext, sendPage, type ConsoleDeps } from '../context';
 import { emotionTryPage, livenessTryPage } from '../views/try-it';
-import { TRY_IT_ASSETS } from '../assets/try-it';
 
 /**
  * Free try-it calls per account, per service and UTC month: a tenth of the plan's monthly calls, between 5
@@ -165,13 +164,6 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     const a = await d.accounts.current(customerIdOf(req));
     if (!a) throw new SessionRequiredError('This account no longer exists.');
     return a;
-  }
-
-  for (const asset of Object.values(TRY_IT_ASSETS)) {
-    r.get(asset.path.replace('/console', ''), (_req, res) => {
-      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-      res.type(asset.type).send(asset.body);
-    });
   }
 
   r.get('/emotion/try', auth, async (req, res) => {
