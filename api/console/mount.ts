@@ -22,7 +22,11 @@ import { VerificationTokens } from './verification-token';
 import { PasswordResetTokens } from './password-reset';
 import { RevealStore } from './reveal';
 import { startUsageAlerts } from './usage-alerts';
-import { dashboardRoutes } from './routes/dashboard';
+import { activityRoutes } from './routes/activity';
+import { emotionTokenRoutes } from './routes/emotion-tokens';
+import { keysRoutes } from './routes/keys';
+import { overviewRoutes } from './routes/overview';
+import { planRoutes } from './routes/plan';
 import { devMailboxRoutes } from './routes/dev-mailbox';
 import { onboardingRoutes } from './routes/onboarding';
 import { signInRoutes } from './routes/sign-in';
@@ -178,7 +182,11 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   router.use(onboardingRoutes(d));
   router.use(signInRoutes(d));
   if (d.mailboxDir) router.use(devMailboxRoutes(d, d.mailboxDir));
-  router.use(dashboardRoutes(d));
+  router.use(overviewRoutes(d));
+  router.use(keysRoutes(d));
+  router.use(planRoutes(d));
+  router.use(emotionTokenRoutes(d));
+  router.use(activityRoutes(d));
   router.use(tryItRoutes(d));
   router.use(securityRoutes(d));
   router.use(() => {

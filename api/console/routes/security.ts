@@ -11,7 +11,9 @@ import { adoptSession, requireStage } from '../http';
 import { hashPassword, verifyPassword } from '../passwords';
 import { passwordProblems } from '../validation';
 import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
-import { alreadyShownPage, recoveryCodesAppPage, securityPage } from '../views/dashboard';
+import { alreadyShownPage } from '../views/components';
+import { recoveryCodesAppPage, securityPage } from '../views/security';
+import { activatedAt } from '../queries/audit';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
 import { recentlyProven, requireRecentProof } from '../step-up';
@@ -40,8 +42,8 @@ export function securityRoutes(d: ConsoleDeps): Router {
   /** When the password was last set: a change or reset stamps the account; the first one was chosen at activation. */
   async function passwordSet(a: Account): Promise<{ at: Date; how: 'changed' | 'activation' } | null> {
     if (a.passwordChangedAt) return { at: a.passwordChangedAt, how: 'changed' };
-    const activated = await d.models.Audit.findOne({ customerId: a._id, action: 'console.activated' }).sort({ at: -1 }).lean();
-    return activated ? { at: activated.at, how: 'activation' } : null;
+    const at = await activatedAt(d.models, a._id);
+    return at ? { at, how: 'activation' } : null;
   }
 
   r.get('/security', auth, async (req, res) => page(req, res, await account(req)));
