@@ -3,9 +3,9 @@
 // plan's allowance (a tenth of its monthly calls, so try-it is never a way around the plan), running the same
 // queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { Router, type Request } from 'express';
 import type { Server } from 'node:http';
-import { AppError, deserializeJobError, InternalError, InvalidRequestError, ServiceUnavailableError, TooManyRequestsError } from '../../../shared/errors';
+import { AppError, deserializeJobError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { requireUrl, type Config } from '../../../shared/config';
 import { monthOf, nextMonthStart } from '../../../shared/billing/month';
 import type { Logger } from '../../../shared/logger';
@@ -52,7 +52,7 @@ async function runTryItJob<I, R>(
   /** The account whose fair share of the workers the try counts in (the same as its API calls'). */
   customerId: string,
 ): Promise<R> {
-  // The service's own budget from now (the console request's deadline is the liveness one).
+  // The service's own budget from now (the console request's deadline is CONSOLE_BUDGET_MS, for pages and forms).
   const deadline = Deadline.after(budgetMs);
   const admission = await jobs.assertCapacity(deadline, { tenant: customerId, jobId: requestId });
   const outcome = await jobs.run<I, R>({ requestId, input, payload, deadline, admission });
@@ -115,15 +115,6 @@ function serverOf(req: Request): Server | undefined {
   return (req.socket as unknown as { server?: Server }).server;
 }
 
-/** The JSON routes the try-it pages' scripts call (paths under /console). */
-export const TRY_IT_API_PATHS: readonly string[] = ['/emotion/try/analyze', '/liveness/try/check'];
-
-/** A try-it JSON error: the API's shape, never an HTML page (also for errors raised before the route, see mount.ts). */
-export function sendTryItError(res: Response, e: AppError): void {
-  if (e instanceof TooManyRequestsError || e instanceof ServiceUnavailableError) res.setHeader('Retry-After', String(e.retryAfterSeconds));
-  res.status(e.httpStatus).json({ error: { code: e.code, message: e.message } });
-}
-
 export function tryItRoutes(d: ConsoleDeps): Router {
   const r = Router();
   const auth = requireStage('authenticated');
@@ -182,10 +173,10 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     );
   });
 
-  // JSON routes for the pages' scripts; errors answer in the API's shape, never as an HTML page.
-  const api = Router();
+  // JSON routes for the pages' scripts: the console's error handler answers their errors in the API's shape
+  // (errors.ts, TRY_IT_API_PATHS), never as an HTML page.
 
-  api.post('/emotion/try/analyze', auth, express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }), async (req, res) => {
+  r.post('/emotion/try/analyze', auth, express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }), async (req, res) => {
     const customerId = customerIdOf(req);
     if (!acceptedContentType(req.get('content-type') ?? '')) throw new InvalidRequestError('Send the recording or an audio file (Content-Type audio/*)');
     const body = req.body as unknown;
@@ -205,7 +196,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     res.json({ ...result, try_it: allowance });
   });
 
-  api.post('/liveness/try/check', auth, express.raw({ type: () => true, limit: Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4) }), async (req, res) => {
+  r.post('/liveness/try/check', auth, express.raw({ type: () => true, limit: Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4) }), async (req, res) => {
     const customerId = customerIdOf(req);
     const body = req.body as unknown;
     if (!Buffer.isBuffer(body) || body.length === 0) throw new InvalidRequestError('Send a JPEG or PNG image');
@@ -225,18 +216,5 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });
   });
 
-  const jsonErrors: ErrorRequestHandler = (err, req, res, next) => {
-    if (res.headersSent) return next(err);
-    let e: AppError;
-    if (err instanceof AppError) e = err;
-    else if ((err as { type?: string })?.type === 'entity.too.large') e = new AppError('payload_too_large', 'The file exceeds 10 MB', 413);
-    else {
-      req.log?.error({ err }, 'console try-it: unhandled error');
-      e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
-    }
-    sendTryItError(res, e);
-  };
-  api.use(jsonErrors);
-  r.use(api);
   return r;
 }
