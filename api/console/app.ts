@@ -9,7 +9,7 @@ import { Deadline } from '../../shared/deadline';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { createMailer } from './mail/mailer';
 import { withDbDeadline } from '../../shared/db/deadline-scope';
-import type { LivenessServerDeps } from '../liveness/server';
+import type { Metrics } from '../../shared/metrics';
 import { CONSOLE_ASSETS_URL, serveAssets } from './assets';
 import { AttemptLimiter } from './attempts';
 import type { ConsoleDeps } from './context';
@@ -37,7 +37,10 @@ import { securityRoutes } from './routes/security';
 import { marketplaceRoutes } from '../marketplace/routes';
 import { marketplaceSecret } from '../../shared/marketplace/entitlements';
 
-export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
+/** What the console takes from the front-end that serves it (the liveness front-end's dependencies). */
+export type ConsoleHostDeps = Pick<ConsoleDeps, 'config' | 'log' | 'models' | 'accounts' | 'ledger' | 'redis' | 'clock'> & { metrics: Metrics };
+
+export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
   const { config, log, redis } = deps;
   if (!config.APP_SECRET) throw new Error('APP_SECRET is required for the console (npm start generates a local one)');
   const problems = consoleConfigProblems(config);
@@ -112,7 +115,7 @@ export interface ConsoleApp {
 }
 
 /** Builds the console (refusing an incomplete configuration) and starts its schedulers. */
-export function createConsole(deps: LivenessServerDeps): ConsoleApp {
+export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
   // The console's own budget from the request's arrival at this router (the front-end's preamble before it is
