@@ -15,6 +15,7 @@ import { portrait } from '../dev/harness/sample-images';
 import { connectMongo } from '../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../shared/db/models';
 import { AccountService } from '../shared/accounts/account-service';
+import { ApiKeyService } from '../shared/accounts/api-keys';
 import { systemClock } from '../shared/billing/month';
 import { createRedis, closeRedis } from '../shared/redis';
 import { loadConfig } from '../shared/config';
@@ -78,7 +79,11 @@ export async function benchStack(label: string, o: { shipped?: boolean } = {}): 
   const conn: Connection = await connectMongo(mongo.url, dbName);
   const models = createModels(conn);
   await ensureIndexes(models);
-  const created = await new AccountService(models, systemClock).create({ email: `bench-${label}@example.com`, plan: 'enterprise', monthlyLimit: 10_000_000 });
+  const created = await new ApiKeyService(models, systemClock, new AccountService(models, systemClock)).createAccountWithKeys({
+    email: `bench-${label}@example.com`,
+    plan: 'enterprise',
+    monthlyLimit: 10_000_000,
+  });
   const procs: ServiceProcess[] = [];
   const stack: BenchStack = {
     env,
@@ -312,7 +317,7 @@ async function workersCounter(stack: BenchStack, name: string): Promise<number> 
 
 /** The pieces of a request outside the engine, each timed alone against the bench's own Redis and FerretDB. */
 async function stageCosts(stack: BenchStack, body: string, jpeg: Buffer): Promise<Array<[string, number]>> {
-  const accounts = new AccountService(stack.models, systemClock);
+  const apiKeys = new ApiKeyService(stack.models, systemClock, new AccountService(stack.models, systemClock));
   const redis = createRedis(stack.env.REDIS_URL!, 'producer', 'bench-probe');
   const sub = createRedis(stack.env.REDIS_URL!, 'subscriber', 'bench-probe-sub');
   const channel = `{bench}:probe:${randomUUID()}`;
@@ -320,7 +325,7 @@ async function stageCosts(stack: BenchStack, body: string, jpeg: Buffer): Promis
   sub.on('message', () => resolveMsg?.());
   await sub.subscribe(channel);
   const rows: Array<[string, number]> = [
-    ['auth: API key + account lookups (2 MongoDB finds, FerretDB)', await timeMedian(100, () => accounts.authenticate(stack.key))],
+    ['auth: API key + account lookups (2 MongoDB finds, FerretDB)', await timeMedian(100, () => apiKeys.authenticate(stack.key))],
     ['JSON.parse of the body + base64 decode', await timeMedian(200, () => Buffer.from((JSON.parse(body) as { image: string }).image, 'base64'))],
     ['Redis round trip (PING)', await timeMedian(200, () => redis.ping())],
     [

@@ -7,6 +7,7 @@
 import os from 'node:os';
 import sharp from 'sharp';
 import { AccountService } from '../shared/accounts/account-service';
+import { ApiKeyService } from '../shared/accounts/api-keys';
 import { systemClock } from '../shared/billing/month';
 import { loadConfig } from '../shared/config';
 import { portraitAt } from '../dev/harness/sample-images';
@@ -49,9 +50,9 @@ function report(label: string, shots: Shot[]): void {
 }
 
 /** A free key keeping `inFlight` calls of a 40 MP no-face image going until stopped; null when inFlight is 0. */
-async function startFlood(base: string, accounts: AccountService, inFlight: number): Promise<{ stop(): Promise<Shot[]> } | null> {
+async function startFlood(base: string, apiKeys: ApiKeyService, inFlight: number): Promise<{ stop(): Promise<Shot[]> } | null> {
   if (inFlight <= 0) return null;
-  const key = (await accounts.create({ email: 'flood@example.com', plan: 'free' })).primaryKey!;
+  const key = (await apiKeys.createAccountWithKeys({ email: 'flood@example.com', plan: 'free' })).primaryKey!;
   const image = await sharp({ create: { width: 7744, height: 5163, channels: 3, background: { r: 120, g: 130, b: 140 } } })
     .jpeg({ quality: 80 })
     .toBuffer();
@@ -91,13 +92,13 @@ async function main(): Promise<void> {
   try {
     await stack.spawn('liveness-api');
     await Promise.all(Array.from({ length: Math.max(1, workers) }, () => stack.spawn('liveness-worker')));
-    const accounts = new AccountService(stack.models, systemClock);
+    const apiKeys = new ApiKeyService(stack.models, systemClock, new AccountService(stack.models, systemClock));
     const keys: string[] = [];
     for (let i = 0; i < customers; i++) {
-      keys.push((await accounts.create({ email: `burst-${i}@example.com`, plan: 'starter' })).primaryKey!);
+      keys.push((await apiKeys.createAccountWithKeys({ email: `burst-${i}@example.com`, plan: 'starter' })).primaryKey!);
     }
     const base = `http://127.0.0.1:${stack.apis[0]!.port}`;
-    const flood = await startFlood(base, accounts, arg('flood', 0));
+    const flood = await startFlood(base, apiKeys, arg('flood', 0));
     const checks = await Promise.all(
       keys.flatMap((key) =>
         Array.from({ length: perCustomer }, () =>

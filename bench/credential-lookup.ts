@@ -11,6 +11,7 @@ import { startFerretDb } from '../dev/engines/local-engines';
 import { createModels } from '../shared/db/models';
 import { prepareStore } from '../shared/db/prepare-store';
 import { AccountService } from '../shared/accounts/account-service';
+import { ApiKeyService } from '../shared/accounts/api-keys';
 import { displayPrefix, generateApiKey, sha256Hex } from '../shared/accounts/secrets';
 import { systemClock } from '../shared/billing/month';
 import { arg, f1 } from './api';
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     t0 = performance.now();
     await prepareStore(models);
     console.log(`  a later start-up (backfill marked done): ${f1(performance.now() - t0)} ms`);
-    const service = new AccountService(models, systemClock);
+    const service = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
     const pick = (i: number) => keys[(i * 7919) % keys.length]!;
     // Opens the pool's connections first, so no burst below pays for them.
     await timed(burst, () => models.Account.findById('none').lean().exec());

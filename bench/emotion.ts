@@ -7,7 +7,9 @@
 // Every speed table is printed twice: as the machine is, and with one core kept busy by a spinning process
 // (the issue's second figure: the 5 s budget must hold when another job owns a core); each with the load
 // average at its start, since the machine may be shared. `--only SUBSTRING` keeps the inputs whose file name
-// contains it (e.g. `--only mp3-96`); `--no-busy` skips the second table.
+// contains it (e.g. `--only mp3-96`); `--no-busy` skips the second table. Each row has the best and median wall
+// time, the median CPU per analysis of the processes doing the work (this one in process; the API and the worker
+// over HTTP, each with its ffmpeg/ffprobe children) and the load average when it was taken.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,12 +18,13 @@ import { buildEmotionMapping } from '../models/emotion/build-mapping';
 import { defaultModelsDir } from '../shared/paths';
 import type { EmotionResult } from '../shared/queues/contracts';
 import { EmotionEngine } from '../workers/emotion/engine';
-import { praatMeasures } from '../test/fixtures/emotion/praat';
+import { praatMeasures } from '../dev/harness/praat';
 import { spawnService, type ServiceProcess } from '../dev/harness/processes';
 import { startFerretDb, startRedis } from '../dev/engines/local-engines';
 import { connectMongo } from '../shared/db/mongo';
 import { createModels } from '../shared/db/models';
 import { EmotionTokenService } from '../shared/accounts/emotion-tokens';
+import { processTreeCpuMs } from './support/cpu';
 
 const TEN_MB = 10_000_000;
 const TEXT =
@@ -34,9 +37,12 @@ interface Input {
   file: string;
 }
 
-/** Something that analyses one file and reports stage times; the HTTP mode will be a second implementation. */
+/** Something that analyses one file and reports stage times: the engine in this process, or the service over HTTP. */
 interface Target {
   analyse(bytes: Buffer): Promise<{ result: EmotionResult; wallMs: number }>;
+  /** Cumulative CPU milliseconds of the processes doing the work (threads and reaped ffmpeg children), by name;
+   *  empty when they are not ours to read (`--url`). */
+  cpuMs(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -132,6 +138,7 @@ async function inProcessTarget(opts: { maxDurationSeconds?: number }): Promise<T
       const result = await engine.analyze(bytes, { deadline: Date.now() + 5_000 });
       return { result, wallMs: performance.now() - t0 };
     },
+    cpuMs: () => ({ engine: processTreeCpuMs() }),
     close: () => engine.close(),
   };
 }
@@ -146,7 +153,7 @@ function parseServerTiming(header: string | null): Record<string, number> {
   return out;
 }
 
-function httpTarget(url: string, token: string): Target {
+function httpTarget(url: string, token: string, pids: Record<string, number> = {}): Target {
   return {
     async analyse(bytes) {
       const t0 = performance.now();
@@ -156,15 +163,21 @@ function httpTarget(url: string, token: string): Target {
       if (!res.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${res.status}`), { code: `${res.status} ${body.error?.code ?? ''}` });
       return { result: { ...body, stages: parseServerTiming(res.headers.get('server-timing')) }, wallMs };
     },
+    cpuMs: () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processTreeCpuMs(pid)])),
     close: async () => undefined,
   };
 }
 
 /** Private engines, one emotion API and one emotion worker as separate processes, and a token. */
-async function localHttpStack(dir: string): Promise<{ url: string; token: string; stop(): Promise<void> }> {
+async function localHttpStack(dir: string): Promise<{ url: string; token: string; pids: Record<string, number>; stop(): Promise<void> }> {
   const redis = await startRedis({ dir: path.join(dir, 'redis') });
   const mongo = await startFerretDb({ dataDir: path.join(dir, 'ferretdb') });
-  const env = { REDIS_URL: redis.url, MONGODB_URI: `${mongo.url}bench`, LOG_LEVEL: 'warn' };
+  const env = {
+    REDIS_URL: redis.url,
+    MONGODB_URI: `${mongo.url}bench`,
+    LOG_LEVEL: 'warn',
+    EMOTION_FAIR_USE_BURST_SECONDS: '1000000', // lifted: the bench sends the same 14 min file many times a minute
+  };
   const procs: ServiceProcess[] = [await spawnService('emotion-api', env), await spawnService('emotion-worker', env)];
   await Promise.all(procs.map((p) => p.ready(60_000)));
   const conn = await connectMongo(env.MONGODB_URI);
@@ -173,6 +186,7 @@ async function localHttpStack(dir: string): Promise<{ url: string; token: string
   return {
     url: `http://127.0.0.1:${procs[0]!.port}/feelings/v3/analysis`,
     token,
+    pids: { api: procs[0]!.proc.pid!, worker: procs[1]!.proc.pid! },
     async stop() {
       for (const p of procs) await p.stop();
       await mongo.stop();
@@ -198,15 +212,29 @@ function loadAverage(): string {
     .join(' ');
 }
 
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
 async function bench(target: Target, inputs: Input[], repeats: number, overHttp: boolean): Promise<void> {
-  const stages = overHttp ? ['receive', 'probe', 'decode', 'vad', 'features', 'mapping', 'worker'] : ['probe', 'decode', 'vad', 'features', 'mapping'];
-  console.log(['input', 'MB', 'duration s', 'wall ms (best)', ...stages.map((s) => `${s} ms`), 'intervals', 'outcome'].join(' | '));
+  const engineStages = ['probe', 'decode', 'vad', 'features', 'mapping', 'total'];
+  const stages = overHttp ? ['receive', 'admission', ...engineStages, 'worker', 'queue'] : engineStages;
+  const cpuNames = Object.keys(target.cpuMs());
+  const header = ['input', 'MB', 'duration s', 'wall ms (best)', 'wall ms (median)', ...cpuNames.map((n) => `${n} cpu ms (median)`)];
+  console.log([...header, ...stages.map((s) => `${s} ms`), 'intervals', 'outcome', 'load average'].join(' | '));
   for (const input of inputs) {
     const bytes = fs.readFileSync(input.file);
     let best: { result?: EmotionResult; wallMs: number; error?: string } = { wallMs: Infinity };
+    const walls: number[] = [];
+    const cpus: Array<Record<string, number>> = [];
     for (let i = 0; i < repeats; i++) {
       try {
+        const cpuBefore = target.cpuMs();
         const r = await target.analyse(bytes);
+        const cpuAfter = target.cpuMs();
+        cpus.push(Object.fromEntries(cpuNames.map((n) => [n, cpuAfter[n]! - cpuBefore[n]!])));
+        walls.push(r.wallMs);
         if (r.wallMs < best.wallMs) best = r;
       } catch (err) {
         const e = err as Error & { code?: string };
@@ -221,9 +249,12 @@ async function bench(target: Target, inputs: Input[], repeats: number, overHttp:
         (bytes.length / 1e6).toFixed(2),
         best.result ? best.result.summary.duration.toFixed(1) : '-',
         Number.isFinite(best.wallMs) ? best.wallMs.toFixed(0) : '-',
+        walls.length ? median(walls).toFixed(0) : '-',
+        ...cpuNames.map((n) => (cpus.length ? median(cpus.map((c) => c[n]!)).toFixed(0) : '-')),
         ...stages.map((k) => (s[k] !== undefined ? s[k].toFixed(0) : '-')),
         best.result ? String(best.result.results.length) : '-',
         best.error ?? 'ok',
+        loadAverage(),
       ].join(' | '),
     );
   }
@@ -285,7 +316,7 @@ async function main(): Promise<void> {
     const stack = inProcess || url ? null : await localHttpStack(dir);
     const mode = inProcess ? 'in-process' : `end to end through HTTP (${url ?? stack!.url})`;
     console.log(`bench:emotion ${mode} on ${os.cpus().length} cores; inputs in ${dir}`);
-    const target = inProcess ? await inProcessTarget({}) : httpTarget(url ?? stack!.url, arg('--token') ?? stack!.token);
+    const target = inProcess ? await inProcessTarget({}) : httpTarget(url ?? stack!.url, arg('--token') ?? stack!.token, stack?.pids);
     try {
       const repeats = Number(arg('--repeats') ?? 3);
       console.log(`\nas the machine is (load average ${loadAverage()}):`);
@@ -294,7 +325,13 @@ async function main(): Promise<void> {
         console.log(`\nwith one core kept busy by a spinning process (load average ${loadAverage()}):`);
         await withBusyCore(() => bench(target, inputs, repeats, !inProcess));
       }
-      if (!inProcess) console.log('wall = client-side time to the full answer; worker = time in the worker; receive = body upload as the API saw it');
+      if (!inProcess) {
+        console.log(
+          'wall = client-side time to the full answer; receive = body upload as the API saw it; admission = the capacity check; ' +
+            'total = the analysis; worker = the job in the worker (payload fetch, analysis, settle); queue = to the worker and back',
+        );
+      }
+      console.log('cpu = CPU time of the process named (every thread) and of its ffmpeg/ffprobe children, per analysis');
     } finally {
       await target.close();
       await stack?.stop();

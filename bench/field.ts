@@ -1,7 +1,7 @@
 // Field benchmark (`npm run bench:field [-- --store sqlite|postgresql|both --scale 1 --events N --reseed --seed-only --pg URL]`),
 // issue 27: the service as a customer meets it after a restart, on a store with real history. Seeds (or
 // reuses) 10,000 accounts and 1,000,000 usage events written through the real outbox and drainers
-// (bench/support/seed.ts), starts `scripts/start.ts` cold on a copy of that store (new processes, shipped
+// (bench/support/seed.ts), starts `dev/start.ts` cold on a copy of that store (new processes, shipped
 // defaults, an empty Redis), then measures at the client: a 300-call liveness burst from 60 customers on 30
 // loopback addresses beside a hostile free tenant, 300 usage reads, and the console pages of the customer
 // with 50,000 events this month. Prints codes, p50/p99/max, billed vs events written, database errors in
@@ -87,6 +87,7 @@ interface StoreResult {
   budgetErrors: number;
   dbErrorExamples: string[];
   rss: Map<string, number>;
+  rssAtRest: Map<string, number>;
 }
 
 interface HostileShots {
@@ -152,7 +153,7 @@ async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: s
   const img = await images();
   const label = describeDocstore(localDocstore);
   console.log(
-    `[${store}] starting scripts/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`,
+    `[${store}] starting dev/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`,
   );
   const t0 = Date.now();
   const svc: Service = await startService(runDir, { APP_SECRET: manifest.appSecret, LOCAL_DOCSTORE: localDocstore });
@@ -168,6 +169,10 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
   const base = svc.livenessUrl;
   const customers = [...m.existing.map((c, j) => ({ ...c, j, fresh: false })), ...m.fresh.map((c, j) => ({ ...c, j, fresh: true }))];
   const addressOf = (j: number) => `127.0.0.${10 + j}`;
+  // Each process's RSS once started and idle (sampled for a second), then the peaks from the burst on.
+  svc.resetPeaks();
+  await new Promise((r) => setTimeout(r, 1_000));
+  const rssAtRest = svc.peaks();
   svc.resetPeaks();
   console.log(`[${store}] burst: ${customers.length} customers × ${CALLS_PER_CUSTOMER} liveness calls at once on 30 addresses, a hostile free key beside them`);
   let burstOver = false;
@@ -279,6 +284,7 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     budgetErrors: svc.logs.filter((l) => BUDGET_ERROR.test(l)).length,
     dbErrorExamples: [...new Set(dbLines.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 240)))].slice(0, 3),
     rss,
+    rssAtRest,
   };
 }
 
@@ -301,6 +307,7 @@ function print(r: StoreResult): void {
     console.log(`  console /${p.page.padEnd(10)} ${p.status}  p50 ${f0(p.p50)}  max ${f0(p.max)} ms (${p.source}, ${CONSOLE_LOADS} loads)`);
   console.log(`  service log: ${r.dbErrors} database errors, ${r.budgetErrors} "No answer within the time budget"`);
   for (const e of r.dbErrorExamples) console.log(`    e.g. ${e}`);
+  console.log(`  RSS at rest (MiB): ${[...r.rssAtRest].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   console.log(`  peak RSS (MiB): ${[...r.rss].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
 }
 

@@ -5,6 +5,8 @@ import { connectMongo } from '../../shared/db/mongo';
 import { createModels, type Models } from '../../shared/db/models';
 import { prepareStore } from '../../shared/db/prepare-store';
 import { AccountService } from '../../shared/accounts/account-service';
+import { ApiKeyService, type AuthenticatedKey } from '../../shared/accounts/api-keys';
+import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { AuthCache } from '../../shared/accounts/auth-cache';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
@@ -23,6 +25,8 @@ export interface AdminContext {
   config: Config;
   models: Models;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
+  credentials: ConsoleCredentials;
   ledger: CreditLedger;
   redis: Redis;
   emotionTokens: EmotionTokenService;
@@ -51,11 +55,15 @@ export async function openContext(json: boolean, get?: string): Promise<AdminCon
   await waitUntilReady(redis, 5000);
   const models = createModels(conn);
   await prepareStore(models);
+  // The same auth cache as the API processes, so changes made here take effect there at once.
+  const authCache = new AuthCache<AuthenticatedKey>(redis, config.QUEUE_PREFIX);
+  const accounts = new AccountService(models, systemClock, authCache);
   return {
     config,
     models,
-    // The same auth cache as the API processes, so changes made here take effect there at once.
-    accounts: new AccountService(models, systemClock, new AuthCache(redis, config.QUEUE_PREFIX)),
+    accounts,
+    apiKeys: new ApiKeyService(models, systemClock, accounts, authCache),
+    credentials: new ConsoleCredentials(models, systemClock),
     ledger: new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock),
     emotionTokens: new EmotionTokenService(models),
     json,

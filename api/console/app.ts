@@ -7,6 +7,8 @@ import helmet from 'helmet';
 import { NotFoundError } from '../../shared/errors';
 import { Deadline } from '../../shared/deadline';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { AuditLog } from '../../shared/accounts/audit-log';
+import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { createMailer } from './mail/mailer';
 import { withDbDeadline } from '../../shared/db/deadline-scope';
 import type { Metrics } from '../../shared/metrics';
@@ -38,7 +40,9 @@ import { marketplaceRoutes } from '../marketplace/routes';
 import { marketplaceSecret } from '../../shared/marketplace/entitlements';
 
 /** What the console takes from the front-end that serves it (the liveness front-end's dependencies). */
-export type ConsoleHostDeps = Pick<ConsoleDeps, 'config' | 'log' | 'models' | 'accounts' | 'ledger' | 'redis' | 'clock'> & { metrics: Metrics };
+export type ConsoleHostDeps = Pick<ConsoleDeps, 'config' | 'log' | 'models' | 'accounts' | 'apiKeys' | 'ledger' | 'redis' | 'clock' | 'jobsFor'> & {
+  metrics: Metrics;
+};
 
 export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
   const { config, log, redis } = deps;
@@ -52,6 +56,9 @@ export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
     log,
     models: deps.models,
     accounts: deps.accounts,
+    apiKeys: deps.apiKeys,
+    credentials: new ConsoleCredentials(deps.models, deps.clock),
+    audit: new AuditLog(deps.models, deps.clock),
     ledger: deps.ledger,
     emotionTokens: new EmotionTokenService(deps.models),
     clock: deps.clock,
@@ -64,6 +71,7 @@ export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
     reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
     mailer: createMailer(config, log, (outcome) => deps.metrics.mailSent.inc({ outcome })),
+    jobsFor: deps.jobsFor,
     cookie: { secure: config.SECURE_COOKIES },
     mailboxDir,
   };

@@ -5,10 +5,15 @@ import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import type { Models } from '../../shared/db/models';
 import type { Account, AccountService } from '../../shared/accounts/account-service';
+import type { ApiKeyService } from '../../shared/accounts/api-keys';
+import type { AuditLog } from '../../shared/accounts/audit-log';
+import type { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import type { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Clock } from '../../shared/billing/month';
 import type { Mailer } from './mail/mailer';
+import type { JobClient } from '../../shared/queues/job-client';
+import type { QueueName } from '../../shared/queues/contracts';
 import type { Redis } from 'ioredis';
 import type { AttemptLimiter } from './attempts';
 import { customerIdOf, ensureSession, SessionRequiredError, type CookieOptions } from './http';
@@ -25,6 +30,10 @@ export interface ConsoleDeps {
   log: Logger;
   models: Models;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
+  /** Password, TOTP secret and recovery codes as stored (checking them is the console's). */
+  credentials: ConsoleCredentials;
+  audit: AuditLog;
   ledger: CreditLedger;
   emotionTokens: EmotionTokenService;
   clock: Clock;
@@ -38,6 +47,8 @@ export interface ConsoleDeps {
   reveals: RevealStore;
   registration: RegistrationTokenSigner;
   mailer: Mailer;
+  /** The job client of a queue, on the liveness process's connections (the try-it pages run both queues' jobs). */
+  jobsFor: (queueName: QueueName) => Promise<JobClient>;
   cookie: CookieOptions;
   /** Local mail sink folder when the dev mailbox page is on; null otherwise. */
   mailboxDir: string | null;

@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AccountService } from '../../shared/accounts/account-service';
+import type { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 
 export const RECOVERY_CODE_COUNT = 10;
 const ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'; // no 0/o, 1/l/i: read from paper
@@ -32,11 +33,12 @@ export function isRecoveryCodeShape(code: string): boolean {
   return /^[a-z0-9]{10}$/.test(normalizeRecoveryCode(code)) && !/^\d+$/.test(normalizeRecoveryCode(code));
 }
 
-/** What spending a code needs: Redis for the marker, the account store for the list of issued codes. */
+/** What spending a code needs: Redis for the marker, the account for the list of issued codes, the credentials to pull spent ones. */
 export interface RecoveryCodeStore {
   redis: Redis;
   prefix: string;
-  accounts: Pick<AccountService, 'get' | 'pullSpentRecoveryCodes'>;
+  accounts: Pick<AccountService, 'get'>;
+  credentials: Pick<ConsoleCredentials, 'pullSpentRecoveryCodes'>;
 }
 
 /** One hash per account: a field per code hash spent (cleared when the set of codes is replaced). */
@@ -55,7 +57,7 @@ export async function spendRecoveryCode(store: RecoveryCodeStore, customerId: st
   const key = spentRecoveryCodesKey(store.prefix, customerId);
   if ((await store.redis.hsetnx(key, codeHash, '1')) !== 1) return false;
   // Housekeeping: the list shows how many are left. Every spent code is pulled again (see above).
-  await store.accounts.pullSpentRecoveryCodes(customerId, await store.redis.hkeys(key));
+  await store.credentials.pullSpentRecoveryCodes(customerId, await store.redis.hkeys(key));
   return true;
 }
 

@@ -73,14 +73,14 @@ export function requireRecentProof(d: ConsoleDeps, o: { what: string; nav: NavId
         return prompt(429, err.message);
       }
       if (!(await verifyPassword(password, account.passwordHash))) {
-        await d.accounts.audit(account._id, 'console.step_up_failed', null);
+        await d.audit.record(account._id, 'console.step_up_failed', null);
         return prompt(400, 'The password is not correct.');
       }
       await d.attempts.succeeded(RULES.passwordChange, account._id);
     }
     markProven(d, session);
     await d.sessions.save(session);
-    await d.accounts.audit(account._id, 'console.step_up', { with: code ? 'totp' : 'password' });
+    await d.audit.record(account._id, 'console.step_up', { with: code ? 'totp' : 'password' });
     next();
   };
 }

@@ -2,7 +2,6 @@
 // with bearer auth, CORS, fair use in seconds of audio, Server-Timing, and its error shape.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import {
-  deserializeJobError,
   AppError,
   ForbiddenError,
   InvalidRequestError,
@@ -175,7 +174,6 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'The request body is empty: send the audio file bytes', 400);
       const token = req.emotionToken!;
-      const admission = await d.jobs.assertCapacity(req.deadline, { tenant: tenantOf(token), jobId: req.requestId });
       const input: EmotionInput = { contentType: req.get('content-type') ?? '', tokenId: token._id };
       // The rest of the audio's duration (a debt the account's next calls wait for), not awaited by the answer. A
       // refused job (corrupt, out of time) has no duration: its worker time, at the engine's low pace, stands in; a
@@ -184,17 +182,27 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
         const rest = Math.ceil(durationSeconds ?? (workerMs / 1000) * d.secondsPerWorkerSecond) - d.upfrontSeconds;
         d.throttle.charge(fairUseSubject(token), rest).catch((err: unknown) => req.log.warn({ err, rest }, 'audio seconds not charged'));
       };
-      let outcome;
+      let answer;
+      const callStarted = performance.now();
       try {
-        outcome = await d.jobs.run<EmotionInput, EmotionResult>({ requestId: req.requestId, input, payload: body, deadline: req.deadline, admission });
+        answer = await d.jobs.call<EmotionInput, EmotionResult>({
+          requestId: req.requestId,
+          input,
+          payload: body,
+          deadline: req.deadline,
+          tenant: tenantOf(token),
+          log: req.log,
+          onOutcome: (outcome) => charge(outcome.workerMs, outcome.ok ? outcome.value.summary.duration : undefined),
+        });
       } catch (err) {
         if (err instanceof JobTimeoutError && err.wasStarted) charge(d.budgetMs);
         throw err;
       }
-      charge(outcome.workerMs, outcome.ok ? outcome.value.summary.duration : undefined);
-      if (!outcome.ok) throw deserializeJobError(outcome.error);
-      const { stages, ...result } = outcome.value;
-      res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: outcome.workerMs }));
+      const callMs = performance.now() - callStarted;
+      const { stages, ...result } = answer.value;
+      // `total` is the engine's; `queue` is the rest of the job's round trip (admission, bytes and job into Redis,
+      // the worker's take, the answer's publish).
+      res.setHeader('Server-Timing', serverTiming({ receive: receiveMs, ...stages, worker: answer.workerMs, queue: callMs - answer.workerMs }));
       res.status(200).json(result);
     },
   );

@@ -24,7 +24,6 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     log,
     service: 'emotion-api',
     queueName: QUEUE_NAMES.emotion,
-    expectedWorkers: config.EXPECTED_EMOTION_WORKERS,
     dbName: o.dbName,
   });
   const accounts = new AccountService(base.models, o.clock ?? systemClock);

@@ -8,6 +8,7 @@ import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TooManyRequ
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
 import type { AccountService } from '../../shared/accounts/account-service';
+import type { ApiKeyService } from '../../shared/accounts/api-keys';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Clock } from '../../shared/billing/month';
 import { pingMongo } from '../../shared/db/mongo';
@@ -32,6 +33,7 @@ export interface LivenessAppDeps {
   redis: Redis;
   mongo: Connection;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
   ledger: CreditLedger;
   jobs: JobClient;
   throttle: Throttle;
@@ -76,7 +78,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   });
   app.all('/v1/health', methodNotAllowed(['GET']));
 
-  const auth = requireApiKey(d.accounts, d.authFailures);
+  const auth = requireApiKey(d.apiKeys, d.authFailures);
   const throttle = async (req: Request, _res: Response, next: NextFunction) => {
     await req.deadline.race('throttle', d.throttle.take(`key:${req.auth!.keyId}`));
     next();

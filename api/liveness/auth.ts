@@ -1,7 +1,7 @@
 // Owns X-API-Key authentication for /v1: resolves the key to an account (401/403 otherwise).
 import type { NextFunction, Request, Response } from 'express';
 import { ForbiddenError, UnauthenticatedError } from '../../shared/errors';
-import type { AccountService, AuthenticatedKey } from '../../shared/accounts/account-service';
+import type { ApiKeyService, AuthenticatedKey } from '../../shared/accounts/api-keys';
 import type { AuthFailureGuard, AuthOutcome } from '../http/throttle';
 
 declare module 'express-serve-static-core' {
@@ -16,13 +16,13 @@ declare module 'express-serve-static-core' {
  * taking a failure in advance (AuthFailureGuard), so an address out of allowance gets 429 whatever it presents
  * and costs no database read, and a valid key never spends its address's allowance.
  */
-export function requireApiKey(accounts: AccountService, failures: AuthFailureGuard) {
+export function requireApiKey(apiKeys: ApiKeyService, failures: AuthFailureGuard) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const presented = req.get('x-api-key');
     const attempt = failures.attempt(req, presented);
     const [allowed, resolved] = await Promise.allSettled([
       req.deadline.race('authentication', attempt.blocked()),
-      accounts.authenticate(presented, req.deadline, () => req.deadline.race('authentication', attempt.beforeDatabase())),
+      apiKeys.authenticate(presented, req.deadline, () => req.deadline.race('authentication', attempt.beforeDatabase())),
     ]);
     // A ForbiddenError is a right key of an account that may not call: not a failed authentication.
     const outcome: AuthOutcome =

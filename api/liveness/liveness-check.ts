@@ -7,14 +7,16 @@
 // (429 rate_limited) before capacity (503): a capped caller learns the real reason and when it ends, and a 503
 // only ever means "the service cannot serve this in time". Every step spends only what is left of the deadline.
 import { z } from 'zod';
-import { deserializeJobError, InternalError, TooManyRequestsError } from '../../shared/errors';
-import type { AccountService, AuthenticatedKey, PlanView } from '../../shared/accounts/account-service';
+import { InternalError, TooManyRequestsError } from '../../shared/errors';
+import type { AccountService } from '../../shared/accounts/account-service';
+import type { PlanView } from '../../shared/billing/plans';
+import type { AuthenticatedKey } from '../../shared/accounts/api-keys';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
 import { nextMonthStart } from '../../shared/billing/month';
 import type { Deadline } from '../../shared/deadline';
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
-import { JobTimeoutError, type Admission, type JobClient } from '../../shared/queues/job-client';
+import { answerOf, JobTimeoutError, type Admission, type JobClient } from '../../shared/queues/job-client';
 import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
 import type { Throttle } from '../http/throttle';
 import type { QuotaView } from './envelope';
@@ -133,18 +135,19 @@ export class LivenessCheck {
     };
     let value: LivenessJobValue;
     try {
-      const admission = r.admission ?? (await this.d.jobs.assertCapacity(c.deadline, { tenant: account._id, jobId: c.requestId }));
-      const outcome = await this.d.jobs.run<LivenessInput, LivenessJobValue>({
+      const answer = await this.d.jobs.call<LivenessInput, LivenessJobValue>({
         requestId: c.requestId,
         input,
         payload: image,
         deadline: c.deadline,
-        admission,
+        tenant: account._id,
+        admission: r.admission,
+        log: c.log,
         ...(c.imageQueued ? { onQueued: c.imageQueued } : {}),
+        // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
+        onOutcome: (outcome) => this.d.throttle.chargeWork(fairUseKey(keyId), outcome.workerMs, c.log),
       });
-      // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
-      this.d.throttle.chargeWork(fairUseKey(keyId), outcome.workerMs, c.log);
-      value = this.valueOf(c, outcome);
+      value = answer.value;
     } catch (err) {
       // Released: the worker's settle step will find no reservation and bill nothing. Not released: the worker
       // committed, and the same Lua script stored its answer, so the late look finds it.
@@ -157,7 +160,7 @@ export class LivenessCheck {
 
   /** The answer of a call the worker billed and stored under an Idempotency-Key (its outcome JSON). */
   replay(c: Caller, outcomeJson: string): Checked {
-    return this.checked(c, this.valueOf(c, parseOutcome(outcomeJson)));
+    return this.checked(c, answerOf(parseOutcome(outcomeJson), c.log).value);
   }
 
   private checked(c: Caller, value: LivenessJobValue): Checked {
@@ -170,14 +173,6 @@ export class LivenessCheck {
     return { data, quota };
   }
 
-  private valueOf(c: Caller, outcome: JobOutcome<LivenessJobValue>): LivenessJobValue {
-    if (!outcome.ok) {
-      if (outcome.error.httpStatus === 500) c.log.error({ code: outcome.error.code }, 'job ended with an internal error');
-      throw deserializeJobError(outcome.error);
-    }
-    return outcome.value;
-  }
-
   /** After a failed release: the committed call's answer, stored by the same script that committed it. */
   private async committedResult(c: Caller, timeout: JobTimeoutError): Promise<LivenessJobValue> {
     const late = await this.d.jobs.lastLook<LivenessJobValue>(c.requestId);
@@ -185,7 +180,7 @@ export class LivenessCheck {
       c.log.error('release found no reservation and no stored answer (Redis lost its data?)');
       throw timeout;
     }
-    return this.valueOf(c, late);
+    return answerOf(late, c.log).value;
   }
 }
 

@@ -6,10 +6,11 @@ import { createLogger, type Logger } from '../../shared/logger';
 import type { Models } from '../../shared/db/models';
 import { AccountService } from '../../shared/accounts/account-service';
 import { AuthCache } from '../../shared/accounts/auth-cache';
+import { ApiKeyService, type AuthenticatedKey } from '../../shared/accounts/api-keys';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
-import { startFrontEndBase } from '../http/front-end';
+import { startFrontEndBase, type FrontEndBase } from '../http/front-end';
 import { authFailureGuard, Throttle } from '../http/throttle';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
@@ -30,10 +31,13 @@ export interface LivenessServerDeps {
   log: Logger;
   models: Models;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
   ledger: CreditLedger;
   redis: Redis;
   clock: Clock;
   metrics: Metrics;
+  /** The job client of a queue on this process's connections (its own liveness one, or the emotion one for the console's try-it). */
+  jobsFor: FrontEndBase['jobsFor'];
 }
 
 export interface RunningLivenessApi {
@@ -53,13 +57,14 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     log,
     service: 'liveness-api',
     queueName: QUEUE_NAMES.liveness,
-    expectedWorkers: config.EXPECTED_LIVENESS_WORKERS,
     dbName: o.dbName,
   });
   const { redis, models } = base;
-  const accounts = new AccountService(models, clock, new AuthCache(redis, config.QUEUE_PREFIX));
+  const authCache = new AuthCache<AuthenticatedKey>(redis, config.QUEUE_PREFIX);
+  const accounts = new AccountService(models, clock, authCache);
+  const apiKeys = new ApiKeyService(models, clock, accounts, authCache);
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
-  const deps: LivenessServerDeps = { config, log, models, accounts, ledger, redis, clock, metrics: base.metrics };
+  const deps: LivenessServerDeps = { config, log, models, accounts, apiKeys, ledger, redis, clock, metrics: base.metrics, jobsFor: base.jobsFor };
   const consoleApp = o.console ? createConsole(deps) : null;
   const app = createLivenessApp({
     log,
@@ -67,6 +72,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     redis,
     mongo: base.mongo,
     accounts,
+    apiKeys,
     ledger,
     jobs: base.jobs,
     throttle: new Throttle(redis, config.QUEUE_PREFIX, {

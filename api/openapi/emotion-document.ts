@@ -27,7 +27,8 @@ const HEADERS: Record<string, HeaderObject> = {
   },
   'Access-Control-Max-Age': { description: 'CORS preflight: seconds a browser may cache this answer.', schema: { type: 'integer', minimum: 0 }, example: 600 },
   'Server-Timing': {
-    description: 'W3C Server-Timing: milliseconds per stage (`receive`, `probe`, `decode`, `vad`, `features`, `mapping`, `worker`).',
+    description:
+      'W3C Server-Timing: milliseconds per stage (`receive`, `probe`, `decode`, `vad`, `features`, `mapping`, `total` (the analysis), `worker`, `queue` (the rest of the round trip: admission, to the worker and back)).',
     schema: { type: 'string', pattern: '^[a-z_]+;dur=\\d+(\\.\\d+)?(, [a-z_]+;dur=\\d+(\\.\\d+)?)*$' },
     example: 'receive;dur=1.2, probe;dur=0.4, decode;dur=3.1, vad;dur=9.8, features;dur=31.0, mapping;dur=0.3, worker;dur=46.0',
   },

@@ -1,5 +1,5 @@
 // Owns the field benchmark's seeded history: 10,000 accounts (mixed plans; the 62 that call are made by the
-// AccountService the admin CLI uses, the rest inserted in bulk with the same models) and 1,000,000 usage
+// account service the admin CLI uses, the rest inserted in bulk with the same models) and 1,000,000 usage
 // events over this month and the two before, written the way production
 // writes them (entries appended to the usage outbox stream in Redis, drained by several real UsageDrainers),
 // so whatever the drainer maintains is built as in production. The result is cached per store and seed
@@ -13,6 +13,8 @@ import { startFerretDb, startRedis, type Engine } from '../../dev/engines/local-
 import { connectMongo } from '../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../shared/db/models';
 import { AccountService } from '../../shared/accounts/account-service';
+import { ApiKeyService } from '../../shared/accounts/api-keys';
+import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import type { PlanId } from '../../shared/billing/plans';
 import { monthOf, systemClock } from '../../shared/billing/month';
@@ -38,7 +40,7 @@ export const fullScale = (f = 1): Scale => ({
   events: Math.round(1_000_000 * f),
   bigCustomerEvents: Math.round(50_000 * f),
 });
-export const DB_NAME = 'liveness'; // what scripts/start.ts uses on the embedded store
+export const DB_NAME = 'liveness'; // what dev/start.ts uses on the embedded store
 const PREFIX = '{lc}'; // the shipped QUEUE_PREFIX: the outbox the service's drainers read
 const DRAINERS = 4;
 /** Outbox entries appended per round before waiting for the drainers (bounds Redis memory). */
@@ -155,7 +157,8 @@ export async function seed(root: string, p: SeedPlace, pgHost: string, scale: Sc
 
 async function seedAccountsAndEvents(models: Models, redis: Redis, redisUrl: string, scale: Scale, log: (s: string) => void): Promise<SeedManifest> {
   const { accounts: ACCOUNTS, events: EVENTS, bigCustomerEvents: BIG_CUSTOMER_EVENTS } = scale;
-  const accounts = new AccountService(models, systemClock);
+  const apiKeys = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
+  const credentials = new ConsoleCredentials(models, systemClock);
   const appSecret = randomUUID() + randomUUID();
   const started = Date.now();
   // Accounts 0-29 existing (paid, with history), 30-59 fresh (paid, never called), 60 hostile (free), 61 big.
@@ -163,14 +166,19 @@ async function seedAccountsAndEvents(models: Models, redis: Redis, redisUrl: str
   const keys = new Map<number, string>();
   const plans: PlanId[] = new Array<PlanId>(ACCOUNTS);
   const indices = Array.from({ length: ACCOUNTS }, (_, i) => i);
-  // The 62 accounts that call (0-61) are made by AccountService.create, as the admin CLI makes them. The other
+  // The 62 accounts that call (0-61) are made by ApiKeyService.createAccountWithKeys, as the admin CLI makes them. The other
   // accounts only hold history: inserted in bulk with the same model (its defaults and validation) and the same
-  // key shape as AccountService.writeKey, because one create costs ~4 round trips and, on a shared 2-core
+  // key shape as ApiKeyService.writeKey, because one create costs ~4 round trips and, on a shared 2-core
   // machine, 10,000 of them took over half an hour on FerretDB/SQLite.
   await pool(indices.slice(0, SPECIAL), 8, async (i) => {
     const plan: PlanId = i < 60 ? (['starter', 'standard', 'professional', 'business'] as const)[i % 4]! : i === 60 ? 'free' : 'enterprise';
     plans[i] = plan;
-    const created = await accounts.create({ email: emailOf(i), plan, company: `Field ${i}`, ...(plan === 'enterprise' ? { monthlyLimit: 200_000 } : {}) });
+    const created = await apiKeys.createAccountWithKeys({
+      email: emailOf(i),
+      plan,
+      company: `Field ${i}`,
+      ...(plan === 'enterprise' ? { monthlyLimit: 200_000 } : {}),
+    });
     ids[i] = created.account._id;
     keys.set(i, created.primaryKey!);
   });
@@ -205,9 +213,9 @@ async function seedAccountsAndEvents(models: Models, redis: Redis, redisUrl: str
   const big = { customerId: ids[61]!, email: 'field-61@bench.example', password: 'Bench-field-61!', totpSecret: '', key: keys.get(61)! };
   const totp = new TotpService(appSecret, redis, PREFIX);
   big.totpSecret = totp.newSecret();
-  await accounts.setPassword(big.customerId, await hashPassword(big.password), 'changed');
-  await accounts.setPendingTotpSecret(big.customerId, totp.sealSecret(big.totpSecret, big.customerId));
-  await accounts.enableTotp(big.customerId, []);
+  await credentials.setPassword(big.customerId, await hashPassword(big.password), 'changed');
+  await credentials.setPendingTotpSecret(big.customerId, totp.sealSecret(big.totpSecret, big.customerId));
+  await credentials.enableTotp(big.customerId, []);
   const bigToken = await new EmotionTokenService(models).create('field bench', big.customerId);
 
   const keyIds = new Map<string, string[]>();

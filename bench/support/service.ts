@@ -1,4 +1,4 @@
-// Owns the field benchmark's service under test: `scripts/start.ts` (what `npm start` runs) as a child process
+// Owns the field benchmark's service under test: `dev/start.ts` (what `npm start` runs) as a child process
 // with its own VAR_DIR, so it starts the embedded Redis (empty: a cold cache) and FerretDB on the copied seed,
 // then the APIs and workers with the shipped defaults. Collects every process's log lines (they inherit the
 // supervisor's stdout) and samples the resident memory of every process of the tree.
@@ -129,7 +129,7 @@ export async function startService(varDir: string, env: Record<string, string>, 
   const until = Date.now() + readyTimeoutMs;
   try {
     for (;;) {
-      if (proc.exitCode !== null) throw new Error(`scripts/start.ts exited (${proc.exitCode}): ${logs.slice(-5).join('\n')}`);
+      if (proc.exitCode !== null) throw new Error(`dev/start.ts exited (${proc.exitCode}): ${logs.slice(-5).join('\n')}`);
       if (Date.now() > until) throw new Error(`the service was not ready within ${readyTimeoutMs} ms: ${logs.slice(-5).join('\n')}`);
       try {
         const res = await fetch(`${url}/readyz`);

@@ -12,6 +12,7 @@ import { spawnEntry as spawnProjectEntry, spawnService, type ServiceKind, type S
 import { connectMongo } from '../../shared/db/mongo';
 import { createModels, type Models } from '../../shared/db/models';
 import { AccountService } from '../../shared/accounts/account-service';
+import { ApiKeyService } from '../../shared/accounts/api-keys';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { systemClock, monthOf } from '../../shared/billing/month';
 import type { PlanId } from '../../shared/billing/plans';
@@ -86,6 +87,7 @@ export class Ledger {
     readonly conn: Connection,
     readonly models: Models,
     readonly accounts: AccountService,
+    readonly apiKeys: ApiKeyService,
     readonly tokens: EmotionTokenService,
     private readonly redisUrl: string,
     private readonly prefix: string,
@@ -94,11 +96,12 @@ export class Ledger {
   static async open(engines: PrivateEngines, dbName: string, prefix: string): Promise<Ledger> {
     const conn = await connectMongo(`${engines.mongo.url}${dbName}`);
     const models = createModels(conn);
-    return new Ledger(conn, models, new AccountService(models, systemClock), new EmotionTokenService(models), engines.redis.url, prefix);
+    const accounts = new AccountService(models, systemClock);
+    return new Ledger(conn, models, accounts, new ApiKeyService(models, systemClock, accounts), new EmotionTokenService(models), engines.redis.url, prefix);
   }
 
   async account(plan: PlanId, opts: { monthlyLimit?: number; hardCap?: boolean } = {}): Promise<{ customerId: string; key: string }> {
-    const created = await this.accounts.create({ email: `rel-${randomUUID()}@example.com`, plan, ...opts });
+    const created = await this.apiKeys.createAccountWithKeys({ email: `rel-${randomUUID()}@example.com`, plan, ...opts });
     return { customerId: created.account._id, key: created.primaryKey! };
   }
 

@@ -9,9 +9,9 @@
 import { buildEmotionMapping } from '../../models/emotion/build-mapping';
 import { auc, seededRandom } from '../stats';
 import { defaultModelsDir } from '../../shared/paths';
-import { FixtureDir } from '../../test/fixtures/emotion/audio';
-import { manipulated } from '../../test/fixtures/emotion/phonation';
-import { emotionLike } from '../../test/fixtures/emotion/stimuli';
+import { FixtureDir } from '../../dev/harness/emotion/audio';
+import { manipulated } from '../../dev/harness/emotion/phonation';
+import { emotionLike } from '../../dev/harness/emotion/stimuli';
 import { EmotionEngine } from '../../workers/emotion/engine';
 
 const HELD_OUT = ['en+f5', 'en+m1', 'en+m7', 'en+f2', 'en+f4', 'en-gb-scotland', 'en-029', 'en-gb-x-rp+f3'];

@@ -1,14 +1,14 @@
 // Owns `npm run research:emotion:stimuli`: the rough and soft scores (summary means) of every controlled
-// stimulus — the emotion-like resyntheses (test/fixtures/emotion/stimuli.ts) and the one-factor voice-quality
-// manipulations (test/fixtures/emotion/phonation.ts) — for several espeak-ng voices, as the tables in
+// stimulus — the emotion-like resyntheses (dev/harness/emotion/stimuli.ts) and the one-factor voice-quality
+// manipulations (dev/harness/emotion/phonation.ts) — for several espeak-ng voices, as the tables in
 // docs/emotion-engine.md print them. Synthetic speech only: it shows the mapping moves in the documented
 // directions, not how it does on real recordings. `--voices en-us,en+f3` picks voices; `--features` adds the
 // window features of each stimulus.
 import { buildEmotionMapping } from '../../models/emotion/build-mapping';
 import { defaultModelsDir } from '../../shared/paths';
-import { FixtureDir } from '../../test/fixtures/emotion/audio';
-import { MANIPULATIONS, manipulated, type Manipulation } from '../../test/fixtures/emotion/phonation';
-import { EMOTIONS, emotionLike } from '../../test/fixtures/emotion/stimuli';
+import { FixtureDir } from '../../dev/harness/emotion/audio';
+import { MANIPULATIONS, manipulated, type Manipulation } from '../../dev/harness/emotion/phonation';
+import { EMOTIONS, emotionLike } from '../../dev/harness/emotion/stimuli';
 import { EmotionEngine } from '../../workers/emotion/engine';
 
 function arg(name: string): string | undefined {

@@ -13,7 +13,8 @@ import sharp, { type Sharp } from 'sharp';
 import { loadConfig } from '../../shared/config';
 import { AppError } from '../../shared/errors';
 import type { Rectangle } from '../../shared/queues/contracts';
-import { chooseL2, fitFusion, fusedLikelihood, shippedFusion, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { fusedLikelihood, shippedFusion } from '../../workers/liveness/engine/fusion';
+import { chooseL2, fitFusion, type TrainingRow } from './fusion-fit';
 import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
 import { apcer, bpcer, engineCacheKey, groupsOf, type ManifestRow, pairedDelta, pct, readManifest } from './evaluation';
 
@@ -247,18 +248,20 @@ export function rateInterval(items: Array<{ group: string; hit: boolean }>, roun
 }
 
 /**
- * Out of source: each repository's frames, in every variant, scored by a fusion fitted on the unaltered full
- * frames of the other repositories, the way the shipped fusion was fitted (same cues, same L2 rule, bias
- * anchored at the threshold). `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's).
- * A frame the engine refused (400 invalid_image) is not accepted: score 1. Frames not made are left out.
+ * Out of source: each repository's frames, in every variant, scored by a fusion fitted on the full frames of the
+ * other repositories (unaltered, unless `fittedOn` names more variants: explore-closeups.ts fits on close-up
+ * copies too), the way the shipped fusion was fitted (same cues, same L2 rule, bias anchored at the threshold).
+ * `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's). A frame the engine refused
+ * (400 invalid_image) is not accepted: score 1. Frames not made are left out.
  */
 export function outOfSourceScores(
   scored: ScoredVariant[],
   models: string[],
   t: number,
   logitsOf: (s: ScoredVariant) => Record<string, number>,
+  fittedOn: readonly string[] = [AS_TAKEN],
 ): Map<ScoredVariant, number> {
-  const asTaken = scored.filter((s) => s.variant === AS_TAKEN && s.entry.features);
+  const fitting = scored.filter((s) => fittedOn.includes(s.variant) && s.entry.features);
   const rowOf = (s: ScoredVariant): TrainingRow => ({
     logits: logitsOf(s),
     cues: s.entry.features!.cues,
@@ -269,7 +272,7 @@ export function outOfSourceScores(
   const inner = shippedFusion.l2Rule?.startsWith('chosen') ?? false;
   const score = new Map<ScoredVariant, number>();
   for (const g of groupsOf(scored.map((s) => s.row))) {
-    const rows = asTaken.filter((s) => s.row.group !== g).map(rowOf);
+    const rows = fitting.filter((s) => s.row.group !== g).map(rowOf);
     const fusion = fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 });
     for (const s of scored) {
       if (s.row.group !== g || s.entry.error === 'not made') continue;

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, loadConfig } from '../../shared/config';
 import { AppError } from '../../shared/errors';
-import { chooseL2, type FitOptions, fitFusion, fusedLikelihood, type FusionParams, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { fusedLikelihood, type FusionParams } from '../../workers/liveness/engine/fusion';
+import { chooseL2, type FitOptions, fitFusion, type TrainingRow } from './fusion-fit';
 import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
 
 export interface ManifestRow {

@@ -34,16 +34,8 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import {
-  equalErrorPoint,
-  fitFusionTerms,
-  type FusionParams,
-  fusedLogit,
-  L2_GRID,
-  shippedFusion,
-  sigmoid,
-  type TrainingRow,
-} from '../../workers/liveness/engine/fusion';
+import { type FusionParams, fusedLogit, shippedFusion, sigmoid } from '../../workers/liveness/engine/fusion';
+import { equalErrorPoint, fitFusionTerms, L2_GRID, type TrainingRow } from './fusion-fit';
 import {
   apcer,
   auc,

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../shared/errors';
-import { chooseL2, fitFusion, fusedLikelihood, type FusionParams, sourceHeldOutLogLoss, type TrainingRow } from '../../workers/liveness/engine/fusion';
+import { fusedLikelihood, type FusionParams } from '../../workers/liveness/engine/fusion';
+import { chooseL2, fitFusion, sourceHeldOutLogLoss, type TrainingRow } from './fusion-fit';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
 import { BUILTIN_SPOOF_SPECS } from '../../workers/liveness/engine/spoof';
 import { apcer, auc, bootstrapAuc, bpcer, groupsOf, pairedDelta, pct, scoreSetsFromArgs } from './evaluation';
@@ -24,7 +25,7 @@ interface Row {
 
 const isCue = (f: string) => (CUE_NAMES as readonly string[]).includes(f);
 
-/** The fusion's own training rows (fusion.ts): `feats` split into model logits and cues. */
+/** The fusion's own training rows (fusion-fit.ts): `feats` split into model logits and cues. */
 const training = (rows: Row[]): Array<TrainingRow & { row: Row }> => rows.map((r) => ({ row: r, logits: r.x, cues: r.x, isSpoof: r.spoof, group: r.group }));
 const split = (feats: string[]) => ({ models: feats.filter((f) => !isCue(f)), cues: feats.filter(isCue) });
 

@@ -43,11 +43,17 @@ import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/
 import { boxBeforeTurn, eyeRoll, type QuarterTurns, turnImage } from '../../workers/liveness/engine/orientation';
 import { BUILTIN_SPOOF_SPECS, logit, openSpoofSession, type SpoofModelSpec } from '../../workers/liveness/engine/spoof';
 import { engineCacheKey, pct } from './evaluation';
-import { AS_TAKEN, engineScore, outOfSourceScores, scoreAll, VARIANTS, VARIANTS_VERSION } from './eval-robustness';
+import { AS_TAKEN, engineScore, type Entry, outOfSourceScores, scoreAll, type ScoredVariant, VARIANTS, VARIANTS_VERSION } from './eval-robustness';
 
-type Outside = 'shift' | 'replicate' | 'reflect' | 'fit';
-const CANDIDATES: Record<string, Outside> = { AS: 'shift', AR: 'replicate', AF: 'reflect', AL: 'fit' };
-const FRAMING = VARIANTS.filter((v) => v.name === AS_TAKEN || /^(crop|roll|cut)/.test(v.name));
+export type Outside = 'shift' | 'replicate' | 'reflect' | 'fit';
+const CANDIDATES: Record<string, WindowRule> = {
+  AS: { outside: 'shift', level: true },
+  AR: { outside: 'replicate', level: true },
+  AF: { outside: 'reflect', level: true },
+  AL: { outside: 'fit', level: true },
+};
+/** As taken and the 12 framing variants of eval-robustness.ts (close-ups, roll cuts, the cuts without roll). */
+export const FRAMING = VARIANTS.filter((v) => v.name === AS_TAKEN || /^(crop|roll|cut)/.test(v.name));
 
 interface Window {
   cx: number;
@@ -131,21 +137,26 @@ export function sampleWindow(img: RgbImage, win: Window, theta: number, S: numbe
   }
 }
 
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
-  const cacheFile = args.includes('--cache') ? args[args.indexOf('--cache') + 1]! : 'var/explore-framing.json';
-  const cfg = loadConfig();
-  const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
-  const models = engine.spoofSpecs.map((s) => s.name);
+/** How a candidate cuts the spoof models' windows: the rule for a window leaving the frame, and eye-line levelling. */
+export interface WindowRule {
+  outside: Outside;
+  level: boolean;
+}
+
+/**
+ * A scorer for scoreAll: the engine's answer (S's features) plus, under `alt`, each candidate's three spoof logits
+ * from windows cut by its rule around the engine's face box (in the upright frame), levelled by BlazeFace front's
+ * eye roll when the rule says so. explore-closeups.ts reuses it with its own candidates.
+ */
+export async function candidateScorer(engine: LivenessEngine, cfg: ReturnType<typeof loadConfig>, candidates: Record<string, WindowRule>) {
   const front = new BlazeFace(await openSession(verifiedModelPath(cfg.MODELS_DIR, 'blazeface-front'), { intraOpThreads: 1 }), 128, 'blazeface-front');
   const sessions = await Promise.all(
     BUILTIN_SPOOF_SPECS.map(async (spec) => ({ spec, session: await openSpoofSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), 1) })),
   );
   const shipped = engineScore(engine);
+  const levelled = Object.values(candidates).some((c) => c.level);
 
-  const score = async (bytes: Buffer, format: 'jpeg' | 'png') => {
+  return async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
     const entry = await shipped(bytes, format);
     if (!entry.features || !entry.face) return entry;
     const sent = await decodeImage(bytes, format);
@@ -155,10 +166,11 @@ async function main(): Promise<void> {
     const inSent: Box = { x: r.x / sent.scale, y: r.y / sent.scale, w: r.width / sent.scale, h: r.height / sent.scale };
     // The answer's box is in the frame as sent; sent is img turned the other (4 - turns) quarters.
     const face = turns ? boxBeforeTurn(inSent, ((4 - turns) % 4) as QuarterTurns, img) : inSent;
-    const eyes = largest((await front.detect(img)).filter((f) => iou(f.box, face) > 0.3));
-    const theta = ((eyes ? (eyeRoll(eyes) ?? 0) : 0) * Math.PI) / 180;
+    const eyes = levelled ? largest((await front.detect(img)).filter((f) => iou(f.box, face) > 0.3)) : undefined;
+    const roll = ((eyes ? (eyeRoll(eyes) ?? 0) : 0) * Math.PI) / 180;
     entry.alt = {};
-    for (const [name, outside] of Object.entries(CANDIDATES)) {
+    for (const [name, { outside, level }] of Object.entries(candidates)) {
+      const theta = level ? roll : 0;
       const logits: Record<string, number> = {};
       for (const { spec, session } of sessions) {
         const S = spec.inputSize;
@@ -175,6 +187,56 @@ async function main(): Promise<void> {
     }
     return entry;
   };
+}
+
+/** BPCER (live rejected) and APCER (spoofs accepted) at t of one variant's frames under `scores`, with counts. */
+export function variantRates(scored: ScoredVariant[], scores: Map<ScoredVariant, number>, variant: string, t: number) {
+  const made = scored.filter((s) => s.variant === variant && scores.has(s));
+  const live = made.filter((s) => s.row.label === 'live'),
+    spoof = made.filter((s) => s.row.label === 'spoof');
+  const rejected = live.filter((s) => scores.get(s)! > t).length,
+    accepted = spoof.filter((s) => scores.get(s)! <= t).length;
+  return {
+    bpcer: rejected / live.length,
+    apcer: accepted / spoof.length,
+    live,
+    spoof,
+    text: `${pct(rejected / live.length)} (${rejected}/${live.length}) ${pct(accepted / spoof.length)} (${accepted}/${spoof.length})`,
+  };
+}
+
+/**
+ * The framing experiments' pre-registered rule against the reference `ref`: spread(C) = the largest |BPCER(variant) -
+ * BPCER(as taken)| over the framing variants; C qualifies if (1) spread(C) <= spread(ref) - 2 points, (2) as taken
+ * its APCER and BPCER are at most ref's + 2 points, (3) on every variant its APCER is at most ref's + 2 points. Prints
+ * each candidate's verdict and returns the qualifying one with the smallest spread (ties: first in `order`).
+ */
+export function framingRule(rates: (n: string, variant: string) => { bpcer: number; apcer: number }, ref: string, order: string[]): string | undefined {
+  const variants = FRAMING.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
+  const spread = (n: string) => Math.max(...variants.map((v) => Math.abs(rates(n, v).bpcer - rates(n, AS_TAKEN).bpcer)));
+  const qualifying: Array<{ n: string; spread: number }> = [];
+  for (const n of order) {
+    const c1 = spread(n) <= spread(ref) - 0.02;
+    const c2 = rates(n, AS_TAKEN).apcer <= rates(ref, AS_TAKEN).apcer + 0.02 && rates(n, AS_TAKEN).bpcer <= rates(ref, AS_TAKEN).bpcer + 0.02;
+    const c3 = variants.every((v) => rates(n, v).apcer <= rates(ref, v).apcer + 0.02);
+    console.log(
+      `  ${n}: spread ${(100 * spread(n)).toFixed(1)} vs ${ref} ${(100 * spread(ref)).toFixed(1)} points (1: ${c1 ? 'yes' : 'no'}); as taken within 2 points (2: ${c2 ? 'yes' : 'no'}); APCER per variant within 2 points (3: ${c3 ? 'yes' : 'no'})`,
+    );
+    if (c1 && c2 && c3) qualifying.push({ n, spread: spread(n) });
+  }
+  qualifying.sort((a, b) => a.spread - b.spread || order.indexOf(a.n) - order.indexOf(b.n));
+  return qualifying[0]?.n;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
+  const cacheFile = args.includes('--cache') ? args[args.indexOf('--cache') + 1]! : 'var/explore-framing.json';
+  const cfg = loadConfig();
+  const t = cfg.FAKE_THRESHOLD;
+  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
+  const models = engine.spoofSpecs.map((s) => s.name);
+  const score = await candidateScorer(engine, cfg, CANDIDATES);
 
   const key = engineCacheKey(engine, VARIANTS_VERSION, fs.readFileSync(__filename, 'utf8'));
   const t0 = Date.now();
@@ -185,40 +247,16 @@ async function main(): Promise<void> {
   const scores = Object.fromEntries(
     names.map((n) => [n, outOfSourceScores(scored, models, t, (s) => (n === 'S' ? s.entry.features!.spoofLogits : s.entry.alt![n]!))]),
   );
-  const rates = (n: string, variant: string) => {
-    const made = scored.filter((s) => s.variant === variant && scores[n]!.has(s));
-    const live = made.filter((s) => s.row.label === 'live'),
-      spoof = made.filter((s) => s.row.label === 'spoof');
-    const rejected = live.filter((s) => scores[n]!.get(s)! > t).length,
-      accepted = spoof.filter((s) => scores[n]!.get(s)! <= t).length;
-    return {
-      bpcer: rejected / live.length,
-      apcer: accepted / spoof.length,
-      text: `${pct(rejected / live.length)} (${rejected}/${live.length}) ${pct(accepted / spoof.length)} (${accepted}/${spoof.length})`,
-    };
-  };
+  const rates = (n: string, variant: string) => variantRates(scored, scores[n]!, variant, t);
   console.log(`\nout of source at ${t}: BPCER (rejected/live) APCER (accepted/spoof) per candidate`);
   console.log(`| variant | ${names.join(' | ')} |`);
   console.log(`|---|${names.map(() => '---').join('|')}|`);
   for (const v of FRAMING) console.log(`| ${v.name} | ${names.map((n) => rates(n, v.name).text).join(' | ')} |`);
 
-  const variants = FRAMING.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
-  const spread = (n: string) => Math.max(...variants.map((v) => Math.abs(rates(n, v).bpcer - rates(n, AS_TAKEN).bpcer)));
   console.log('\ndecision rule (pre-registered in the header):');
-  const qualifying: Array<{ n: string; spread: number }> = [];
-  for (const n of Object.keys(CANDIDATES)) {
-    const c1 = spread(n) <= spread('S') - 0.02;
-    const c2 = rates(n, AS_TAKEN).apcer <= rates('S', AS_TAKEN).apcer + 0.02 && rates(n, AS_TAKEN).bpcer <= rates('S', AS_TAKEN).bpcer + 0.02;
-    const c3 = variants.every((v) => rates(n, v).apcer <= rates('S', v).apcer + 0.02);
-    console.log(
-      `  ${n}: spread ${(100 * spread(n)).toFixed(1)} vs S ${(100 * spread('S')).toFixed(1)} points (1: ${c1 ? 'yes' : 'no'}); as taken within 2 points (2: ${c2 ? 'yes' : 'no'}); APCER per variant within 2 points (3: ${c3 ? 'yes' : 'no'})`,
-    );
-    if (c1 && c2 && c3) qualifying.push({ n, spread: spread(n) });
-  }
   // Ties go to the simpler candidate, in the header's order AS, AL, AR, AF.
-  const order = ['AS', 'AL', 'AR', 'AF'];
-  qualifying.sort((a, b) => a.spread - b.spread || order.indexOf(a.n) - order.indexOf(b.n));
-  console.log(qualifying.length ? `ship: ${qualifying[0]!.n}` : 'no candidate qualifies: ship nothing');
+  const chosen = framingRule(rates, 'S', ['AS', 'AL', 'AR', 'AF']);
+  console.log(chosen ? `ship: ${chosen}` : 'no candidate qualifies: ship nothing');
 }
 
 if (require.main === module)

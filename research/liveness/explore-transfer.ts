@@ -31,16 +31,8 @@
 // fusion's operating point (its APCER/BPCER at the threshold on all frames, and its anchor shift in logits);
 // the two cross-collection checks (fit on one set, score the other).
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import {
-  cueStandardisation,
-  type CueTerm,
-  fitFusionTerms,
-  type FusionParams,
-  fusedLogit,
-  L2_GRID,
-  sigmoid,
-  type TrainingRow,
-} from '../../workers/liveness/engine/fusion';
+import { type CueTerm, type FusionParams, fusedLogit, sigmoid } from '../../workers/liveness/engine/fusion';
+import { cueStandardisation, fitFusionTerms, L2_GRID, type TrainingRow } from './fusion-fit';
 import { seededRandom } from '../stats';
 import {
   apcer,
@@ -146,7 +138,7 @@ function heldOut(rows: TrainingRow[], recipe: Recipe, models: string[], cues: re
   return out;
 }
 
-/** equalErrorPoint of fusion.ts with sample weights (unit weights: the same threshold). */
+/** equalErrorPoint of fusion-fit.ts with sample weights (unit weights: the same threshold). */
 function weightedEqualErrorPoint(spoof: Array<{ z: number; w: number }>, live: Array<{ z: number; w: number }>): number {
   let best = { gap: Infinity, t: 0 };
   const cands = [...new Set([...spoof, ...live].map((s) => s.z))].sort((a, b) => a - b);

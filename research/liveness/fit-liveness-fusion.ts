@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
-import { chooseL2, fitFusion, fusedLikelihood, L2_GRID } from '../../workers/liveness/engine/fusion';
+import { fusedLikelihood } from '../../workers/liveness/engine/fusion';
+import { chooseL2, fitFusion, L2_GRID } from './fusion-fit';
 import { apcer, auc, bpcer, crossValidatedLikelihoods, eer, pct, scoreSetsFromArgs, trainingRows } from './evaluation';
 
 const OUT = path.join(__dirname, '..', '..', 'workers', 'liveness', 'engine', 'fusion.json');

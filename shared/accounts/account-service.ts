@@ -1,34 +1,23 @@
-// Owns accounts and what the API, the console and the admin CLI do to them: creation and status, the two API
-// keys (issue, regenerate, the hot-path authentication behind the Redis key cache), plan changes (pending until
-// the marketplace confirms; each with its fee record), the hard cap and monthly limit, the console credentials
-// (password hash, TOTP secret, recovery codes) and writing the audit log. Each document's update is atomic on
-// its own; an operation that touches several (a plan change: account, fee record, audit entry; the stale
-// pending sweep: accounts and their keys) writes them one after another, with no multi-document transaction.
+// Owns accounts: creation, reading them (by id, e-mail or marketplace subscription, with a scheduled change that
+// has come due applied), status (activation with the first console password, suspension, the sweep of
+// never-confirmed accounts), plans and the subscription's end (console requests pending until the marketplace
+// confirms them; each plan change with its fee record), the hard cap and monthly limit, and the welcome-mail and usage-alert flags; the changes are written to
+// the audit log (audit-log.ts). An account change drops its keys' cached authentications (auth-cache.ts). Keys
+// are api-keys.ts's, console credentials console-credentials.ts's. Each document's update is atomic on its own; an
+// operation that touches several (a plan change: account, fee record, audit entry; the stale pending sweep:
+// accounts, their keys and digests) writes them one after another, with no multi-document transaction.
 import { randomUUID } from 'node:crypto';
-import { ForbiddenError, InvalidRequestError, NotFoundError } from '../errors';
+import { InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';
 import { isDuplicateKeyError } from '../db/models';
-import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId } from '../billing/plans';
+import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId, type PlanView } from '../billing/plans';
 import { hourOf, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
-import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
 import type { AuthCache } from './auth-cache';
 import { CredentialDigests } from './credential-digests';
-import { Deadline } from '../deadline';
-import { SingleFlight } from '../single-flight';
+import { AuditLog } from './audit-log';
+import type { Deadline } from '../deadline';
 
-export type KeySlot = 'primary' | 'secondary';
 export type Account = AccountDoc & { _id: string };
-
-/** The account fields authentication and billing need: all the auth cache ever stores. */
-export type AuthAccount = Pick<Account, '_id' | 'status' | 'plan' | 'monthlyLimit' | 'hardCap'> & {
-  scheduledChange: { effectiveMonth?: string | null } | null;
-};
-
-export interface AuthenticatedKey {
-  account: AuthAccount;
-  keyId: string;
-  slot: KeySlot;
-}
 
 export interface CreateAccountInput {
   email: string;
@@ -52,42 +41,18 @@ export interface ChangeSource {
 /** What a console request pending the marketplace's confirmation asks for (AccountDoc.pendingPlanChange). */
 export type PendingRequestKind = 'plan' | 'cancel' | 'withdraw_scheduled';
 
-/** The effective billing view of an account at a moment. */
-export interface PlanView {
-  plan: PlanId;
-  monthlyLimit: number;
-  hardCap: boolean;
-}
-
-/** Upper bound of one authentication's database reads when the caller gives no deadline. */
-const DEFAULT_AUTH_DEADLINE_MS = 10_000;
-/** Least server-side time a shared key lookup gets (see lookUp). */
-const LOOKUP_FLOOR_MS = 1000;
-
-function authAccountOf(a: Account): AuthAccount {
-  const due = a.scheduledChange?.effectiveMonth ?? null;
-  return {
-    _id: a._id,
-    status: a.status,
-    plan: a.plan,
-    monthlyLimit: a.monthlyLimit ?? null,
-    hardCap: a.hardCap,
-    scheduledChange: due ? { effectiveMonth: due } : null,
-  };
-}
-
 export class AccountService {
-  /** Concurrent first calls of one key share one database lookup. */
-  private readonly lookups = new SingleFlight<AuthenticatedKey | null>();
   private readonly digests: CredentialDigests;
+  private readonly auditLog: AuditLog;
 
-  /** With a cache, authentication reads Redis; every write below then keeps it right (see auth-cache.ts). */
+  /** With the API's auth cache, every account change below drops its keys' cached authentications (see auth-cache.ts). */
   constructor(
     private readonly models: Models,
     private readonly clock: Clock,
-    private readonly cache?: AuthCache<AuthenticatedKey>,
+    private readonly cache?: AuthCache<unknown>,
   ) {
     this.digests = new CredentialDigests(models);
+    this.auditLog = new AuditLog(models, clock);
   }
 
   /** Drops cached authentications of this customer's keys after an account change. */
@@ -97,7 +62,8 @@ export class AccountService {
     await this.cache.forget(keys.map((k) => k.hash));
   }
 
-  async create(input: CreateAccountInput): Promise<{ account: Account; primaryKey: string | null; secondaryKey: string | null }> {
+  /** A new account (its keys are issued by ApiKeyService.issueKeys once it is active). */
+  async create(input: CreateAccountInput): Promise<Account> {
     if (!isPlanId(input.plan)) throw new InvalidRequestError(`unknown plan ${JSON.stringify(input.plan)}`);
     const id = randomUUID();
     try {
@@ -119,119 +85,7 @@ export class AccountService {
       if (isDuplicateKeyError(err)) throw new InvalidRequestError('an account with this e-mail already exists');
       throw err;
     }
-    const account = (await this.get(id))!;
-    if (account.status !== 'active') return { account, primaryKey: null, secondaryKey: null };
-    const { primaryKey, secondaryKey } = await this.issueKeys(id);
-    return { account, primaryKey, secondaryKey };
-  }
-
-  /** Issues both keys (activation). Returns them in full: the only time they are shown. */
-  async issueKeys(customerId: string): Promise<{ primaryKey: string; secondaryKey: string }> {
-    const primaryKey = await this.writeKey(customerId, 'primary');
-    const secondaryKey = await this.writeKey(customerId, 'secondary');
-    return { primaryKey, secondaryKey };
-  }
-
-  /** Replaces one key; the old one stops working at once (the cache refuses its digest, see auth-cache.ts). */
-  async regenerate(customerId: string, slot: KeySlot): Promise<string> {
-    const account = await this.get(customerId);
-    if (!account) throw new NotFoundError('customer not found');
-    const key = await this.writeKey(customerId, slot);
-    await this.audit(customerId, 'key.regenerated', { slot });
-    return key;
-  }
-
-  /**
-   * Writes a new key into the slot in three single-document writes, ordered for crashes (see
-   * credential-digests.ts): its digest first (pointing at a key that does not carry it yet, so it admits
-   * nothing), then the key, then the old key's digest is removed (the old key is refused from the key write on).
-   */
-  private async writeKey(customerId: string, slot: KeySlot): Promise<string> {
-    const key = generateApiKey();
-    const digest = sha256Hex(key);
-    const existing = await this.models.ApiKey.findOne({ customerId, slot }, { _id: 1 }).lean();
-    const keyId = existing?._id ?? randomUUID();
-    await this.digests.add(digest, 'api_key', keyId, customerId);
-    const previous = await this.models.ApiKey.findOneAndUpdate(
-      { customerId, slot },
-      {
-        $set: { hash: digest, prefix: displayPrefix(key), rotatedAt: this.clock() },
-        $inc: { generation: 1 },
-        $setOnInsert: { _id: keyId, customerId, slot },
-      },
-      { upsert: true },
-    ).lean();
-    // Another writer created the slot's key between the read and the upsert: ours updated that one.
-    if (previous && previous._id !== keyId) await this.digests.repoint(digest, previous._id);
-    if (previous && this.cache) await this.cache.revoke(previous.hash);
-    if (previous && previous.hash !== digest) await this.digests.remove(previous.hash);
-    return key;
-  }
-
-  async keyPrefixes(customerId: string): Promise<Array<{ id: string; slot: KeySlot; prefix: string; rotatedAt: Date | null }>> {
-    const keys = await this.models.ApiKey.find({ customerId }).sort({ slot: 1 }).lean();
-    return keys.map((k) => ({ id: k._id, slot: k.slot, prefix: k.prefix, rotatedAt: k.rotatedAt ?? null }));
-  }
-
-  /**
-   * Resolves an X-API-Key. Null for a missing, malformed, unknown or replaced key (401);
-   * ForbiddenError when the key is valid but the account may not use the API (403);
-   * DeadlineExceededError (503) when the answer cannot come before `deadline`.
-   * `beforeDatabase`: called only when the database must be read (a cache miss), and waited for (and failed
-   * with) before the read; a key decided from the cache never calls it.
-   */
-  async authenticate(
-    presented: string | undefined,
-    deadline = Deadline.after(DEFAULT_AUTH_DEADLINE_MS),
-    beforeDatabase?: () => Promise<unknown>,
-  ): Promise<AuthenticatedKey | null> {
-    if (!presented || !API_KEY_SHAPE.test(presented)) return null;
-    const digest = sha256Hex(presented);
-    const cached = this.cache ? await deadline.race('authentication cache', this.cache.get(digest)) : ({ kind: 'miss', generation: null } as const);
-    if (cached.kind === 'revoked') return null;
-    if (cached.kind === 'hit' && !this.changeDue(cached.value.account)) return this.admit(cached.value);
-    const generation = cached.kind === 'miss' ? cached.generation : null;
-    await beforeDatabase?.();
-    const auth = await deadline.race(
-      'authentication',
-      this.lookups.run(digest, () => this.lookUp(digest, generation, deadline)),
-    );
-    return auth && this.admit(auth);
-  }
-
-  /**
-   * The database half of authenticate: reads by `_id` only (its digest document, the key, its account); an
-   * unknown key costs the one digest read. The fill is shared by
-   * every caller that missed meanwhile, so the server-side bound is the first caller's time left but never
-   * under LOOKUP_FLOOR_MS (a caller about to give up must not doom the others); each caller still answers by
-   * its own deadline.
-   */
-  private async lookUp(digest: string, generation: string | null, deadline: Deadline): Promise<AuthenticatedKey | null> {
-    const bound = Deadline.after(Math.max(LOOKUP_FLOOR_MS, deadline.remainingMs()));
-    const keyId = await this.digests.ownerOf(digest, 'api_key', bound.remainingMs());
-    if (!keyId) return null;
-    const key = await this.models.ApiKey.findById(keyId, { customerId: 1, slot: 1, hash: 1 }).maxTimeMS(bound.remainingMs()).lean();
-    if (!key || !sameDigest(key.hash, digest)) return null;
-    const account = await this.current(key.customerId, bound);
-    if (!account) return null;
-    const auth: AuthenticatedKey = { account: authAccountOf(account), keyId: key._id, slot: key.slot };
-    await this.cache?.put(digest, generation, auth);
-    return auth;
-  }
-
-  /** 403 when the key is valid but the account may not use the API. */
-  private admit(auth: AuthenticatedKey): AuthenticatedKey {
-    const { status } = auth.account;
-    if (status === 'suspended') throw new ForbiddenError('This account is suspended; contact support');
-    if (status === 'cancelled') throw new ForbiddenError('This subscription has ended');
-    if (status !== 'active') throw new ForbiddenError('This account is not activated yet');
-    return auth;
-  }
-
-  /** A scheduled plan change has come due: the cached account is out of date. */
-  private changeDue(account: AuthAccount): boolean {
-    const due = account.scheduledChange?.effectiveMonth;
-    return !!due && monthOf(this.clock()) >= due;
+    return (await this.get(id))!;
   }
 
   async get(customerId: string, deadline?: Deadline): Promise<Account | null> {
@@ -290,7 +144,7 @@ export class AccountService {
       );
       await this.accountChanged(customerId);
       await this.recordPlanFee(account, plan, now, changeId);
-      await this.audit(customerId, 'plan.upgraded', { from: account.plan, to: plan, effectiveAt: now.toISOString(), by: source.by, changeId });
+      await this.auditLog.record(customerId, 'plan.upgraded', { from: account.plan, to: plan, effectiveAt: now.toISOString(), by: source.by, changeId });
       return { effective: 'now' };
     }
     const effectiveMonth = monthAfter(monthOf(now));
@@ -301,7 +155,7 @@ export class AccountService {
     );
     await this.accountChanged(customerId);
     await this.recordPlanFee(account, plan, effectiveAt, changeId);
-    await this.audit(customerId, 'plan.downgrade_scheduled', {
+    await this.auditLog.record(customerId, 'plan.downgrade_scheduled', {
       from: account.plan,
       to: plan,
       effectiveMonth,
@@ -361,7 +215,7 @@ export class AccountService {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
     await this.setPendingRequest(customerId, { kind: 'plan', plan });
-    await this.audit(customerId, 'plan.change_requested', { from: account.plan, to: plan });
+    await this.auditLog.record(customerId, 'plan.change_requested', { from: account.plan, to: plan });
   }
 
   /**
@@ -375,7 +229,7 @@ export class AccountService {
     const now = this.clock();
     const effectiveMonth = monthAfter(monthOf(now));
     await this.setPendingRequest(customerId, { kind: 'cancel', plan: null });
-    await this.audit(customerId, 'plan.cancellation_requested', { effectiveMonth, effectiveAt: nextMonthStart(now).toISOString() });
+    await this.auditLog.record(customerId, 'plan.cancellation_requested', { effectiveMonth, effectiveAt: nextMonthStart(now).toISOString() });
     return { effective: effectiveMonth };
   }
 
@@ -388,7 +242,7 @@ export class AccountService {
     const scheduled = account?.scheduledChange;
     if (!scheduled?.effectiveMonth) throw new NotFoundError('no scheduled plan change');
     await this.setPendingRequest(customerId, { kind: 'withdraw_scheduled', plan: null });
-    await this.audit(customerId, 'plan.scheduled_change_withdrawal_requested', {
+    await this.auditLog.record(customerId, 'plan.scheduled_change_withdrawal_requested', {
       ...(scheduled.cancel ? { cancel: true } : { to: scheduled.plan }),
       effectiveMonth: scheduled.effectiveMonth,
     });
@@ -403,7 +257,7 @@ export class AccountService {
     const account = await this.get(customerId);
     const res = await this.models.Account.updateOne({ _id: customerId, pendingPlanChange: { $ne: null } }, { $set: { pendingPlanChange: null } });
     if (res.matchedCount === 0) throw new NotFoundError('no pending plan change');
-    await this.audit(customerId, 'plan.change_request_withdrawn', { kind: account?.pendingPlanChange?.kind ?? 'plan' });
+    await this.auditLog.record(customerId, 'plan.change_request_withdrawn', { kind: account?.pendingPlanChange?.kind ?? 'plan' });
   }
 
   async getBySubscription(subscriptionId: string): Promise<Account | null> {
@@ -426,7 +280,7 @@ export class AccountService {
       { $set: { scheduledChange: { plan: null, cancel: true, effectiveMonth, requestedAt: now, changeId: source.changeId ?? null }, pendingPlanChange: null } },
     );
     await this.accountChanged(customerId);
-    await this.audit(customerId, 'plan.cancellation_scheduled', {
+    await this.auditLog.record(customerId, 'plan.cancellation_scheduled', {
       effectiveMonth,
       effectiveAt: nextMonthStart(now).toISOString(),
       by: source.by,
@@ -451,7 +305,7 @@ export class AccountService {
     );
     if (res.matchedCount === 0) throw new NotFoundError('no scheduled plan change');
     await this.accountChanged(customerId);
-    await this.audit(customerId, 'plan.scheduled_change_withdrawn', {
+    await this.auditLog.record(customerId, 'plan.scheduled_change_withdrawn', {
       ...(scheduled.cancel ? { cancel: true } : { to: scheduled.plan }),
       effectiveAt: this.clock().toISOString(),
       by: source.by,
@@ -470,7 +324,7 @@ export class AccountService {
     );
     if (res.modifiedCount === 0) return false;
     await this.accountChanged(customerId);
-    await this.audit(customerId, 'status.cancelled', {
+    await this.auditLog.record(customerId, 'status.cancelled', {
       effectiveAt: this.clock().toISOString(),
       by: source.by,
       ...(source.changeId ? { changeId: source.changeId } : {}),
@@ -484,7 +338,7 @@ export class AccountService {
     if (account.plan === 'free' && !on) throw new InvalidRequestError('the free plan always has the hard cap on');
     await this.models.Account.updateOne({ _id: customerId }, { $set: { hardCap: on } });
     await this.accountChanged(customerId);
-    await this.audit(customerId, on ? 'hard_cap.on' : 'hard_cap.off', null);
+    await this.auditLog.record(customerId, on ? 'hard_cap.on' : 'hard_cap.off', null);
   }
 
   async setMonthlyLimit(customerId: string, limit: number | null): Promise<void> {
@@ -495,7 +349,7 @@ export class AccountService {
   async setStatus(customerId: string, status: 'active' | 'suspended' | 'cancelled'): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId }, { $set: { status } });
     await this.accountChanged(customerId);
-    await this.audit(customerId, `status.${status}`, null);
+    await this.auditLog.record(customerId, `status.${status}`, null);
   }
 
   /**
@@ -519,68 +373,8 @@ export class AccountService {
     const res = await this.models.Account.updateOne({ _id: customerId, status: 'pending' }, { $set: { passwordHash, status: 'active' } });
     if (res.modifiedCount === 0) return false;
     await this.accountChanged(customerId);
-    await this.audit(customerId, 'console.activated', null);
+    await this.auditLog.record(customerId, 'console.activated', null);
     return true;
-  }
-
-  /** A new console password (reset or change); the caller ends the account's other sessions. */
-  async setPassword(customerId: string, passwordHash: string, how: 'reset' | 'changed'): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { passwordHash, passwordChangedAt: this.clock() } });
-    await this.audit(customerId, `console.password_${how}`, null);
-  }
-
-  /** Stores the pending TOTP secret (sealed by the caller) while two-factor is not yet on. */
-  /** Replaces a TOTP secret sealed with an earlier APP_SECRET by the same secret sealed with the current one. */
-  async resealTotpSecret(customerId: string, before: string, after: string): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId, totpSecretEnc: before }, { $set: { totpSecretEnc: after } });
-  }
-
-  /**
-   * An operator's two-factor reset (a customer lost both the phone and the recovery codes, after checking who
-   * they are): the secret and the codes are gone, and the next sign-in sets up two-factor again.
-   */
-  async resetTwoFactor(customerId: string): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: false, totpSecretEnc: null, recoveryCodeHashes: [] } });
-    await this.audit(customerId, 'two_factor.reset_by_operator', null);
-  }
-
-  async setPendingTotpSecret(customerId: string, sealed: string): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId, totpEnabled: false }, { $set: { totpSecretEnc: sealed } });
-  }
-
-  /**
-   * The customer replaced the authenticator app (a code from the new secret confirmed it): the new sealed secret
-   * and a new set of recovery codes in one update, only while the secret is still `before` (false otherwise:
-   * another replacement or an operator reset came first).
-   */
-  async replaceTotpSecret(customerId: string, before: string, after: string, recoveryCodeHashes: string[]): Promise<boolean> {
-    const res = await this.models.Account.updateOne(
-      { _id: customerId, totpEnabled: true, totpSecretEnc: before },
-      { $set: { totpSecretEnc: after, recoveryCodeHashes } },
-    );
-    if (res.modifiedCount === 0) return false;
-    await this.audit(customerId, 'console.authenticator_replaced', null);
-    return true;
-  }
-
-  async enableTotp(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: true, recoveryCodeHashes } });
-    await this.audit(customerId, 'console.two_factor_enabled', null);
-  }
-
-  async replaceRecoveryCodes(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { recoveryCodeHashes } });
-    await this.audit(customerId, 'console.recovery_codes_regenerated', null);
-  }
-
-  /**
-   * Takes spent recovery codes out of the account's list and audits the use of one. The list is not what makes
-   * a code usable once: the caller's marker is (api/console/recovery-codes.ts), because an engine that loses
-   * concurrent updates (FerretDB 1.24) may put a pulled code back; every spent code is pulled again each time.
-   */
-  async pullSpentRecoveryCodes(customerId: string, spent: string[]): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $pull: { recoveryCodeHashes: { $in: spent } } });
-    await this.audit(customerId, 'console.recovery_code_used', null);
   }
 
   /** Claims the one welcome e-mail (atomic); `release` gives the claim back after a failed send. */
@@ -593,15 +387,11 @@ export class AccountService {
 
   async setUsageAlerts(customerId: string, on: boolean): Promise<void> {
     await this.models.Account.updateOne({ _id: customerId }, { $set: { usageAlerts: on } });
-    await this.audit(customerId, on ? 'usage_alerts.on' : 'usage_alerts.off', null);
+    await this.auditLog.record(customerId, on ? 'usage_alerts.on' : 'usage_alerts.off', null);
   }
 
   /** Active accounts that asked for usage alert e-mails. */
   async withUsageAlerts(): Promise<Account[]> {
     return await this.models.Account.find({ usageAlerts: true, status: 'active' }).lean();
-  }
-
-  async audit(customerId: string, action: string, detail: Record<string, unknown> | null): Promise<void> {
-    await this.models.Audit.create({ customerId, action, detail, at: this.clock() });
   }
 }

@@ -2,18 +2,19 @@
 // known key costs one Redis round trip and no database read. Credentials (password hash, TOTP secret)
 // and contact data are never cached.
 //
-// Staleness: every change made through AccountService (plan, hard cap, limit, status, scheduled change,
-// key replacement) invalidates the customer's entries at once, and a lookup that read the database
+// Staleness: every change made through AccountService (plan, hard cap, limit, status, scheduled change) or
+// ApiKeyService (key replacement) invalidates the customer's entries at once, and a lookup that read the database
 // before such a change cannot re-cache what it read: the change bumps a per-digest generation
 // (a tombstone that outlives any lookup) and an entry is written only if the generation is still the
 // one seen when the lookup started. A replaced key additionally gets a 'revoked' mark that every reader
-// checks in the same MGET. So the only stale window left is for edits that bypass AccountService (an
+// checks in the same MGET. So the only stale window left is for edits that bypass those services (an
 // operator editing the database by hand): at most ENTRY_TTL_SECONDS. Scheduled changes that come due
-// are applied by AccountService on the next authentication (it compares the cached due month with the clock).
+// are applied on the next authentication (ApiKeyService compares the cached due month with the clock, and
+// AccountService.current applies the change).
 import type { Redis } from 'ioredis';
 import { luaScript } from '../redis-script';
 
-/** Lifetime of a cached authentication: the staleness bound for database edits that bypass AccountService. */
+/** Lifetime of a cached authentication: the staleness bound for database edits that bypass the account services. */
 export const ENTRY_TTL_SECONDS = 300;
 /** Generation and revocation marks outlive every entry written before them and every lookup in flight. */
 const MARK_TTL_SECONDS = ENTRY_TTL_SECONDS * 2;
@@ -25,7 +26,7 @@ const FORGET = luaScript('auth-cache-forget-2');
 /** What a cache read found: the entry (or null) and the generation a later put must still match. */
 export type CacheLookup<T> = { kind: 'revoked' } | { kind: 'hit'; value: T } | { kind: 'miss'; generation: string | null };
 
-/** T is what an authentication resolves to (AccountService's AuthenticatedKey), stored as JSON. */
+/** T is what an authentication resolves to (api-keys.ts's AuthenticatedKey), stored as JSON. */
 export class AuthCache<T> {
   constructor(
     private readonly redis: Redis,

@@ -12,9 +12,9 @@
 // Every key a script touches carries the `{prefix}` hash tag, so Redis Cluster puts them on one slot.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
-import type { PlanView } from '../accounts/account-service';
+import type { PlanView } from './plans';
 import { monthOf, nextMonthStart, type Clock } from './month';
-import { encodeOutboxEvent, outboxKey, pendingOutboxEntries, type OutcomeReply } from './usage-outbox';
+import { encodeOutboxEvent, outboxKey, pendingOutboxEntries } from './usage-outbox';
 import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
 import { luaScript } from '../redis-script';
@@ -51,8 +51,11 @@ export interface SettleRequest {
   abandonedOutcomeJson: string;
   /** The caller's idempotency entry: still pending for this request, it takes the committed answer. */
   idempotency?: { key: string; ttlMs: number };
-  /** Where the stored outcome is published in the same step (none: not published). */
-  reply?: OutcomeReply;
+  /**
+   * Where the stored outcome is published in the same step (none: not published): shared/queues/outcome-store.ts's
+   * OutcomeReply, spelled out here so that billing does not import the queue layer that stands on it.
+   */
+  reply?: { channel: string; head: string };
 }
 
 export interface SettleResult {

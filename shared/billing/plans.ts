@@ -1,8 +1,15 @@
-// Owns the plan table of the liveness spec (monthly calls, fees and overage prices; one source of truth) and the
-// proration of a plan change's fee.
+// Owns the plan table of the liveness spec (monthly calls, fees and overage prices; one source of truth), an
+// account's effective plan terms (PlanView: its limit and hard cap as billed), and the proration of a plan change's fee.
 
 export const PLAN_IDS = ['free', 'starter', 'standard', 'professional', 'business', 'enterprise'] as const;
 export type PlanId = (typeof PLAN_IDS)[number];
+
+/** The effective billing view of an account at a moment (AccountService.planView). */
+export interface PlanView {
+  plan: PlanId;
+  monthlyLimit: number;
+  hardCap: boolean;
+}
 
 export interface Plan {
   id: PlanId;

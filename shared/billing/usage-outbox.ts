@@ -2,13 +2,12 @@
 // to in the same Lua script that stores a job's outcome (and, for a billed call, commits its credit). Drainers
 // (workers/runtime/usage-drainer.ts) copy the entries to MongoDB in batches and acknowledge only what was
 // written, so a crash anywhere loses no event and the request id as `_id` keeps every event single.
-// Also owns storing every unbilled job's outcome (storeOutcome: first outcome wins, its event appended and its
-// reply published in the same script) and the publish step the billed settle in credit-ledger.ts reuses
-// (PUBLISH_STORED): the store and the outbox append are one Lua script, so they live with the outbox.
+// The appends themselves happen inside the scripts that store an outcome (shared/queues/outcome-store.ts and
+// credit-ledger.ts's settle); this module owns the stream's name, its
+// entries' encoding (and the MongoDB document each becomes) and how they are read back.
 import type { Redis } from 'ioredis';
 import type { UsageEventInput } from './usage-events';
 import { hourOf, monthOf } from './month';
-import { luaScript } from '../redis-script';
 
 /** The consumer group every drainer of a deployment joins. */
 export const OUTBOX_GROUP = 'usage-drainers';
@@ -64,32 +63,4 @@ export function parseOutboxEntries(raw: Array<[string, string[] | null]>): Outbo
 export async function pendingOutboxEntries(redis: Redis, prefix: string): Promise<OutboxEntry[]> {
   const raw = (await redis.xrange(outboxKey(prefix), '-', '+')) as Array<[string, string[]]>;
   return parseOutboxEntries(raw);
-}
-
-/**
- * Where a settle script publishes the stored outcome, in the same step (shared/lua/includes/publish-stored.lua): `head` + outcome + `}` on `channel` (the
- * waiting API process's reply channel; job-runner.ts writes the head). An empty channel publishes nothing.
- */
-export interface OutcomeReply {
-  channel: string;
-  head: string;
-}
-
-const STORE_OUTCOME = luaScript('outcome-store-2');
-
-/**
- * Stores an unbilled outcome, with its usage event in the outbox when given, and publishes it to `reply` when
- * given, in one step. Returns the stored JSON.
- */
-export async function storeOutcome(
-  redis: Redis,
-  prefix: string,
-  resultKey: string,
-  outcomeJson: string,
-  ttlMs: number,
-  event?: { requestId: string; json: string },
-  reply?: OutcomeReply,
-): Promise<string> {
-  const args = [outcomeJson, String(ttlMs), reply?.channel ?? '', reply?.head ?? '', ...(event ? [event.requestId, event.json] : [])];
-  return (await STORE_OUTCOME.run(redis, [resultKey, outboxKey(prefix)], args)) as string;
 }

@@ -157,6 +157,8 @@ const emotionTokenSchema = new Schema(
   },
   { collection: 'emotion_tokens', timestamps: true, versionKey: false },
 );
+// The console lists an account's tokens.
+emotionTokenSchema.index({ customerId: 1, createdAt: -1 });
 
 // The credential digest index (shared/accounts/credential-digests.ts): authentication finds an API key or an
 // emotion token by reading this document by `_id` (the SHA-256 digest), then the credential by its `_id`.

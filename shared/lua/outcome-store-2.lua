@@ -1,4 +1,4 @@
--- Stores an unbilled outcome of a job (shared/billing/usage-outbox.ts), with its usage event when given. The
+-- Stores an unbilled outcome of a job (shared/queues/outcome-store.ts), with its usage event when given. The
 -- first stored outcome of a job wins (a re-run after a stall must not overwrite it); the event is appended only
 -- with the outcome that is stored.
 -- KEYS[1]: result key, KEYS[2]: outbox stream.

@@ -1,5 +1,5 @@
 // Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
-// await the outcome. Admission is by time, not by count: a job is shed (503) only when the wait the
+// await the outcome and unwrap it (`call`: the value, or the worker's typed error thrown). Admission is by time, not by count: a job is shed (503) only when the wait the
 // backlog implies — the work ahead of it / workers, plus its own time — would not fit what is left of the
 // request's budget. The time per job comes from the cycle each worker reports with its
 // outcome (fetch, payload, engine, settle, publish, on the worker's own clock and in its CPU time;
@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ServiceUnavailableError } from '../errors';
+import { deserializeJobError, ServiceUnavailableError } from '../errors';
 import { Deadline, DeadlineExceededError } from '../deadline';
 import type { Logger } from '../logger';
 import type { z } from 'zod';
@@ -48,6 +48,30 @@ export interface SubmitOptions<I> {
   admission?: Admission;
   /** Called once the payload is in Redis and the job queued (the caller may let go of its copy of the bytes). */
   onQueued?: () => void;
+}
+
+export interface CallOptions<I, R> extends Omit<SubmitOptions<I>, 'admission'> {
+  /** Whose fair share of the workers the job counts in (fair-queue.ts): an account, never a header. */
+  tenant: string;
+  /** Admission already decided for this job (before its body was read); absent or null: admitted here. */
+  admission?: Admission | null;
+  /** Sees every outcome before it is unwrapped, answered or refused (a refused job took the worker as long). */
+  onOutcome?: (outcome: JobOutcome<R>) => void;
+  /** The request's logger, for a job that ended with an internal error; default: the client's. */
+  log?: Logger;
+}
+
+/** An answered job: its value and the worker's time on it. */
+export type JobAnswer<R> = Extract<JobOutcome<R>, { ok: true }>;
+
+/**
+ * The answer of an outcome, or its error as the typed AppError the worker threw (an internal error is logged: the
+ * worker's own log has the cause, this line ties it to the request).
+ */
+export function answerOf<R>(outcome: JobOutcome<R>, log: Logger): JobAnswer<R> {
+  if (outcome.ok) return outcome;
+  if (outcome.error.httpStatus === 500) log.error({ code: outcome.error.code }, 'job ended with an internal error');
+  throw deserializeJobError(outcome.error);
 }
 
 const WORKER_COUNT_TTL_MS = 3000;
@@ -255,6 +279,24 @@ export class JobClient {
       this.workersSeen = { count: await this.queue.getWorkersCount(), at: Date.now() };
     }
     return this.workersSeen.count;
+  }
+
+  /**
+   * Admits the job by time (unless `admission` was decided already), runs it and unwraps its outcome: resolves with
+   * the answer, or rejects with the worker's typed error, CapacityError (not admitted) or JobTimeoutError.
+   */
+  async call<I, R>(o: CallOptions<I, R>): Promise<JobAnswer<R>> {
+    const admission = o.admission ?? (await this.assertCapacity(o.deadline, { tenant: o.tenant, jobId: o.requestId }));
+    const outcome = await this.run<I, R>({
+      requestId: o.requestId,
+      input: o.input,
+      payload: o.payload,
+      deadline: o.deadline,
+      admission,
+      ...(o.onQueued ? { onQueued: o.onQueued } : {}),
+    });
+    o.onOutcome?.(outcome);
+    return answerOf(outcome, o.log ?? this.opts.log);
   }
 
   /** Runs one job and resolves with its outcome, or rejects with JobTimeoutError at the deadline. */

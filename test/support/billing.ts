@@ -2,7 +2,7 @@
 // commit, stored answer, usage event in the outbox), and wait until the outbox drainers have written every event
 // (outboxDrained lives with the process harness, which the benchmarks share).
 import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
-import type { PlanView } from '../../shared/accounts/account-service';
+import type { PlanView } from '../../shared/billing/plans';
 import { queueKeys } from '../../shared/queues/keys';
 
 /** A minimal engine result, for settling without running the engine. */

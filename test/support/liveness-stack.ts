@@ -34,7 +34,7 @@ export async function startLivenessStack(label: string, o: { env?: Record<string
     prefix,
     dbName,
     async createAccount(plan, opts = {}) {
-      const created = await api.deps.accounts.create({
+      const created = await api.deps.apiKeys.createAccountWithKeys({
         email: `user${++n}-${label}@example.com`,
         plan,
         hardCap: opts.hardCap,

@@ -1,6 +1,7 @@
 // Owns the emotion worker definition: the queue it serves, its engine, usage events and metrics.
 import { emotionInputSchema, QUEUE_NAMES, type EmotionInput, type EmotionResult } from '../../shared/queues/contracts';
-import { encodeOutboxEvent, storeOutcome } from '../../shared/billing/usage-outbox';
+import { encodeOutboxEvent } from '../../shared/billing/usage-outbox';
+import { storeOutcome } from '../../shared/queues/outcome-store';
 import { RESULT_TTL_MS } from '../../shared/queues/keys';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
-import { storeOutcome } from '../../shared/billing/usage-outbox';
+import { storeOutcome } from '../../shared/queues/outcome-store';
 import type { Redis } from 'ioredis';
 import type { LivenessInput, LivenessJobValue, LivenessResult } from '../../shared/queues/contracts';
 import { RESULT_TTL_MS } from '../../shared/queues/keys';

@@ -11,7 +11,7 @@ import type { Logger } from '../../shared/logger';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
 import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
 import { TenantWaiting } from '../../shared/queues/fair-queue';
-import { storeOutcome, type OutcomeReply } from '../../shared/billing/usage-outbox';
+import { storeOutcome, type OutcomeReply } from '../../shared/queues/outcome-store';
 import type { FaultHook } from './fault-hook';
 
 export interface JobContext<I> {

@@ -29,7 +29,7 @@ export const account: Command = async (ctx, words, flags) => {
     const planId = plan(required(flags, 'plan'))!;
     const monthlyLimit = limit(optional(flags, 'monthly-limit'));
     assertLimitAllowed(planId, monthlyLimit);
-    const created = await ctx.accounts.create({
+    const { account, primaryKey, secondaryKey } = await ctx.apiKeys.createAccountWithKeys({
       email: required(flags, 'email'),
       plan: planId,
       company: optional(flags, 'company'),
@@ -38,8 +38,8 @@ export const account: Command = async (ctx, words, flags) => {
     });
     output(
       ctx,
-      { customerId: created.account._id, primaryKey: created.primaryKey, secondaryKey: created.secondaryKey },
-      `customer ${created.account._id}\nprimary   ${created.primaryKey}\nsecondary ${created.secondaryKey}\n(the keys are shown only now)`,
+      { customerId: account._id, primaryKey, secondaryKey },
+      `customer ${account._id}\nprimary   ${primaryKey}\nsecondary ${secondaryKey}\n(the keys are shown only now)`,
     );
     return;
   }
@@ -73,7 +73,7 @@ export const account: Command = async (ctx, words, flags) => {
     const customerId = required(flags, 'customer');
     const acc = await ctx.accounts.current(customerId);
     if (!acc) throw new UsageError(`no customer ${customerId}`);
-    const keys = await ctx.accounts.keyPrefixes(customerId);
+    const keys = await ctx.apiKeys.keyPrefixes(customerId);
     const view = ctx.accounts.planView(acc);
     output(
       ctx,
@@ -85,7 +85,7 @@ export const account: Command = async (ctx, words, flags) => {
   if (verb === 'reset-2fa') {
     const customerId = required(flags, 'customer');
     if (!(await ctx.accounts.get(customerId))) throw new UsageError(`no customer ${customerId}`);
-    await ctx.accounts.resetTwoFactor(customerId);
+    await ctx.credentials.resetTwoFactor(customerId);
     const ended = await endAllSessionsOfAccount(ctx.redis, ctx.config.QUEUE_PREFIX, customerId);
     output(
       ctx,

@@ -2,7 +2,8 @@
 //   usage events and metering records of months before the last N (N >= 13: a year of invoices and disputes,
 //   plus the month in progress), only once every metering record of those months was reported;
 //   audit entries older than N months. Accounts and keys are never pruned here.
-import { monthOf } from '../../../shared/billing/month';
+import { AuditLog } from '../../../shared/accounts/audit-log';
+import { monthOf, systemClock } from '../../../shared/billing/month';
 import { optional, output, UsageError, type Command } from '../context';
 
 /** Fewer months than this would drop data a billing dispute or the yearly invoice still needs. */
@@ -27,18 +28,18 @@ export const retention: Command = async (ctx, words, flags) => {
   const filters = {
     usageEvents: { month: { $lt: cutoffMonth } },
     meteringRecords: { hour: { $lt: cutoffHour } },
-    audit: { at: { $lt: cutoffAt } },
   };
+  const audit = new AuditLog(ctx.models, systemClock);
   const counts = dryRun
     ? {
         usageEvents: await ctx.models.UsageEvent.countDocuments(filters.usageEvents),
         meteringRecords: await ctx.models.MeteringRecord.countDocuments(filters.meteringRecords),
-        audit: await ctx.models.Audit.countDocuments(filters.audit),
+        audit: await audit.pruneBefore(cutoffAt, true),
       }
     : {
         usageEvents: (await ctx.models.UsageEvent.deleteMany(filters.usageEvents)).deletedCount,
         meteringRecords: (await ctx.models.MeteringRecord.deleteMany(filters.meteringRecords)).deletedCount,
-        audit: (await ctx.models.Audit.deleteMany(filters.audit)).deletedCount,
+        audit: await audit.pruneBefore(cutoffAt, false),
       };
   output(
     ctx,

@@ -1,13 +1,14 @@
 // Owns the API keys' view model: each key slot's prefix, when it was made, and its last use and calls this
 // month from the usage events (usage.ts), as views/keys.ts and the Overview draw them.
 import { NotFoundError } from '../../../shared/errors';
-import type { Account, AccountService, KeySlot } from '../../../shared/accounts/account-service';
+import type { Account } from '../../../shared/accounts/account-service';
+import type { ApiKeyService, KeySlot } from '../../../shared/accounts/api-keys';
 import type { Models } from '../../../shared/db/models';
 import { usageByKey } from '../usage';
 import type { KeyView } from '../views/keys';
 
-export async function keyViews(d: { accounts: AccountService; models: Models }, a: Account, month: string): Promise<KeyView[]> {
-  const keys = await d.accounts.keyPrefixes(a._id);
+export async function keyViews(d: { apiKeys: ApiKeyService; models: Models }, a: Account, month: string): Promise<KeyView[]> {
+  const keys = await d.apiKeys.keyPrefixes(a._id);
   const byKey = await usageByKey(
     d.models,
     a._id,

@@ -2,7 +2,6 @@
 import { Router } from 'express';
 import { requireStage } from '../http';
 import { appContext, sendPage, signedInAccount, type ConsoleDeps } from '../context';
-import { recentAuditEntries } from '../queries/audit';
 import { activityPage } from '../views/activity';
 
 /** How many audit entries the page lists. */
@@ -14,7 +13,7 @@ export function activityRoutes(d: ConsoleDeps): Router {
 
   r.get('/activity', auth, async (req, res) => {
     const a = await signedInAccount(d, req);
-    const entries = await recentAuditEntries(d.models, a._id, ACTIVITY_ENTRIES);
+    const entries = await d.audit.recent(a._id, ACTIVITY_ENTRIES);
     sendPage(res, activityPage(await appContext(d, req, res, a), { entries }));
   });
 

@@ -53,7 +53,7 @@ export function emotionTokenRoutes(d: ConsoleDeps): Router {
     } finally {
       await d.redis.del(lockKey);
     }
-    await d.accounts.audit(a._id, 'emotion_token.created', { name, prefix: created.prefix });
+    await d.audit.record(a._id, 'emotion_token.created', { name, prefix: created.prefix });
     await redirectToReveal(d, req, res, '/console/emotion/tokens/new', { kind: 'emotion-token', name, token: created.token });
   });
 
@@ -84,7 +84,7 @@ export function emotionTokenRoutes(d: ConsoleDeps): Router {
     const a = await signedInAccount(d, req);
     const token = await ownActiveToken(d, a, req.params.id as string, monthOf(d.clock()));
     await d.emotionTokens.revoke(token.id, a._id);
-    await d.accounts.audit(a._id, 'emotion_token.revoked', { name: token.name, prefix: token.prefix });
+    await d.audit.record(a._id, 'emotion_token.revoked', { name: token.name, prefix: token.prefix });
     await redirectWithFlash(d, req, res, '/console/emotion', { kind: 'success', text: `Token “${token.name}” is revoked; it stops working at once.` });
   });
 

@@ -23,7 +23,7 @@ export function keysRoutes(d: ConsoleDeps): Router {
   r.get('/keys/:slot/regenerate', auth, async (req, res) => {
     const a = await signedInAccount(d, req);
     const slot = slotOf(req.params.slot as string);
-    const key = (await d.accounts.keyPrefixes(a._id)).find((k) => k.slot === slot);
+    const key = (await d.apiKeys.keyPrefixes(a._id)).find((k) => k.slot === slot);
     if (!key) throw new NotFoundError('No such key');
     sendPage(res, regenerateConfirmPage(await appContext(d, req, res, a), { slot, prefix: key.prefix }));
   });
@@ -32,7 +32,7 @@ export function keysRoutes(d: ConsoleDeps): Router {
     const a = await signedInAccount(d, req);
     const slot = slotOf(req.params.slot as string);
     // regenerate() audits and replaces the stored hash: the old key answers 401 from now on.
-    const key = await d.accounts.regenerate(a._id, slot);
+    const key = await d.apiKeys.regenerate(a._id, slot);
     await redirectToReveal(d, req, res, `/console/keys/${slot}/new`, { kind: 'api-key', slot, key });
   });
 

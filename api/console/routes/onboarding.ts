@@ -73,12 +73,12 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     try {
       if (await subscriptionTaken(sub.subscriptionId)) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
       try {
-        ({ account } = await d.accounts.create({
+        account = await d.accounts.create({
           ...input,
           plan: sub.plan,
           status: 'pending',
           marketplace: { accountId: sub.marketplaceAccountId, subscriptionId: sub.subscriptionId },
-        }));
+        });
       } catch (err) {
         if (!(err instanceof InvalidRequestError)) throw err;
         account = null;
@@ -93,7 +93,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
       // A known address gets the same answer as a new one (the page must not tell who is a customer); its
       // owner gets a mail saying so instead of a verification link. Both send one mail before answering.
       if (account) {
-        await d.accounts.audit(account._id, 'console.registered', { plan: sub.plan, subscriptionId: sub.subscriptionId });
+        await d.audit.record(account._id, 'console.registered', { plan: sub.plan, subscriptionId: sub.subscriptionId });
         await sendVerification(req, account);
       } else {
         await sendAlreadyRegistered(req, input.email);
@@ -122,7 +122,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
         support: d.config.SUPPORT_EMAIL,
       }),
     );
-    await d.accounts.audit(owner._id, 'console.registration_with_known_address', { ip: clientAddress(req) });
+    await d.audit.record(owner._id, 'console.registration_with_known_address', { ip: clientAddress(req) });
   }
 
   r.get('/register/sent', async (req, res) => {
@@ -202,7 +202,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
       return sendPage(res, verifyProblemPage(ctx, { reason: 'used', email: account.email }), 410);
     }
     if (!(await d.accounts.activate(customerId, passwordHash))) return sendPage(res, verifyProblemPage(ctx, { reason: 'active' }), 410);
-    const keys = await d.accounts.issueKeys(customerId);
+    const keys = await d.apiKeys.issueKeys(customerId);
 
     // The keys are parked for this (new, anonymous) session only until the next page takes them:
     // a reload of that page says "already shown"; they never reach a log.

@@ -7,7 +7,6 @@ import { dailyCsv, usageOf } from '../usage';
 import { unspentRecoveryCodes } from '../recovery-codes';
 import { keyViews } from '../presenters/keys';
 import { planState } from '../presenters/plan';
-import { signInCount } from '../queries/audit';
 import { overviewPage } from '../views/overview';
 
 export function overviewRoutes(d: ConsoleDeps): Router {
@@ -19,7 +18,7 @@ export function overviewRoutes(d: ConsoleDeps): Router {
   r.get('/dashboard', auth, async (req, res) => {
     const a = await signedInAccount(d, req);
     const u = await usageOf(d.accounts, d.ledger, d.clock, a);
-    const [keys, signIns] = await Promise.all([keyViews(d, a, u.month), signInCount(d.models, a._id)]);
+    const [keys, signIns] = await Promise.all([keyViews(d, a, u.month), d.audit.count(a._id, 'console.sign_in')]);
     sendPage(
       res,
       overviewPage(await appContext(d, req, res, a), {

@@ -13,7 +13,6 @@ import { passwordProblems } from '../validation';
 import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
 import { alreadyShownPage } from '../views/components';
 import { recoveryCodesAppPage, securityPage } from '../views/security';
-import { activatedAt } from '../queries/audit';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
 import { recentlyProven, requireRecentProof } from '../step-up';
@@ -42,8 +41,8 @@ export function securityRoutes(d: ConsoleDeps): Router {
   /** When the password was last set: a change or reset stamps the account; the first one was chosen at activation. */
   async function passwordSet(a: Account): Promise<{ at: Date; how: 'changed' | 'activation' } | null> {
     if (a.passwordChangedAt) return { at: a.passwordChangedAt, how: 'changed' };
-    const at = await activatedAt(d.models, a._id);
-    return at ? { at, how: 'activation' } : null;
+    const activated = await d.audit.latest(a._id, 'console.activated');
+    return activated ? { at: activated.at, how: 'activation' } : null;
   }
 
   r.get('/security', auth, async (req, res) => page(req, res, await account(req)));
@@ -72,7 +71,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return page(req, res, a, { form: 'password', text: factor.error }, factor.status);
     }
     await d.attempts.reset(RULES.passwordChange, a._id);
-    await d.accounts.setPassword(a._id, await hashPassword(password), 'changed');
+    await d.credentials.setPassword(a._id, await hashPassword(password), 'changed');
     // Every other session ends; this one moves to a new id and a new start, so it lives on.
     await d.sessions.endAllSessionsOf(a._id);
     const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime() }, true);
@@ -92,7 +91,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     const session = req.consoleSession!;
     session.data.authenticatorReplacement = { sealed: d.totp.sealSecret(d.totp.newSecret(), a._id), startedAt: d.clock().getTime() };
     await d.sessions.save(session);
-    await d.accounts.audit(a._id, 'console.authenticator_replacement_started', null);
+    await d.audit.record(a._id, 'console.authenticator_replacement_started', null);
     res.redirect(303, '/console/security/authenticator');
   });
 
@@ -130,7 +129,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return replacementPage(req, res, a, sealed, factor.error, factor.status);
     }
     const codes = newRecoveryCodes();
-    if (!(await d.accounts.replaceTotpSecret(a._id, a.totpSecretEnc, sealed, codes.map(hashRecoveryCode)))) return startAgain(req, res);
+    if (!(await d.credentials.replaceTotpSecret(a._id, a.totpSecretEnc, sealed, codes.map(hashRecoveryCode)))) return startAgain(req, res);
     await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     // Every other session ends; this one moves to a new id (the code just given is a fresh proof).
     await d.sessions.endAllSessionsOf(a._id);
@@ -148,7 +147,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
       return page(req, res, a, { form: 'codes', text: factor.error }, factor.status);
     }
     const codes = newRecoveryCodes();
-    await d.accounts.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
+    await d.credentials.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
     await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
     await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });

@@ -47,14 +47,19 @@ export async function checkSecondFactor(
   }
   const recovery = input.recoveryCode?.trim();
   let ok = false;
-  if (recovery) ok = await spendRecoveryCode({ redis: d.redis, prefix: d.config.QUEUE_PREFIX, accounts: d.accounts }, account._id, hashRecoveryCode(recovery));
+  if (recovery)
+    ok = await spendRecoveryCode(
+      { redis: d.redis, prefix: d.config.QUEUE_PREFIX, accounts: d.accounts, credentials: d.credentials },
+      account._id,
+      hashRecoveryCode(recovery),
+    );
   else {
     const sealed = input.newSecret ?? account.totpSecretEnc;
     if (sealed) ok = await d.totp.check(account._id, d.totp.openSecret(sealed, account._id), input.code ?? '');
   }
   if (!ok) {
     const kind = recovery ? 'recovery_code' : input.newSecret ? 'new_authenticator' : 'code';
-    await d.accounts.audit(account._id, 'console.two_factor_failed', { kind, ...(input.ip ? { ip: input.ip } : {}) });
+    await d.audit.record(account._id, 'console.two_factor_failed', { kind, ...(input.ip ? { ip: input.ip } : {}) });
     const left = RULES.totp.maxFailures - attempts;
     const what = recovery
       ? 'That recovery code is not valid or was already used.'
@@ -66,7 +71,7 @@ export async function checkSecondFactor(
   await d.attempts.reset(RULES.totp, account._id);
   // After an APP_SECRET rotation: move this account's TOTP secret to the current key while we hold it.
   const resealed = account.totpSecretEnc && !input.newSecret ? d.totp.resealed(account.totpSecretEnc, account._id) : null;
-  if (resealed) await d.accounts.resealTotpSecret(account._id, account.totpSecretEnc!, resealed);
+  if (resealed) await d.credentials.resealTotpSecret(account._id, account.totpSecretEnc!, resealed);
   return { ok: true, usedRecoveryCode: !!recovery };
 }
 
@@ -104,7 +109,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     const account = email && password ? await d.accounts.getByEmail(email) : null;
     const passwordOk = await verifyPassword(password, account?.passwordHash);
     if (!account || !passwordOk || account.status === 'pending') {
-      if (account) await d.accounts.audit(account._id, 'console.sign_in_failed', { ip });
+      if (account) await d.audit.record(account._id, 'console.sign_in_failed', { ip });
       return sendPage(res, signInPage(ctx, { email, error: WRONG_CREDENTIALS }), 401);
     }
     await d.attempts.succeeded(RULES.signInAddress, ip);
@@ -129,7 +134,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     // Password and code just given: a proof of identity for the sensitive actions (api/console/step-up.ts).
     const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated', provenAt: d.clock().getTime() });
     adoptSession(req, res, d.cookie, session);
-    await d.accounts.audit(account._id, 'console.sign_in', { ip: clientAddress(req) });
+    await d.audit.record(account._id, 'console.sign_in', { ip: clientAddress(req) });
   }
 
   r.get('/two-factor/setup', requireStage('password'), async (req, res) => {
@@ -142,7 +147,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
       secret = d.totp.openSecret(account.totpSecretEnc, account._id);
     } else {
       secret = d.totp.newSecret();
-      await d.accounts.setPendingTotpSecret(account._id, d.totp.sealSecret(secret, account._id));
+      await d.credentials.setPendingTotpSecret(account._id, d.totp.sealSecret(secret, account._id));
     }
     const qrSvg = await d.totp.qrSvg(d.totp.otpauthUri(secret, account.email));
     sendPage(res, totpSetupPage(await pageContext(d, req, res), { email: account.email, secret, qrSvg }));
@@ -161,7 +166,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     }
     await authenticate(req, res, account);
     const codes = newRecoveryCodes();
-    await d.accounts.enableTotp(account._id, codes.map(hashRecoveryCode));
+    await d.credentials.enableTotp(account._id, codes.map(hashRecoveryCode));
     await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, account._id);
     await sendWelcome(req, account);
     // The codes are shown once, on the next page (a reload there says "already shown").
@@ -263,7 +268,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
       });
       // Not awaited: the answer (and its timing) is the same whether or not the address has an account.
       void d.mailer.send(account.email, mail).catch(() => req.log.warn('password reset mail not sent'));
-      void d.accounts.audit(account._id, 'console.password_reset_requested', { ip }).catch(() => undefined);
+      void d.audit.record(account._id, 'console.password_reset_requested', { ip }).catch(() => undefined);
     }
     // Post/Redirect/Get: a reload of the answer does not send another link.
     const session = req.consoleSession!;
@@ -306,7 +311,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     if (problems.length > 0) return sendPage(res, resetPasswordPage(ctx, { token, email: account.email, problems }), 400);
     const passwordHash = await hashPassword(password);
     if (!(await d.resets.consume(check.nonce))) return sendPage(res, resetProblemPage(ctx, 'used'), 410);
-    await d.accounts.setPassword(account._id, passwordHash, 'reset');
+    await d.credentials.setPassword(account._id, passwordHash, 'reset');
     await d.sessions.endAllSessionsOf(account._id);
     await d.attempts.reset(RULES.signInAccount, account.email);
     await d.mailer

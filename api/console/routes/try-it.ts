@@ -4,15 +4,17 @@
 // queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
 import express, { Router, type Request } from 'express';
-import type { Server } from 'node:http';
-import { AppError, deserializeJobError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
-import { requireUrl, type Config } from '../../../shared/config';
+import { AppError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { monthOf, nextMonthStart } from '../../../shared/billing/month';
-import type { Logger } from '../../../shared/logger';
-import { closeRedis, createRedis } from '../../../shared/redis';
-import { JobClient } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
-import { QUEUE_NAMES, type EmotionInput, type EmotionResult, type LivenessInput, type LivenessJobValue } from '../../../shared/queues/contracts';
+import {
+  QUEUE_NAMES,
+  type QueueName,
+  type EmotionInput,
+  type EmotionResult,
+  type LivenessInput,
+  type LivenessJobValue,
+} from '../../../shared/queues/contracts';
 import { acceptedContentType, MAX_AUDIO_BYTES } from '../../emotion/app';
 import { MAX_IMAGE_BASE64_CHARS } from '../../liveness/check-liveness';
 import { Throttle } from '../../http/throttle';
@@ -40,67 +42,21 @@ const MONTH_COUNTER_TTL_SECONDS = 32 * 24 * 3600;
 type TryService = 'emotion' | 'liveness';
 
 /**
- * The one place try-it calls reach the job queues (the same JobClient as the public routes), so a change of
- * the request path is adapted here only.
+ * The one place try-it calls reach the job queues: the process's own job clients (the same as the public routes'),
+ * within the service's own budget from now (the console request's own deadline is CONSOLE_BUDGET_MS), counted in the
+ * account's fair share of the workers (the same as its API calls').
  */
-async function runTryItJob<I, R>(
-  jobs: JobClient,
-  requestId: string,
-  input: I,
-  payload: Buffer,
-  budgetMs: number,
-  /** The account whose fair share of the workers the try counts in (the same as its API calls'). */
-  customerId: string,
-): Promise<R> {
-  // The service's own budget from now (the console request's deadline is CONSOLE_BUDGET_MS, for pages and forms).
-  const deadline = Deadline.after(budgetMs);
-  const admission = await jobs.assertCapacity(deadline, { tenant: customerId, jobId: requestId });
-  const outcome = await jobs.run<I, R>({ requestId, input, payload, deadline, admission });
-  if (!outcome.ok) throw deserializeJobError(outcome.error);
-  return outcome.value;
-}
-
-/** Job clients for both queues, opened on first use and closed when the HTTP server closes. */
-class TryItJobs {
-  private readonly clients = new Map<TryService, Promise<JobClient>>();
-
-  constructor(
-    private readonly config: Config,
-    private readonly log: Logger,
-  ) {}
-
-  get(service: TryService, server: Server | undefined): Promise<JobClient> {
-    let client = this.clients.get(service);
-    if (!client) {
-      client = this.open(service, server);
-      this.clients.set(service, client);
-      client.catch(() => this.clients.delete(service));
-    }
-    return client;
-  }
-
-  private async open(service: TryService, server: Server | undefined): Promise<JobClient> {
-    const url = requireUrl(this.config, 'REDIS_URL');
-    const redis = createRedis(url, 'producer', `console-try-${service}`);
-    const subscriber = createRedis(url, 'subscriber', `console-try-${service}-results`);
-    const jobs = new JobClient({
-      redis,
-      subscriber,
-      prefix: this.config.QUEUE_PREFIX,
-      queueName: service === 'emotion' ? QUEUE_NAMES.emotion : QUEUE_NAMES.liveness,
-      log: this.log,
-      maxBacklogPerWorker: this.config.MAX_BACKLOG_PER_WORKER,
-      expectedWorkers: service === 'emotion' ? this.config.EXPECTED_EMOTION_WORKERS : this.config.EXPECTED_LIVENESS_WORKERS,
-    });
-    const close = async () => {
-      await jobs.close();
-      await closeRedis(subscriber);
-      await closeRedis(redis);
-    };
-    server?.once('close', () => void close().catch((err) => this.log.warn({ err }, 'try-it job client did not close cleanly')));
-    await jobs.start();
-    return jobs;
-  }
+async function runTryItJob<I, R>(d: ConsoleDeps, req: Request, queueName: QueueName, input: I, payload: Buffer, budgetMs: number): Promise<R> {
+  const jobs = await d.jobsFor(queueName);
+  const answer = await jobs.call<I, R>({
+    requestId: req.requestId,
+    input,
+    payload,
+    deadline: Deadline.after(budgetMs),
+    tenant: customerIdOf(req),
+    log: req.log,
+  });
+  return answer.value;
 }
 
 /** JPEG or PNG from the magic bytes (the public route takes image_format; here the file speaks for itself). */
@@ -110,15 +66,9 @@ function imageFormatOf(bytes: Buffer): 'jpeg' | 'png' {
   throw new InvalidRequestError('Send a JPEG or PNG image');
 }
 
-/** The HTTP server the request came through (its 'close' ends the job clients). */
-function serverOf(req: Request): Server | undefined {
-  return (req.socket as unknown as { server?: Server }).server;
-}
-
 export function tryItRoutes(d: ConsoleDeps): Router {
   const r = Router();
   const auth = requireStage('authenticated');
-  const jobs = new TryItJobs(d.config, d.log);
   const throttle = new Throttle(d.redis, d.config.QUEUE_PREFIX, {
     burst: TRY_IT_BURST,
     ratePerSecond: TRY_IT_RATE_PER_SECOND,
@@ -184,14 +134,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     const allowance = await spendTry('emotion', customerId);
     // No tokenId: the worker's usage event is written unbilled and without a token, like every emotion call.
     const input: EmotionInput = { contentType: req.get('content-type') ?? '' };
-    const value = await runTryItJob<EmotionInput, EmotionResult>(
-      await jobs.get('emotion', serverOf(req)),
-      req.requestId,
-      input,
-      body,
-      d.config.EMOTION_BUDGET_MS,
-      customerId,
-    );
+    const value = await runTryItJob<EmotionInput, EmotionResult>(d, req, QUEUE_NAMES.emotion, input, body, d.config.EMOTION_BUDGET_MS);
     const { stages: _stages, ...result } = value;
     res.json({ ...result, try_it: allowance });
   });
@@ -204,14 +147,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     const allowance = await spendTry('liveness', customerId);
     // No billing context: the worker runs the same engine and commits no credit (try-it is free).
     const input: LivenessInput = { imageFormat };
-    const value = await runTryItJob<LivenessInput, LivenessJobValue>(
-      await jobs.get('liveness', serverOf(req)),
-      req.requestId,
-      input,
-      body,
-      d.config.LIVENESS_BUDGET_MS,
-      customerId,
-    );
+    const value = await runTryItJob<LivenessInput, LivenessJobValue>(d, req, QUEUE_NAMES.liveness, input, body, d.config.LIVENESS_BUDGET_MS);
     const { stages: _stages, ...result } = value.result;
     res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });
   });

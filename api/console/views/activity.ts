@@ -1,6 +1,6 @@
 // Owns the Activity page: the account's audit entries in words.
 import { PLANS, type PlanId } from '../../../shared/billing/plans';
-import type { AuditEntry } from '../queries/audit';
+import type { AuditEntry } from '../../../shared/accounts/audit-log';
 import { html } from './html';
 import { appPage, type AppContext } from './layout';
 import { firstOf, utc } from './format';

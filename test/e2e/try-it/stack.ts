@@ -24,7 +24,7 @@ export async function startTryItStack(label: string, env: Record<string, string>
     await startLivenessWorker({ config: h.config, log: quietLog, dbName }),
     await startEmotionWorker({ config: h.config, log: quietLog, dbName }),
   ];
-  const { account } = await h.api.deps.accounts.create({
+  const { account } = await h.api.deps.apiKeys.createAccountWithKeys({
     email: `try-${label}@acme-robotics.example.com`,
     plan: 'starter',
     company: 'Acme Robotics',

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { checkBothWidths, launchChromium, SCREENSHOTS_DIR } from '../../support/browser';
-import { SENTENCE } from '../../fixtures/emotion/audio';
+import { SENTENCE } from '../../../dev/harness/emotion/audio';
 import { blankJpeg, selfieJpeg } from '../../fixtures/liveness/images';
 import { startTryItStack, type TryItStack } from './stack';
 import { freePort } from '../../../dev/engines/local-engines';

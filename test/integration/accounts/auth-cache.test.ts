@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import mongoose, { type Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
-import { AccountService, type AuthenticatedKey } from '../../../shared/accounts/account-service';
+import { AccountService } from '../../../shared/accounts/account-service';
+import { ApiKeyService, type AuthenticatedKey } from '../../../shared/accounts/api-keys';
 import { AuthCache } from '../../../shared/accounts/auth-cache';
 import { sha256Hex } from '../../../shared/accounts/secrets';
 import { systemClock } from '../../../shared/billing/month';
@@ -42,23 +43,27 @@ describe('API-key authentication cache (Redis) in front of the document store', 
   };
 
   it('makes one read of the key and one of the account for 50 concurrent first calls, and none once cached', async () => {
-    const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
-    const { primaryKey } = await accounts.create({ email: 'burst@example.com', plan: 'starter' });
+    const cache = new AuthCache<AuthenticatedKey>(redis, prefix);
+    const accounts = new AccountService(models, systemClock, cache);
+    const apiKeys = new ApiKeyService(models, systemClock, accounts, cache);
+    const { primaryKey } = await apiKeys.createAccountWithKeys({ email: 'burst@example.com', plan: 'starter' });
     resetReads();
-    const first = await Promise.all(Array.from({ length: 50 }, () => accounts.authenticate(primaryKey!)));
+    const first = await Promise.all(Array.from({ length: 50 }, () => apiKeys.authenticate(primaryKey!)));
     expect(first.every((a) => a?.account.plan === 'starter')).to.equal(true);
     expect(reads).to.deep.equal({ credential_digests: 1, api_keys: 1, accounts: 1 });
     resetReads();
-    const again = await Promise.all(Array.from({ length: 50 }, () => accounts.authenticate(primaryKey!)));
+    const again = await Promise.all(Array.from({ length: 50 }, () => apiKeys.authenticate(primaryKey!)));
     expect(again.every((a) => a !== null)).to.equal(true);
     expect(reads).to.deep.equal({});
   });
 
   it('finding 9: caches only the fields authentication needs: no password hash, TOTP secret or contact data', async () => {
-    const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
-    const { account, primaryKey } = await accounts.create({ email: 'secret@example.com', plan: 'standard', firstName: 'Ada' });
+    const cache = new AuthCache<AuthenticatedKey>(redis, prefix);
+    const accounts = new AccountService(models, systemClock, cache);
+    const apiKeys = new ApiKeyService(models, systemClock, accounts, cache);
+    const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email: 'secret@example.com', plan: 'standard', firstName: 'Ada' });
     await models.Account.updateOne({ _id: account._id }, { $set: { passwordHash: 'scrypt$abc', totpSecretEnc: 'sealed' } });
-    await accounts.authenticate(primaryKey!);
+    await apiKeys.authenticate(primaryKey!);
     const raw = await redis.get(`${prefix}:auth:${sha256Hex(primaryKey!)}`);
     expect(raw).to.be.a('string');
     const cached = JSON.parse(raw!) as AuthenticatedKey;
@@ -69,7 +74,8 @@ describe('API-key authentication cache (Redis) in front of the document store', 
   it('finding 9: refuses to re-cache a lookup that read the account before a change (the forget tombstone)', async () => {
     const cache = new AuthCache<AuthenticatedKey>(redis, prefix);
     const accounts = new AccountService(models, systemClock, cache);
-    const { account, primaryKey } = await accounts.create({ email: 'late@example.com', plan: 'starter' });
+    const apiKeys = new ApiKeyService(models, systemClock, accounts, cache);
+    const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email: 'late@example.com', plan: 'starter' });
     const digest = sha256Hex(primaryKey!);
     // A lookup starts: a miss, remembering the generation it saw ...
     const seen = await cache.get(digest);
@@ -86,7 +92,7 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     expect((await cache.get(digest)).kind).to.equal('miss');
     let refused: unknown;
     try {
-      await accounts.authenticate(primaryKey!);
+      await apiKeys.authenticate(primaryKey!);
     } catch (err) {
       refused = err;
     }
@@ -94,13 +100,15 @@ describe('API-key authentication cache (Redis) in front of the document store', 
   });
 
   it('invalidates at once on an account change and re-caches the new state', async () => {
-    const accounts = new AccountService(models, systemClock, new AuthCache(redis, prefix));
-    const { account, primaryKey } = await accounts.create({ email: 'upgrade@example.com', plan: 'starter' });
-    expect((await accounts.authenticate(primaryKey!))?.account.plan).to.equal('starter');
+    const cache = new AuthCache<AuthenticatedKey>(redis, prefix);
+    const accounts = new AccountService(models, systemClock, cache);
+    const apiKeys = new ApiKeyService(models, systemClock, accounts, cache);
+    const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email: 'upgrade@example.com', plan: 'starter' });
+    expect((await apiKeys.authenticate(primaryKey!))?.account.plan).to.equal('starter');
     await accounts.changePlan(account._id, 'business');
-    expect((await accounts.authenticate(primaryKey!))?.account.plan).to.equal('business');
+    expect((await apiKeys.authenticate(primaryKey!))?.account.plan).to.equal('business');
     resetReads();
-    expect((await accounts.authenticate(primaryKey!))?.account.plan).to.equal('business');
+    expect((await apiKeys.authenticate(primaryKey!))?.account.plan).to.equal('business');
     expect(reads).to.deep.equal({});
   });
 });

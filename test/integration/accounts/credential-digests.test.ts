@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import mongoose, { type Connection } from 'mongoose';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
 import { AccountService } from '../../../shared/accounts/account-service';
+import { ApiKeyService } from '../../../shared/accounts/api-keys';
 import { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import { backfillCredentialDigests, CredentialDigests } from '../../../shared/accounts/credential-digests';
 import { prepareStore } from '../../../shared/db/prepare-store';
@@ -48,63 +49,64 @@ describe('Credential look-ups by digest document', () => {
   describe('API keys', () => {
     it('authenticates a key reading its digest document, the key and the account by `_id` only', async () => {
       const accounts = new AccountService(models, systemClock);
-      const { account, primaryKey } = await accounts.create({ email: 'by-id@example.com', plan: 'starter' });
-      let auth: Awaited<ReturnType<AccountService['authenticate']>> = null;
-      expect(await readsOf(async () => (auth = await accounts.authenticate(primaryKey!)))).to.deep.equal(['credential_digests', 'api_keys', 'accounts']);
+      const apiKeys = new ApiKeyService(models, systemClock, accounts);
+      const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email: 'by-id@example.com', plan: 'starter' });
+      let auth: Awaited<ReturnType<ApiKeyService['authenticate']>> = null;
+      expect(await readsOf(async () => (auth = await apiKeys.authenticate(primaryKey!)))).to.deep.equal(['credential_digests', 'api_keys', 'accounts']);
       expect(auth!.account._id).to.equal(account._id);
       expect(auth!.slot).to.equal('primary');
     });
 
     it('answers an unknown key with one `_id` read that finds nothing', async () => {
-      const accounts = new AccountService(models, systemClock);
+      const apiKeys = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
       let auth: unknown = 'not read';
-      expect(await readsOf(async () => (auth = await accounts.authenticate(generateApiKey())))).to.deep.equal(['credential_digests']);
+      expect(await readsOf(async () => (auth = await apiKeys.authenticate(generateApiKey())))).to.deep.equal(['credential_digests']);
       expect(auth).to.equal(null);
     });
 
     it('regenerate: the old key stops working, the new one works, and the old digest is gone', async () => {
-      const accounts = new AccountService(models, systemClock);
-      const { account, secondaryKey } = await accounts.create({ email: 'regen@example.com', plan: 'starter' });
-      const fresh = await accounts.regenerate(account._id, 'secondary');
-      expect(await accounts.authenticate(secondaryKey!)).to.equal(null);
-      expect((await accounts.authenticate(fresh))?.slot).to.equal('secondary');
+      const apiKeys = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
+      const { account, secondaryKey } = await apiKeys.createAccountWithKeys({ email: 'regen@example.com', plan: 'starter' });
+      const fresh = await apiKeys.regenerate(account._id, 'secondary');
+      expect(await apiKeys.authenticate(secondaryKey!)).to.equal(null);
+      expect((await apiKeys.authenticate(fresh))?.slot).to.equal('secondary');
       expect(await models.CredentialDigest.exists({ _id: sha256Hex(secondaryKey!) })).to.equal(null);
     });
 
     /** A regeneration of the primary key stopped after its first write: the new key's digest document. */
     async function firstWriteOnly(email: string) {
-      const accounts = new AccountService(models, systemClock);
-      const { account, primaryKey } = await accounts.create({ email, plan: 'starter' });
+      const apiKeys = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
+      const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email, plan: 'starter' });
       const key = (await models.ApiKey.findOne({ customerId: account._id, slot: 'primary' }).lean())!;
       const replacement = generateApiKey();
       await new CredentialDigests(models).add(sha256Hex(replacement), 'api_key', key._id, account._id);
-      return { accounts, oldKey: primaryKey!, keyId: key._id, replacement };
+      return { apiKeys, oldKey: primaryKey!, keyId: key._id, replacement };
     }
 
     it('a crash after only the first write (the new digest) leaves the old key working and admits no other', async () => {
-      const { accounts, oldKey, keyId, replacement } = await firstWriteOnly('crash-1@example.com');
-      expect((await accounts.authenticate(oldKey))?.keyId).to.equal(keyId);
-      expect(await accounts.authenticate(replacement)).to.equal(null);
+      const { apiKeys, oldKey, keyId, replacement } = await firstWriteOnly('crash-1@example.com');
+      expect((await apiKeys.authenticate(oldKey))?.keyId).to.equal(keyId);
+      expect(await apiKeys.authenticate(replacement)).to.equal(null);
     });
 
     it('a crash after the key write (old digest not yet removed) refuses the replaced key and admits the new one', async () => {
-      const { accounts, oldKey, keyId, replacement } = await firstWriteOnly('crash-2@example.com');
+      const { apiKeys, oldKey, keyId, replacement } = await firstWriteOnly('crash-2@example.com');
       await models.ApiKey.updateOne({ _id: keyId }, { $set: { hash: sha256Hex(replacement), prefix: displayPrefix(replacement) } });
       expect(await models.CredentialDigest.exists({ _id: sha256Hex(oldKey) })).not.to.equal(null);
-      expect(await accounts.authenticate(oldKey)).to.equal(null);
-      expect((await accounts.authenticate(replacement))?.keyId).to.equal(keyId);
+      expect(await apiKeys.authenticate(oldKey)).to.equal(null);
+      expect((await apiKeys.authenticate(replacement))?.keyId).to.equal(keyId);
     });
 
     it('deleting a stale pending account removes its keys digests', async () => {
-      const accounts = new AccountService(models, systemClock);
-      const { account } = await accounts.create({ email: 'stale@example.com', plan: 'starter', status: 'pending' });
-      const { primaryKey, secondaryKey } = await accounts.issueKeys(account._id);
+      const apiKeys = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
+      const { account } = await apiKeys.createAccountWithKeys({ email: 'stale@example.com', plan: 'starter', status: 'pending' });
+      const { primaryKey, secondaryKey } = await apiKeys.issueKeys(account._id);
       const digests = [sha256Hex(primaryKey), sha256Hex(secondaryKey)];
       expect(await models.CredentialDigest.countDocuments({ _id: { $in: digests } })).to.equal(2);
       const eightDaysOn = () => new Date(Date.now() + 8 * 86_400_000);
       expect(await new AccountService(models, eightDaysOn).deleteStalePending(7)).to.be.greaterThan(0);
       expect(await models.CredentialDigest.countDocuments({ _id: { $in: digests } })).to.equal(0);
-      expect(await accounts.authenticate(primaryKey)).to.equal(null);
+      expect(await apiKeys.authenticate(primaryKey)).to.equal(null);
     });
   });
 
@@ -146,15 +148,15 @@ describe('Credential look-ups by digest document', () => {
           prefix: displayPrefix(revoked),
           revokedAt: new Date(),
         });
-        const accounts = new AccountService(old.models, systemClock);
+        const apiKeys = new ApiKeyService(old.models, systemClock, new AccountService(old.models, systemClock));
         const tokens = new EmotionTokenService(old.models);
         // No scan falls back for a missing digest.
-        expect(await accounts.authenticate(apiKey)).to.equal(null);
+        expect(await apiKeys.authenticate(apiKey)).to.equal(null);
 
         // Two front-ends starting at once both run it.
         const runs = await Promise.all([backfillCredentialDigests(old.models), backfillCredentialDigests(old.models)]);
         expect(runs.reduce((n, r) => n + r.added, 0)).to.equal(2);
-        expect((await accounts.authenticate(apiKey))?.keyId).to.equal(keyId);
+        expect((await apiKeys.authenticate(apiKey))?.keyId).to.equal(keyId);
         expect((await tokens.authenticate(live))?._id).to.equal('tok-live');
         expect(await tokens.authenticate(revoked)).to.equal(null);
 
@@ -167,7 +169,7 @@ describe('Credential look-ups by digest document', () => {
         const late = generateApiKey();
         await old.models.ApiKey.create({ _id: 'key-late', customerId: 'cust-old', slot: 'secondary', hash: sha256Hex(late), prefix: displayPrefix(late) });
         expect(await backfillCredentialDigests(old.models, true)).to.deep.equal({ added: 1, skipped: false });
-        expect((await accounts.authenticate(late))?.keyId).to.equal('key-late');
+        expect((await apiKeys.authenticate(late))?.keyId).to.equal('key-late');
       } finally {
         await old.conn.close();
       }

@@ -9,7 +9,7 @@ import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, ensureIndexes } from '../../../shared/db/models';
 import { CreditLedger } from '../../../shared/billing/credit-ledger';
 import { systemClock } from '../../../shared/billing/month';
-import type { PlanView } from '../../../shared/accounts/account-service';
+import type { PlanView } from '../../../shared/billing/plans';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 
 async function xrangeCalls(redis: Redis): Promise<number> {

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { CreditLedger, STALE_RESERVATION_MS } from '../../../shared/billing/credit-ledger';
 import { OUTBOX_GROUP, outboxKey, pendingOutboxEntries, usageDocOf } from '../../../shared/billing/usage-outbox';
-import type { PlanView } from '../../../shared/accounts/account-service';
+import type { PlanView } from '../../../shared/billing/plans';
 import type { Models } from '../../../shared/db/models';
 import { DONE_TTL_MS, IdempotencyStore, PENDING_MARGIN_MS } from '../../../api/liveness/idempotency';
 import { isolation, testRedisUrl } from '../../support/engines';

@@ -1,7 +1,7 @@
 // POST /feelings/v3/analysis with the Opus and Vorbis files browsers and messaging apps produce (accepted beyond
 // the spec): 200 with the same interval rules as the spec's formats, and the documented 400s for broken files.
 import { expect } from 'chai';
-import { FixtureDir } from '../../fixtures/emotion/audio';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
 import { makeBrokenOpusVorbis, makeOpusVorbis, type OpusVorbisCase } from '../../fixtures/emotion/opus-vorbis';
 import { jsonOf, speech, startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
 

@@ -161,7 +161,7 @@ describe('Liveness API v1 contract', () => {
     it('stops the old key at once when a key is regenerated; the other key keeps working', async () => {
       const acc = await stack.createAccount('standard');
       expect((await stack.usage(acc.primaryKey)).status).to.equal(200);
-      const fresh = await stack.api.deps.accounts.regenerate(acc.customerId, 'primary');
+      const fresh = await stack.api.deps.apiKeys.regenerate(acc.customerId, 'primary');
       expect((await stack.usage(acc.primaryKey)).status).to.equal(401);
       expect((await stack.usage(fresh)).status).to.equal(200);
       expect((await stack.usage(acc.secondaryKey)).status).to.equal(200);

@@ -26,7 +26,7 @@ describe('access log: one line per request, with who and how long, never the cre
   const requests = () => lines.filter((l) => l.msg === 'request');
 
   it('logs method, route template, status, duration, sizes, client address and the customer, not the key', async () => {
-    const created = await api.deps.accounts.create({ email: 'log@example.com', plan: 'starter' });
+    const created = await api.deps.apiKeys.createAccountWithKeys({ email: 'log@example.com', plan: 'starter' });
     const key = created.primaryKey!;
     const ok = await http(api.port, '/v1/usage', { headers: { 'x-api-key': key } });
     expect(ok.status).to.equal(200);

@@ -5,6 +5,7 @@ import type { Connection } from 'mongoose';
 import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
 import { AccountService } from '../../../shared/accounts/account-service';
+import { ApiKeyService } from '../../../shared/accounts/api-keys';
 import { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import { systemClock } from '../../../shared/billing/month';
 import { createRedis, closeRedis } from '../../../shared/redis';
@@ -57,7 +58,10 @@ export async function opsEnv(label: string, base: Record<string, string> = {}): 
     },
     async livenessKey() {
       // A paid plan without a hard cap: bursts are never refused by quota.
-      const created = await new AccountService(models, systemClock).create({ email: `ops${++n}-${label}@example.com`, plan: 'business' });
+      const created = await new ApiKeyService(models, systemClock, new AccountService(models, systemClock)).createAccountWithKeys({
+        email: `ops${++n}-${label}@example.com`,
+        plan: 'business',
+      });
       return created.primaryKey!;
     },
     async emotionToken() {

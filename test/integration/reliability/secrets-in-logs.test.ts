@@ -39,7 +39,7 @@ describe('Secrets: keys, tokens, images and audio never reach the logs (processe
 
   it('logs none of them across a full run of successes and failures', async () => {
     const [live, emo] = [procs[0]!.port, procs[1]!.port];
-    const created = await ledger.accounts.create({ email: 'secrets@example.com', plan: 'business' });
+    const created = await ledger.apiKeys.createAccountWithKeys({ email: 'secrets@example.com', plan: 'business' });
     const key = created.primaryKey!;
     const secondary = created.secondaryKey!;
     const token = await ledger.tokens.create('secrets');

@@ -68,7 +68,7 @@ describe('Security: emotion API fair use is per account, and tokens per account 
     }));
 
   async function accountWithTokens(n: number): Promise<string[]> {
-    const { account } = await h.api.deps.accounts.create({ email: `fair-use-${crypto.randomUUID()}@example.com`, plan: 'starter' });
+    const account = await h.api.deps.accounts.create({ email: `fair-use-${crypto.randomUUID()}@example.com`, plan: 'starter' });
     const issued: string[] = [];
     for (let i = 0; i < n; i++) issued.push((await tokens.create(`token ${i}`, account._id)).token);
     return issued;
@@ -91,7 +91,7 @@ describe('Security: emotion API fair use is per account, and tokens per account 
   }
 
   it('charges the decoded duration of an analysed call: three seconds of audio leave the bucket three seconds lower', async () => {
-    const { account } = await h.api.deps.accounts.create({ email: `fair-use-${crypto.randomUUID()}@example.com`, plan: 'starter' });
+    const account = await h.api.deps.accounts.create({ email: `fair-use-${crypto.randomUUID()}@example.com`, plan: 'starter' });
     const { token } = await tokens.create('token', account._id);
     expect((await analyse(token, short)).status).to.equal(200);
     // The rest is charged after the answer (not awaited by it): give it a moment to land.

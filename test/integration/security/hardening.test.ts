@@ -82,11 +82,11 @@ describe('Security hardening: settings and housekeeping (findings 11 and 12)', f
       const days = parseConfig({}).PENDING_ACCOUNT_DAYS;
       let now = new Date();
       const accounts = new AccountService(models, () => now);
-      const stale = (await accounts.create({ email: 'stale@example.com', plan: 'starter', status: 'pending' })).account;
-      const active = (await accounts.create({ email: 'active@example.com', plan: 'starter' })).account;
+      const stale = await accounts.create({ email: 'stale@example.com', plan: 'starter', status: 'pending' });
+      const active = await accounts.create({ email: 'active@example.com', plan: 'starter' });
       now = new Date(Date.now() + days * 86_400_000 - 60_000); // a minute short of the limit
       expect(await accounts.deleteStalePending(days)).to.equal(0);
-      const fresh = (await accounts.create({ email: 'fresh@example.com', plan: 'starter', status: 'pending' })).account;
+      const fresh = await accounts.create({ email: 'fresh@example.com', plan: 'starter', status: 'pending' });
       now = new Date(Date.now() + days * 86_400_000 + 60_000);
       expect(await accounts.deleteStalePending(days)).to.equal(2); // stale, and fresh (created with the real clock, so as old)
       expect(await accounts.get(stale._id)).to.equal(null);

@@ -9,6 +9,7 @@ import { startEmotionApi, type RunningEmotionApi } from '../../../api/emotion/se
 import { startLivenessApi, type RunningLivenessApi } from '../../../api/liveness/server';
 import { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import { AccountService } from '../../../shared/accounts/account-service';
+import { ApiKeyService } from '../../../shared/accounts/api-keys';
 import { parseConfig, type Config } from '../../../shared/config';
 import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, type Models } from '../../../shared/db/models';
@@ -48,8 +49,8 @@ describe('Security: failed-authentication limits behind a proxy (findings 2 and 
     liveness = await startLivenessApi({ config, log: quietLog, dbName });
     mongo = await connectMongo(config.MONGODB_URI!, dbName);
     models = createModels(mongo);
-    const accounts = new AccountService(models, systemClock);
-    const { account, primaryKey } = await accounts.create({ email: `limits-${iso.prefix.length}@example.com`, plan: 'starter' });
+    const apiKeys = new ApiKeyService(models, systemClock, new AccountService(models, systemClock));
+    const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email: `limits-${iso.prefix.length}@example.com`, plan: 'starter' });
     validKey = primaryKey!;
     validToken = (await new EmotionTokenService(models).create('limits', account._id)).token;
   });

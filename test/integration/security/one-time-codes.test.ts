@@ -4,6 +4,7 @@
 // uses exactly one succeeds, on the real FerretDB the tests run against.
 import { expect } from 'chai';
 import { generate } from 'otplib';
+import { ConsoleCredentials } from '../../../shared/accounts/console-credentials';
 import { hashRecoveryCode, spendRecoveryCode, unspentRecoveryCodes } from '../../../api/console/recovery-codes';
 import { FormClient, registerAndActivate, secretOf, signIn, startConsole, type ConsoleHarness } from '../console/harness';
 
@@ -48,7 +49,12 @@ describe('One-time codes are spent once (issue 29, finding 2)', function () {
 
   it('20 concurrent spends of one recovery code (no lockout in the way) succeed exactly once, and 20 of different codes each once', async () => {
     const user = await withTwoFactor();
-    const d = { redis: h.api.deps.redis, prefix: h.config.QUEUE_PREFIX, accounts: h.api.deps.accounts };
+    const d = {
+      redis: h.api.deps.redis,
+      prefix: h.config.QUEUE_PREFIX,
+      accounts: h.api.deps.accounts,
+      credentials: new ConsoleCredentials(h.api.deps.models, h.api.deps.clock),
+    };
     const same = await Promise.all(Array.from({ length: CONCURRENT }, () => spendRecoveryCode(d, user.customerId, hashRecoveryCode(user.codes[1]!))));
     expect(same.filter(Boolean)).to.have.length(1);
     // The other nine codes spent concurrently, each twice: each works once, and a lost update of the

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, onnxMetadata } from '../../../models/emotion/build-mapping';
-import { FixtureDir, pseudoRandomBytes } from '../../fixtures/emotion/audio';
+import { FixtureDir, pseudoRandomBytes } from '../../../dev/harness/emotion/audio';
 import { decode } from '../../../workers/emotion/engine/decode';
 import { AnalysisBudget } from '../../../workers/emotion/engine/analysis-budget';
 import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';

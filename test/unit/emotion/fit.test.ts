@@ -12,8 +12,8 @@ import { FEATURE_NAMES } from '../../../models/emotion/feature-names';
 import { type Clip, clipScores, emotionClass, intensityWeight, speakerFolds } from '../../../research/emotion/fit';
 import { readEmotionManifest } from '../../../research/emotion/fit-emotion';
 import { EmotionMapping } from '../../../workers/emotion/engine/mapping';
-import { FixtureDir } from '../../fixtures/emotion/audio';
-import { emotionLike, type EmotionLike } from '../../fixtures/emotion/stimuli';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
+import { emotionLike, type EmotionLike } from '../../../dev/harness/emotion/stimuli';
 
 const ROOT = path.join(__dirname, '../../..');
 

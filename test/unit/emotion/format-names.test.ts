@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { AUDIO_FORMAT_NAMES, emotionAnalysisSchema } from '../../../shared/contracts/http/emotion';
 import { DEMUXER } from '../../../workers/emotion/engine/probe';
 import type { SniffedFormat } from '../../../workers/emotion/engine/sniff';
-import { FixtureDir } from '../../fixtures/emotion/audio';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
 
 /** ffmpeg output arguments and file name that make a short file of each format. */
 const MAKE: Record<SniffedFormat, { file: string; args: string[] }> = {

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { FixtureDir, pseudoRandomBytes, wavHeader } from '../../fixtures/emotion/audio';
+import { FixtureDir, pseudoRandomBytes, wavHeader } from '../../../dev/harness/emotion/audio';
 import { makeBrokenOpusVorbis, makeOpusVorbis, type OpusVorbisCase } from '../../fixtures/emotion/opus-vorbis';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { sniff } from '../../../workers/emotion/engine/sniff';

@@ -2,7 +2,7 @@
 // extra interval from AAC/MP3 decoder overshoot; silence scores 0/0 with speech_ratio 0.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { FixtureDir } from '../../fixtures/emotion/audio';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { planIntervals } from '../../../workers/emotion/engine/intervals';
 import { loadEngine } from './engine';

@@ -3,7 +3,7 @@
 // that agree; and the analysis thread pool gives exactly what one thread gives.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { FixtureDir } from '../../fixtures/emotion/audio';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { AnalysisBudget } from '../../../workers/emotion/engine/analysis-budget';
 import { ANALYSIS_RATE, decode } from '../../../workers/emotion/engine/decode';

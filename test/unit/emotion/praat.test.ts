@@ -2,8 +2,8 @@
 // 8 kHz files: F0, F0 range, jitter and shimmer (local) must agree closely; HNR and CPPS are defined a little
 // differently (window, smoothing), so they must only fall in the same range and order.
 import { expect } from 'chai';
-import { FixtureDir } from '../../fixtures/emotion/audio';
-import { praatMeasures } from '../../fixtures/emotion/praat';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
+import { praatMeasures } from '../../../dev/harness/praat';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';
 

@@ -1,7 +1,7 @@
 // The programs the emotion tests drive come from one list, dev/setup.sh's `need` lines (what
 // `dev/setup.sh --test` installs): Praat included, and a program outside the list is refused by name.
 import { expect } from 'chai';
-import { requirePrograms, setupPrograms } from '../../fixtures/emotion/programs';
+import { requirePrograms, setupPrograms } from '../../../dev/harness/programs';
 
 describe('emotion tests: required programs come from dev/setup.sh', () => {
   it('lists every program the emotion fixtures call, with its Debian package', () => {

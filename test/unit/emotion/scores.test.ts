@@ -1,13 +1,13 @@
 // What rough and soft mean, checked on controlled stimuli: one espeak-ng sentence per voice, resynthesised by
-// Praat with the acoustic profile of joy, anger, sadness and calm (test/fixtures/emotion/stimuli.ts). The
+// Praat with the acoustic profile of joy, anger, sadness and calm (dev/harness/emotion/stimuli.ts). The
 // directions are the literature's (Juslin & Laukka 2003; Banse & Scherer 1996): rough (how charged) is higher
 // for anger and joy than neutral, and lowest for sadness; soft (friendly) is higher for joy than neutral and
 // lowest for anger, and sadness is not softer than neutral. The recording level must not change the answer,
 // and re-encoding must move it only a little.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { FixtureDir } from '../../fixtures/emotion/audio';
-import { EMOTIONS, emotionLike, type EmotionLike } from '../../fixtures/emotion/stimuli';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
+import { EMOTIONS, emotionLike, type EmotionLike } from '../../../dev/harness/emotion/stimuli';
 import type { EmotionResult } from '../../../shared/queues/contracts';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';

@@ -3,9 +3,9 @@
 // back with (nearly) the same speech as the clean recording at 0 dB; silence, white and pink noise, a tone and
 // music-like synthetic mixtures must come back without speech.
 import { expect } from 'chai';
-import { FixtureDir } from '../../fixtures/emotion/audio';
-import { EMOTIONS, emotionLike } from '../../fixtures/emotion/stimuli';
-import { requirePrograms } from '../../fixtures/emotion/programs';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
+import { EMOTIONS, emotionLike } from '../../../dev/harness/emotion/stimuli';
+import { requirePrograms } from '../../../dev/harness/programs';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';
 

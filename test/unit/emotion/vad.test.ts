@@ -3,7 +3,7 @@
 // axis must give the same decisions as one sequential pass.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { FixtureDir } from '../../fixtures/emotion/audio';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';
 

@@ -1,13 +1,13 @@
 // What soft (gentle, friendly, never harsh) and rough (charged) do when one property of a voice changes, on
-// Praat-manipulated stimuli of three espeak-ng voices (test/fixtures/emotion/phonation.ts): breathy vs pressed
+// Praat-manipulated stimuli of three espeak-ng voices (dev/harness/emotion/phonation.ts): breathy vs pressed
 // phonation, lowered vs raised vocal effort, wide vs narrow F0 range, fast vs slow rate, flat vs steep spectral
 // tilt; and the ordering of the emotion-like resyntheses (angry-like < neutral < joy-like). The directions and
 // their sources are the table "soft in v3" of docs/emotion-engine.md; every assertion names a size, so a
 // mapping that only drifts the right way by a hair fails. The v2 checks (scores.test.ts) are unchanged.
 import { expect } from 'chai';
-import { FixtureDir } from '../../fixtures/emotion/audio';
-import { manipulated, type Manipulation } from '../../fixtures/emotion/phonation';
-import { emotionLike, type EmotionLike } from '../../fixtures/emotion/stimuli';
+import { FixtureDir } from '../../../dev/harness/emotion/audio';
+import { manipulated, type Manipulation } from '../../../dev/harness/emotion/phonation';
+import { emotionLike, type EmotionLike } from '../../../dev/harness/emotion/stimuli';
 import type { EmotionResult } from '../../../shared/queues/contracts';
 import type { EmotionEngine } from '../../../workers/emotion/engine';
 import { loadEngine } from './engine';

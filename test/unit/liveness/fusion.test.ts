@@ -6,17 +6,8 @@ import { expect } from 'chai';
 import { apcer, auc, bootstrapAuc, bpcer, crossValidatedLikelihoods, readManifest, type Scored, trainingRows } from '../../../research/liveness/evaluation';
 import { coefficients } from '../../../workers/liveness/engine';
 import { CUE_NAMES } from '../../../workers/liveness/engine/cues';
-import {
-  chooseL2,
-  equalErrorPoint,
-  fitFusion,
-  fitLogisticL2,
-  fusedLikelihood,
-  fusedLogit,
-  L2_GRID,
-  shippedFusion,
-  type TrainingRow,
-} from '../../../workers/liveness/engine/fusion';
+import { fusedLikelihood, fusedLogit, shippedFusion } from '../../../workers/liveness/engine/fusion';
+import { chooseL2, equalErrorPoint, fitFusion, fitLogisticL2, L2_GRID, type TrainingRow } from '../../../research/liveness/fusion-fit';
 import { sampleToTensor } from '../../../workers/liveness/engine/image';
 import { BUILTIN_SPOOF_SPECS, contextCrop, silentFaceCrop } from '../../../workers/liveness/engine/spoof';
 

@@ -71,7 +71,10 @@ async function decodeRange(opts: DecodeOptions, start?: number, length?: number)
   if (length !== undefined) args.push('-t', length.toFixed(6));
   args.push('-i', opts.file, '-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(ANALYSIS_RATE));
   args.push('-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1');
-  const sink = new PcmSink(length !== undefined ? Math.ceil(length * ANALYSIS_RATE) + ANALYSIS_RATE : 0);
+  // Sized for what the segment should give (a second more), so the samples are not copied into ever larger
+  // buffers as they arrive; the last segment (no length) and a single pass are sized on the planned duration.
+  const expectedSeconds = length ?? (opts.approxDuration > 0 ? opts.approxDuration - (start ?? 0) : 0);
+  const sink = new PcmSink(expectedSeconds > 0 ? Math.ceil((expectedSeconds + 1) * ANALYSIS_RATE) : 0);
   const res = await runChild(opts.ffmpegPath, args, { deadline: opts.deadline, stage: 'decode', signal: opts.signal, onStdout: (c) => sink.push(c) });
   if (sink.overflowed) throw new InvalidInputError('too_long', `The audio decodes to more than ${MAX_PCM_SAMPLES / ANALYSIS_RATE - 1} s`);
   if (res.code !== 0) {

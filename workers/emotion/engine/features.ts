@@ -36,7 +36,7 @@ const NUCLEUS_HALF_SPAN_SECONDS = 0.03;
 /** H1–H2 is measured on at most this many voiced frames per window (spread evenly): 6 DFT points each. */
 const H1H2_MAX_FRAMES = 60;
 /** Harmonic amplitudes are searched ±3 % around k·F0 (the pitch track's own precision). */
-const HARMONIC_SEARCH = [0.97, 1, 1.03];
+export const HARMONIC_SEARCH = [0.97, 1, 1.03];
 /** Rising parts of the level contour count as attacks when they rise at least this much (dB). */
 const ATTACK_MIN_RISE_DB = 3;
 const BAND_CENTRES_KHZ = Array.from({ length: BANDS }, (_, b) => (BAND_EDGES_HZ[b]! + BAND_EDGES_HZ[b + 1]!) / 2000);
@@ -224,18 +224,64 @@ function syllableNuclei(t: FrameTrack, speech: Uint8Array): number {
   return count;
 }
 
-/** Squared magnitude of the Hann-windowed frame's DFT at `hz` (Goertzel). */
-function powerAt(x: Float32Array, start: number, win: Float64Array, hz: number, rate: number): number {
-  const w = (2 * Math.PI * hz) / rate;
-  const c = 2 * Math.cos(w);
-  let s1 = 0;
-  let s2 = 0;
+const harmonicScratch = new Float64Array(6);
+
+/**
+ * Squared magnitudes of the Hann-windowed frame's DFT (Goertzel) at the six frequencies H1–H2 searches: F0
+ * and 2·F0, each × HARMONIC_SEARCH. One pass over the frame runs six recursions side by side, each with its
+ * own state and the same operations in the same order as a recursion alone (bit-identical to six passes,
+ * tested), so the processor overlaps six dependency chains instead of waiting on one. The result is a
+ * scratch array, valid until the next call.
+ */
+export function harmonicPowers(x: Float32Array, start: number, win: Float64Array, f0: number, rate: number): Float64Array {
+  const [m0, m1, m2] = HARMONIC_SEARCH as [number, number, number];
+  const c0 = 2 * Math.cos((2 * Math.PI * (1 * f0 * m0)) / rate);
+  const c1 = 2 * Math.cos((2 * Math.PI * (1 * f0 * m1)) / rate);
+  const c2 = 2 * Math.cos((2 * Math.PI * (1 * f0 * m2)) / rate);
+  const c3 = 2 * Math.cos((2 * Math.PI * (2 * f0 * m0)) / rate);
+  const c4 = 2 * Math.cos((2 * Math.PI * (2 * f0 * m1)) / rate);
+  const c5 = 2 * Math.cos((2 * Math.PI * (2 * f0 * m2)) / rate);
+  let a1 = 0;
+  let a2 = 0;
+  let b1 = 0;
+  let b2 = 0;
+  let d1 = 0;
+  let d2 = 0;
+  let e1 = 0;
+  let e2 = 0;
+  let g1 = 0;
+  let g2 = 0;
+  let h1 = 0;
+  let h2 = 0;
   for (let i = 0; i < win.length; i++) {
-    const s0 = x[start + i]! * win[i]! + c * s1 - s2;
-    s2 = s1;
-    s1 = s0;
+    const v = x[start + i]! * win[i]!;
+    const a0 = v + c0 * a1 - a2;
+    a2 = a1;
+    a1 = a0;
+    const b0 = v + c1 * b1 - b2;
+    b2 = b1;
+    b1 = b0;
+    const d0 = v + c2 * d1 - d2;
+    d2 = d1;
+    d1 = d0;
+    const e0 = v + c3 * e1 - e2;
+    e2 = e1;
+    e1 = e0;
+    const g0 = v + c4 * g1 - g2;
+    g2 = g1;
+    g1 = g0;
+    const h0 = v + c5 * h1 - h2;
+    h2 = h1;
+    h1 = h0;
   }
-  return s1 * s1 + s2 * s2 - c * s1 * s2;
+  const out = harmonicScratch;
+  out[0] = a1 * a1 + a2 * a2 - c0 * a1 * a2;
+  out[1] = b1 * b1 + b2 * b2 - c1 * b1 * b2;
+  out[2] = d1 * d1 + d2 * d2 - c2 * d1 * d2;
+  out[3] = e1 * e1 + e2 * e2 - c3 * e1 * e2;
+  out[4] = g1 * g1 + g2 * g2 - c4 * g1 * g2;
+  out[5] = h1 * h1 + h2 * h2 - c5 * h1 * h2;
+  return out;
 }
 
 const hannCache = new Map<number, Float64Array>();
@@ -266,9 +312,9 @@ function harmonicDifference(x: Float32Array, t: FrameTrack, speech: Uint8Array):
   for (let j = 0; j < voiced.length; j += step) {
     const k = voiced[Math.floor(j)]!;
     const f0 = t.f0[k]!;
-    const peak = (h: number): number => Math.max(...HARMONIC_SEARCH.map((m) => powerAt(x, t.starts[k]!, win, h * f0 * m, t.rate)));
-    const h1 = peak(1);
-    const h2 = peak(2);
+    const p = harmonicPowers(x, t.starts[k]!, win, f0, t.rate);
+    const h1 = Math.max(p[0]!, p[1]!, p[2]!);
+    const h2 = Math.max(p[3]!, p[4]!, p[5]!);
     if (!(h1 > 0 && h2 > 0)) continue;
     sum += 10 * Math.log10(h1 / h2);
     count++;

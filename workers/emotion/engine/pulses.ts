@@ -114,34 +114,19 @@ function walk(x: Float32Array, anchor: number, dir: 1 | -1, lo: number, hi: numb
     const maxLag = Math.ceil(1.25 * T);
     const base = Math.round(t) - (dir > 0 ? 0 : w);
     if (base < lo || base + w > hi) break;
+    const firstLag = minLag - 1;
+    const rs = correlations(x, base, w, dir, firstLag, maxLag + 1, lo, hi);
     let bestLag = -1;
     let bestR = -Infinity;
-    const rs: number[] = [];
-    // The cycle's own energy is the same at every lag.
-    let sxx = 0;
-    for (let i = 0; i < w; i++) sxx += x[base + i]! * x[base + i]!;
-    for (let lag = minLag - 1; lag <= maxLag + 1; lag++) {
-      const other = base + dir * lag;
-      if (other < lo || other + w > hi) {
-        rs.push(Number.NaN);
-        continue;
-      }
-      let sxy = 0;
-      let syy = 0;
-      for (let i = 0; i < w; i++) {
-        const b = x[other + i]!;
-        sxy += x[base + i]! * b;
-        syy += b * b;
-      }
-      const r = sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0;
-      rs.push(r);
-      if (lag >= minLag && lag <= maxLag && r > bestR) {
+    for (let lag = minLag; lag <= maxLag; lag++) {
+      const r = rs[lag - firstLag]!;
+      if (r > bestR) {
         bestR = r;
         bestLag = lag;
       }
     }
     if (bestLag < 0 || bestR < MIN_CYCLE_CORRELATION) break;
-    const idx = bestLag - (minLag - 1);
+    const idx = bestLag - firstLag;
     const a = rs[idx - 1]!;
     const c = rs[idx + 1]!;
     const offset = Number.isNaN(a) || Number.isNaN(c) ? 0 : parabolicPeak(a, bestR, c).offset;
@@ -150,6 +135,90 @@ function walk(x: Float32Array, anchor: number, dir: 1 | -1, lo: number, hi: numb
     marks.push(t);
   }
   return marks;
+}
+
+/** Longest lag range a cycle is compared over: periods up to 1 / 75 Hz at 80 kHz, with margin. */
+const MAX_LAGS = 2048;
+const lagScratch = new Float64Array(MAX_LAGS);
+
+/**
+ * Normalised cross-correlation of the cycle x[base, base + w) with the stretch `lag` samples away (towards
+ * `dir`), for every lag in [firstLag, lastLag]: NaN where that stretch leaves [lo, hi]. Four lags are summed
+ * side by side, each in its own accumulators and in the same order as one lag alone (so every value is
+ * bit-identical to the one-lag loop): four independent chains of additions instead of one keep the
+ * processor's floating-point units busy. The result is a view on a scratch array, valid until the next call.
+ */
+export function correlations(x: Float32Array, base: number, w: number, dir: 1 | -1, firstLag: number, lastLag: number, lo: number, hi: number): Float64Array {
+  const count = lastLag - firstLag + 1;
+  const rs = count <= MAX_LAGS ? lagScratch.subarray(0, count) : new Float64Array(count);
+  // The cycle's own energy is the same at every lag.
+  let sxx = 0;
+  for (let i = 0; i < w; i++) sxx += x[base + i]! * x[base + i]!;
+  let lag = firstLag;
+  while (lag <= lastLag) {
+    if (lag + 3 <= lastLag && inside(base, w, dir, lag, lo, hi) && inside(base, w, dir, lag + 3, lo, hi)) {
+      // The stretches of lags lag … lag + 3 are consecutive: inside at both ends means inside throughout.
+      const o0 = base + dir * lag;
+      const o1 = o0 + dir;
+      const o2 = o1 + dir;
+      const o3 = o2 + dir;
+      let sxy0 = 0;
+      let syy0 = 0;
+      let sxy1 = 0;
+      let syy1 = 0;
+      let sxy2 = 0;
+      let syy2 = 0;
+      let sxy3 = 0;
+      let syy3 = 0;
+      for (let i = 0; i < w; i++) {
+        const a = x[base + i]!;
+        const b0 = x[o0 + i]!;
+        const b1 = x[o1 + i]!;
+        const b2 = x[o2 + i]!;
+        const b3 = x[o3 + i]!;
+        sxy0 += a * b0;
+        syy0 += b0 * b0;
+        sxy1 += a * b1;
+        syy1 += b1 * b1;
+        sxy2 += a * b2;
+        syy2 += b2 * b2;
+        sxy3 += a * b3;
+        syy3 += b3 * b3;
+      }
+      const k = lag - firstLag;
+      rs[k] = normalised(sxy0, sxx, syy0);
+      rs[k + 1] = normalised(sxy1, sxx, syy1);
+      rs[k + 2] = normalised(sxy2, sxx, syy2);
+      rs[k + 3] = normalised(sxy3, sxx, syy3);
+      lag += 4;
+      continue;
+    }
+    if (!inside(base, w, dir, lag, lo, hi)) {
+      rs[lag - firstLag] = Number.NaN;
+    } else {
+      const other = base + dir * lag;
+      let sxy = 0;
+      let syy = 0;
+      for (let i = 0; i < w; i++) {
+        const b = x[other + i]!;
+        sxy += x[base + i]! * b;
+        syy += b * b;
+      }
+      rs[lag - firstLag] = normalised(sxy, sxx, syy);
+    }
+    lag++;
+  }
+  return rs;
+}
+
+/** Whether the stretch `lag` samples from the cycle at `base` (length w, towards `dir`) lies in [lo, hi]. */
+function inside(base: number, w: number, dir: 1 | -1, lag: number, lo: number, hi: number): boolean {
+  const other = base + dir * lag;
+  return other >= lo && other + w <= hi;
+}
+
+function normalised(sxy: number, sxx: number, syy: number): number {
+  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0;
 }
 
 /** Largest excursion of the followed polarity between two marks, refined by a parabola. */
