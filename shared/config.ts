@@ -192,6 +192,12 @@ export const configSchema = z
     FAULT_KILL_AT: z.enum(['after_engine', 'after_commit', 'after_publish', 'in_drainer']).optional(),
     /** Where the console tells customers to write for help (recovery when both password and phone are lost). */
     SUPPORT_EMAIL: z.string().email().default('support@localhost'),
+    /**
+     * What one console request (a page, a form, the try-it routes up to their job) may spend from its arrival at the
+     * console's router: every database call it makes gets the time left, so a hung store answers the 503 page in time.
+     * The try-it jobs themselves have their API's budget (LIVENESS_BUDGET_MS, EMOTION_BUDGET_MS) from admission.
+     */
+    CONSOLE_BUDGET_MS: positiveInt.default(10_000),
     /** How often the console's scheduler looks for accounts past 80 % / 100 % of their monthly limit. */
     USAGE_ALERT_INTERVAL_MS: positiveInt.default(5 * 60_000),
   })

@@ -1,4 +1,4 @@
-// Owns console passwords: the spec's strength rule and scrypt hashing (node:crypto) with a per-user salt.
+// Owns console password hashing: scrypt (node:crypto) with a per-user salt (the strength rule is in validation.ts).
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 
@@ -8,31 +8,6 @@ const scrypt = promisify(crypto.scrypt) as (pw: crypto.BinaryLike, salt: crypto.
 const PARAMS = { N: 2 ** 15, r: 8, p: 3 };
 const KEY_LEN = 32;
 const MAXMEM = 128 * PARAMS.N * PARAMS.r * 2;
-
-export const PASSWORD_MIN = 8;
-/** An upper bound keeps hashing cost bounded for absurd inputs. */
-export const PASSWORD_MAX = 128;
-
-export interface PasswordRule {
-  id: 'length' | 'upper' | 'lower' | 'digit' | 'symbol';
-  label: string;
-  test: (pw: string) => boolean;
-}
-
-/** The spec: at least 8 characters with an upper-case letter, a lower-case letter, a digit and a symbol. */
-export const PASSWORD_RULES: PasswordRule[] = [
-  { id: 'length', label: `At least ${PASSWORD_MIN} characters`, test: (pw) => pw.length >= PASSWORD_MIN },
-  { id: 'upper', label: 'An upper-case letter', test: (pw) => /\p{Lu}/u.test(pw) },
-  { id: 'lower', label: 'A lower-case letter', test: (pw) => /\p{Ll}/u.test(pw) },
-  { id: 'digit', label: 'A digit', test: (pw) => /\p{Nd}/u.test(pw) },
-  { id: 'symbol', label: 'A symbol, such as ! ? # %', test: (pw) => /[^\p{L}\p{N}\s]/u.test(pw) },
-];
-
-/** The rules a password fails; empty when it is acceptable. */
-export function passwordProblems(pw: string): string[] {
-  if (pw.length > PASSWORD_MAX) return [`At most ${PASSWORD_MAX} characters`];
-  return PASSWORD_RULES.filter((r) => !r.test(pw)).map((r) => r.label);
-}
 
 export async function hashPassword(pw: string): Promise<string> {
   const salt = crypto.randomBytes(16);

@@ -215,10 +215,9 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     throw new NotFoundError(`No such endpoint${hint}`);
   });
   app.use(
-    errorHandler(
-      (err) => ({ error: { code: err.code, message: err.message } }),
-      () => new PayloadTooLargeError('The audio file exceeds 10 MB (10,485,760 bytes)', 'payload_too_large'),
-    ),
+    errorHandler((err) => ({ error: { code: err.code, message: err.message } }), {
+      bodyTooLarge: () => new PayloadTooLargeError('The audio file exceeds 10 MB (10,485,760 bytes)', 'payload_too_large'),
+    }),
   );
   return app;
 }

@@ -1,5 +1,5 @@
-// Owns the mapping of errors to HTTP: every front-end installs errorHandler with its own body shape, and the
-// console's HTML error page maps framework errors with the same fromFrameworkError.
+// Owns the mapping of errors to HTTP: every front-end (the /v1 and /feelings APIs, the console) installs
+// errorHandler with its own body shape and its own wording of framework errors (fromFrameworkError).
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import {
   AppError,
@@ -13,7 +13,10 @@ import {
 import { isDatabaseUnavailable } from '../../shared/db/mongo';
 import { isRedisUnavailable } from '../../shared/redis';
 
-/** Renders an AppError as the front-end's documented error body (may look something up first). */
+/**
+ * Renders an AppError as the front-end's documented error body (may look something up first), which the handler
+ * sends as JSON; a renderer that answers by itself (the console's HTML page) sends the response and returns nothing.
+ */
 export type ErrorRenderer = (err: AppError, req: Request, res: Response) => unknown;
 
 /** How a front-end words the framework errors it shows: the API speaks to programs, the console to people. */
@@ -44,20 +47,23 @@ export function fromFrameworkError(err: unknown, wording: FrameworkErrorWording)
 }
 
 /** The headers an error's status promises: Retry-After on 429/503, Allow on 405. */
-export function setErrorHeaders(res: Response, err: AppError): void {
+function setErrorHeaders(res: Response, err: AppError): void {
   if (err instanceof TooManyRequestsError || err instanceof ServiceUnavailableError) {
     res.setHeader('Retry-After', String(err.retryAfterSeconds));
   }
   if (err instanceof MethodNotAllowedError) res.setHeader('Allow', err.allowed.join(', '));
 }
 
+const DEFAULT_WORDING: FrameworkErrorWording = { bodyTooLarge: () => new PayloadTooLargeError('Request body too large') };
+
+/** `wording`: one for every request, or chosen per request (the console's pages and its try-it JSON routes). */
 export function errorHandler(
   render: ErrorRenderer,
-  bodyLimitError: () => AppError = () => new PayloadTooLargeError('Request body too large'),
+  wording: FrameworkErrorWording | ((req: Request) => FrameworkErrorWording) = DEFAULT_WORDING,
 ): ErrorRequestHandler {
   return async (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const appError = err instanceof AppError ? err : fromFrameworkError(err, { bodyTooLarge: bodyLimitError });
+    const appError = err instanceof AppError ? err : fromFrameworkError(err, typeof wording === 'function' ? wording(req) : wording);
     const finalError = appError ?? new InternalError();
     if (!appError) req.log?.error({ err }, 'unhandled error');
     else if (finalError.httpStatus >= 500) req.log?.warn({ code: finalError.code }, finalError.message);

@@ -1,6 +1,6 @@
 // Owns the liveness front-end's Express app: on the shared preamble (api/http/preamble.ts: ops endpoints, API
-// reference), the /v1 routes (check, usage, health), the mount point the console plugs into (with the
-// marketplace endpoint), and the /v1 error envelope with the caller's credits when known.
+// reference), the /v1 routes (check, usage, health), the console under /console and the marketplace endpoint
+// when this front-end serves them (api/console/app.ts), and the /v1 error envelope with the caller's credits when known.
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
@@ -25,6 +25,7 @@ import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAG
 import { quotaFromSnapshot, renderError, sendSuccess, UNKNOWN, type QuotaView } from './envelope';
 import type { IdempotencyStore } from './idempotency';
 import { LivenessCheck } from './liveness-check';
+import type { ConsoleApp } from '../console/app';
 
 export interface LivenessAppDeps {
   log: Logger;
@@ -46,8 +47,8 @@ export interface LivenessAppDeps {
   clock: Clock;
   budgetMs: number;
   readiness: Readiness;
-  /** Extra routers mounted before the 404 handler (the console lives on this front-end). */
-  mount?: (app: Express) => void;
+  /** The console and the marketplace's endpoint, when this front-end serves them; null for the API alone. */
+  console: ConsoleApp | null;
 }
 
 /** JSON envelope overhead allowed on top of the Base64 image. */
@@ -60,7 +61,7 @@ function methodNotAllowed(allowed: string[]) {
 }
 
 export function createLivenessApp(d: LivenessAppDeps): Express {
-  // Every route, the console's included, spends at most the budget from the moment the request arrived.
+  // Every /v1 route spends at most the budget from the moment the request arrived (the console sets its own).
   const app = createFrontEndApp(d, { apiReference: { documentPath: LIVENESS_OPENAPI_PATH, document: livenessOpenApi } });
 
   // Health: the spec's own body, no envelope. Redis down also answers 503 (see README Decisions).
@@ -122,7 +123,11 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   });
   app.all('/v1/usage', methodNotAllowed(['GET']));
 
-  d.mount?.(app);
+  if (d.console) {
+    // The console answers its own errors (HTML pages, try-it JSON) and spends its own budget: see api/console/app.ts.
+    app.use('/console', d.console.router);
+    app.use(d.console.marketplace);
+  }
 
   app.use(() => {
     throw new NotFoundError('No such endpoint');
@@ -137,6 +142,6 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
       () => unknown,
     );
   };
-  app.use(errorHandler(renderError(d.clock, quotaOf), () => new PayloadTooLargeError('The request body exceeds the 10 MB image limit')));
+  app.use(errorHandler(renderError(d.clock, quotaOf), { bodyTooLarge: () => new PayloadTooLargeError('The request body exceeds the 10 MB image limit') }));
   return app;
 }

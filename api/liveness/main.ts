@@ -3,8 +3,7 @@ import { loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/logger';
 import { runUntilSignal } from '../../shared/process';
 import { startLivenessApi } from './server';
-import { mountConsole } from '../console/mount';
 
 const config = loadConfig();
 const log = createLogger('liveness-api', config.LOG_LEVEL);
-runUntilSignal(log, () => startLivenessApi({ config, log, extend: mountConsole }));
+runUntilSignal(log, () => startLivenessApi({ config, log, console: true }));

@@ -1,6 +1,5 @@
 // Owns the liveness front-end process: builds its dependencies from config, listens, and stops cleanly.
 import type { Metrics } from '../../shared/metrics';
-import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
@@ -15,6 +14,7 @@ import { startFrontEndBase, type FrontEndBase } from '../http/front-end';
 import { authFailureGuard, Throttle } from '../http/throttle';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
+import { createConsole } from '../console/app';
 
 export interface LivenessServerOptions {
   config: Config;
@@ -22,8 +22,8 @@ export interface LivenessServerOptions {
   clock?: Clock;
   /** Database name (tests isolate per file); default: the URI's. */
   dbName?: string;
-  /** Mounts more routes on the same app (the console). Receives the shared dependencies. */
-  extend?: (app: Express, deps: LivenessServerDeps) => void;
+  /** Serves the console (/console) and the marketplace's endpoint on this front-end, as the production process does (main.ts). */
+  console?: boolean;
 }
 
 export interface LivenessServerDeps {
@@ -65,6 +65,7 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
   const apiKeys = new ApiKeyService(models, clock, accounts, authCache);
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
   const deps: LivenessServerDeps = { config, log, models, accounts, apiKeys, ledger, redis, clock, metrics: base.metrics, jobsFor: base.jobsFor };
+  const consoleApp = o.console ? createConsole(deps) : null;
   const app = createLivenessApp({
     log,
     metrics: base.metrics,
@@ -88,8 +89,10 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,
     readiness: base.readiness,
-    mount: o.extend ? (a) => o.extend!(a, deps) : undefined,
+    console: consoleApp,
   });
-  const server = await base.serve(app, config.LIVENESS_PORT, config.LIVENESS_BUDGET_MS + 1000);
+  // Draining waits for the longest request either app may still be serving.
+  const longestBudgetMs = Math.max(config.LIVENESS_BUDGET_MS, consoleApp ? config.CONSOLE_BUDGET_MS : 0);
+  const server = await base.serve(app, config.LIVENESS_PORT, longestBudgetMs + 1000);
   return { port: server.port, metricsPort: server.metricsPort, deps, stop: () => server.stop() };
 }

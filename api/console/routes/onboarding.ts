@@ -7,9 +7,9 @@ import { alreadyRegisteredMail, verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
-import { hashPassword, passwordProblems } from '../passwords';
+import { hashPassword } from '../passwords';
 import { VERIFICATION_TTL_MS } from '../verification-token';
-import { isAddrSpec, readRegistration, type RegistrationInput } from '../validation';
+import { isAddrSpec, passwordProblems, readRegistration, type RegistrationInput } from '../validation';
 import {
   checkInboxPage,
   keysAlreadyShownPage,

@@ -8,9 +8,11 @@ import { authenticatorReplacedMail, passwordChangedMail } from '../mail/template
 import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
-import { hashPassword, passwordProblems, verifyPassword } from '../passwords';
+import { hashPassword, verifyPassword } from '../passwords';
+import { passwordProblems } from '../validation';
 import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
-import { alreadyShownPage, recoveryCodesAppPage, securityPage } from '../views/dashboard';
+import { alreadyShownPage } from '../views/components';
+import { recoveryCodesAppPage, securityPage } from '../views/security';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
 import { recentlyProven, requireRecentProof } from '../step-up';

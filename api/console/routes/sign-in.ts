@@ -7,7 +7,8 @@ import { passwordChangedMail, passwordResetMail, welcomeMail } from '../mail/tem
 import type { Account } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
-import { hashPassword, passwordProblems, verifyPassword } from '../passwords';
+import { hashPassword, verifyPassword } from '../passwords';
+import { passwordProblems } from '../validation';
 import { PASSWORD_RESET_TTL_MS } from '../password-reset';
 import { forgetSpentRecoveryCodes, hashRecoveryCode, newRecoveryCodes, spendRecoveryCode, unspentRecoveryCodes } from '../recovery-codes';
 import {

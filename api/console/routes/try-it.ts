@@ -3,8 +3,8 @@
 // plan's allowance (a tenth of its monthly calls, so try-it is never a way around the plan), running the same
 // queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
-import { AppError, InternalError, InvalidRequestError, ServiceUnavailableError, TooManyRequestsError } from '../../../shared/errors';
+import express, { Router, type Request } from 'express';
+import { AppError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { monthOf, nextMonthStart } from '../../../shared/billing/month';
 import { Deadline } from '../../../shared/deadline';
 import {
@@ -21,7 +21,6 @@ import { Throttle } from '../../http/throttle';
 import { customerIdOf, requireStage, SessionRequiredError } from '../http';
 import { appContext, sendPage, type ConsoleDeps } from '../context';
 import { emotionTryPage, livenessTryPage } from '../views/try-it';
-import { TRY_IT_ASSETS } from '../assets/try-it';
 
 /**
  * Free try-it calls per account, per service and UTC month: a tenth of the plan's monthly calls, between 5
@@ -44,7 +43,7 @@ type TryService = 'emotion' | 'liveness';
 
 /**
  * The one place try-it calls reach the job queues: the process's own job clients (the same as the public routes'),
- * within the service's own budget from now (the console request's deadline is the liveness one), counted in the
+ * within the service's own budget from now (the console request's own deadline is CONSOLE_BUDGET_MS), counted in the
  * account's fair share of the workers (the same as its API calls').
  */
 async function runTryItJob<I, R>(d: ConsoleDeps, req: Request, queueName: QueueName, input: I, payload: Buffer, budgetMs: number): Promise<R> {
@@ -65,15 +64,6 @@ function imageFormatOf(bytes: Buffer): 'jpeg' | 'png' {
   if (bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
   if (bytes.length > 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
   throw new InvalidRequestError('Send a JPEG or PNG image');
-}
-
-/** The JSON routes the try-it pages' scripts call (paths under /console). */
-export const TRY_IT_API_PATHS: readonly string[] = ['/emotion/try/analyze', '/liveness/try/check'];
-
-/** A try-it JSON error: the API's shape, never an HTML page (also for errors raised before the route, see mount.ts). */
-export function sendTryItError(res: Response, e: AppError): void {
-  if (e instanceof TooManyRequestsError || e instanceof ServiceUnavailableError) res.setHeader('Retry-After', String(e.retryAfterSeconds));
-  res.status(e.httpStatus).json({ error: { code: e.code, message: e.message } });
 }
 
 export function tryItRoutes(d: ConsoleDeps): Router {
@@ -117,13 +107,6 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     return a;
   }
 
-  for (const asset of Object.values(TRY_IT_ASSETS)) {
-    r.get(asset.path.replace('/console', ''), (_req, res) => {
-      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-      res.type(asset.type).send(asset.body);
-    });
-  }
-
   r.get('/emotion/try', auth, async (req, res) => {
     const a = await signedInAccount(req);
     sendPage(res, emotionTryPage(await appContext(d, req, res, a), { monthlyCap: tryItMonthlyCap(d.accounts.planView(a).monthlyLimit), maxSeconds: 60 }));
@@ -140,10 +123,10 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     );
   });
 
-  // JSON routes for the pages' scripts; errors answer in the API's shape, never as an HTML page.
-  const api = Router();
+  // JSON routes for the pages' scripts: the console's error handler answers their errors in the API's shape
+  // (errors.ts, TRY_IT_API_PATHS), never as an HTML page.
 
-  api.post('/emotion/try/analyze', auth, express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }), async (req, res) => {
+  r.post('/emotion/try/analyze', auth, express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }), async (req, res) => {
     const customerId = customerIdOf(req);
     if (!acceptedContentType(req.get('content-type') ?? '')) throw new InvalidRequestError('Send the recording or an audio file (Content-Type audio/*)');
     const body = req.body as unknown;
@@ -156,7 +139,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     res.json({ ...result, try_it: allowance });
   });
 
-  api.post('/liveness/try/check', auth, express.raw({ type: () => true, limit: Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4) }), async (req, res) => {
+  r.post('/liveness/try/check', auth, express.raw({ type: () => true, limit: Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4) }), async (req, res) => {
     const customerId = customerIdOf(req);
     const body = req.body as unknown;
     if (!Buffer.isBuffer(body) || body.length === 0) throw new InvalidRequestError('Send a JPEG or PNG image');
@@ -169,18 +152,5 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });
   });
 
-  const jsonErrors: ErrorRequestHandler = (err, req, res, next) => {
-    if (res.headersSent) return next(err);
-    let e: AppError;
-    if (err instanceof AppError) e = err;
-    else if ((err as { type?: string })?.type === 'entity.too.large') e = new AppError('payload_too_large', 'The file exceeds 10 MB', 413);
-    else {
-      req.log?.error({ err }, 'console try-it: unhandled error');
-      e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
-    }
-    sendTryItError(res, e);
-  };
-  api.use(jsonErrors);
-  r.use(api);
   return r;
 }

@@ -1,6 +1,6 @@
 // Owns the two page shells: the centred card of onboarding and sign-in, and the dashboard's app frame
 // with its navigation. Every page links the one stylesheet and the one script (CSP: 'self' only).
-import { ASSETS } from '../assets';
+import { assetUrl } from '../assets';
 import { html, type SafeHtml } from './html';
 
 export interface PageContext {
@@ -38,9 +38,9 @@ function head(title: string): SafeHtml {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${title} · Liveness API console</title>
-<link rel="icon" type="image/svg+xml" href="${ASSETS.icon.path}">
-<link rel="stylesheet" href="${ASSETS.css.path}">
-<script src="${ASSETS.js.path}" defer></script>
+<link rel="icon" type="image/svg+xml" href="${assetUrl('icon.svg')}">
+<link rel="stylesheet" href="${assetUrl('app.css')}">
+<script src="${assetUrl('app.js')}" defer></script>
 </head>`;
 }
 

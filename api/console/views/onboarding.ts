@@ -1,11 +1,11 @@
 // Owns the onboarding pages: registration, "check your inbox", link problems, password setup and the
 // one-time display of both API keys.
 import { PLANS, type PlanId } from '../../../shared/billing/plans';
-import { PASSWORD_RULES } from '../passwords';
 import type { MarketplaceSubscription } from '../registration-token';
 import type { FieldErrors, RegistrationInput } from '../validation';
 import { html, type SafeHtml } from './html';
 import { authPage, csrfField, workEmailField, type PageContext } from './layout';
+import { keyBlock, passwordFields } from './components';
 
 function field(o: {
   id: keyof RegistrationInput;
@@ -131,24 +131,6 @@ export function resendDonePage(ctx: PageContext, email: string): string {
   });
 }
 
-/** New password + repeat, with the live rule checklist and a message the script fills on a weak submit. */
-export function passwordFields(problems?: string[]): SafeHtml {
-  return html`<div class="field">
-    <label for="password">New password</label>
-    <input id="password" name="password" type="password" required autocomplete="new-password" maxlength="128"
-      data-password-rules="password-rules" aria-describedby="password-rules password-error" aria-invalid="${problems?.length ? 'true' : 'false'}">
-    <ul class="rules" id="password-rules" aria-live="polite">
-      ${PASSWORD_RULES.map((r) => html`<li data-rule="${r.id}">${r.label}<span class="sr-only"> (not met yet)</span></li>`)}
-    </ul>
-    <div class="error-text" id="password-error" role="alert">${problems?.length ? `The password needs: ${problems.join(', ').toLowerCase()}.` : ''}</div>
-  </div>
-  <div class="field">
-    <label for="confirm">Repeat the new password</label>
-    <input id="confirm" name="confirm" type="password" required autocomplete="new-password" maxlength="128" data-confirms="password" aria-describedby="confirm-error">
-    <div class="error-text" id="confirm-error" role="alert"></div>
-  </div>`;
-}
-
 export function passwordPage(ctx: PageContext, o: { email: string; problems?: string[] }): string {
   return authPage(ctx, {
     title: 'Choose a password',
@@ -162,16 +144,6 @@ export function passwordPage(ctx: PageContext, o: { email: string; problems?: st
   <button class="btn btn-primary btn-block" type="submit">Activate account</button>
 </form>`,
   });
-}
-
-export function keyBlock(id: string, label: string, key: string, note?: string): SafeHtml {
-  return html`<div>
-  <div class="key-label">${label}${note ? html` <span class="badge">${note}</span>` : ''}</div>
-  <div class="secret">
-    <code id="${id}">${key}</code>
-    <button class="btn btn-secondary btn-sm" type="button" data-copy="${id}" hidden>Copy</button>
-  </div>
-</div>`;
 }
 
 export function keysOncePage(ctx: PageContext, o: { primaryKey: string; secondaryKey: string; plan: PlanId }): string {

@@ -1,8 +1,7 @@
 // Owns the sign-in pages: e-mail and password, mandatory TOTP setup (QR code + secret), the TOTP code.
 import { html, raw } from './html';
 import { authPage, csrfField, supportLink, workEmailField, type PageContext } from './layout';
-import { passwordFields } from './onboarding';
-import { recoveryCodesBody } from './dashboard';
+import { passwordFields, recoveryCodesBody } from './components';
 
 export function signInPage(ctx: PageContext, o: { email?: string; error?: string; notice?: string }): string {
   return authPage(ctx, {

@@ -1,6 +1,6 @@
 // Owns the markup of the two "Try it" pages: the controls, the live regions the page scripts fill in, and
 // the links to their script and stylesheet (CSP: 'self' only, so nothing inline).
-import { TRY_IT_ASSETS } from '../assets/try-it';
+import { assetUrl } from '../assets';
 import { html } from './html';
 import { appPage, type AppContext } from './layout';
 
@@ -8,7 +8,7 @@ export function emotionTryPage(ctx: AppContext, o: { monthlyCap: number; maxSeco
   return appPage(ctx, {
     title: 'Try the emotion API',
     nav: 'emotion-try',
-    body: html`<link rel="stylesheet" href="${TRY_IT_ASSETS.css.path}">
+    body: html`<link rel="stylesheet" href="${assetUrl('try-it.css')}">
 <div class="page-head"><div><h1>Try the voice emotion API</h1>
 <p>Record up to ${o.maxSeconds} seconds from your microphone, or choose an audio file. The console sends it to the same engine as <code>POST /feelings/v3/analysis</code> and draws <strong>rough</strong> and <strong>soft</strong> for every 5 s.</p></div></div>
 <div class="grid" id="try-emotion" data-csrf="${ctx.csrf}" data-max-seconds="${o.maxSeconds}">
@@ -42,7 +42,7 @@ export function emotionTryPage(ctx: AppContext, o: { monthlyCap: number; maxSeco
     <p class="small muted" id="meta"></p>
   </section>
 </div>
-<script src="${TRY_IT_ASSETS.emotion.path}" defer></script>`,
+<script src="${assetUrl('try-emotion.js')}" defer></script>`,
   });
 }
 
@@ -50,7 +50,7 @@ export function livenessTryPage(ctx: AppContext, o: { monthlyCap: number; thresh
   return appPage(ctx, {
     title: 'Try the liveness API',
     nav: 'liveness-try',
-    body: html`<link rel="stylesheet" href="${TRY_IT_ASSETS.css.path}">
+    body: html`<link rel="stylesheet" href="${assetUrl('try-it.css')}">
 <div class="page-head"><div><h1>Try the liveness API</h1>
 <p>Take a photo with your camera or choose one. The console sends it to the same engine as <code>POST /v1/check/liveness</code> and shows the verdict and the face it found.</p></div></div>
 <div class="grid" id="try-liveness" data-csrf="${ctx.csrf}" data-threshold="${o.threshold}">
@@ -75,6 +75,6 @@ export function livenessTryPage(ctx: AppContext, o: { monthlyCap: number; thresh
     <ul id="reasons"></ul>
   </section>
 </div>
-<script src="${TRY_IT_ASSETS.liveness.path}" defer></script>`,
+<script src="${assetUrl('try-liveness.js')}" defer></script>`,
   });
 }

@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startLivenessApi, type RunningLivenessApi } from '../../../api/liveness/server';
-import { mountConsole } from '../../../api/console/mount';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
 import { startLocalMail, type LocalMail } from '../../../dev/engines/local-mail';
 import { linksIn, listMessages, type StoredMessage } from '../../../shared/mail/mailbox';
@@ -48,7 +47,7 @@ export async function startConsole(label: string, overrides: Record<string, stri
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lc-${label}-mail-`));
   const mail = await startLocalMail({ dir });
   const config = testConfig(prefix, { SMTP_URL: mail.url, MAILBOX_DIR: dir, ...overrides });
-  const api = await startLivenessApi({ config, log: quietLog, dbName, extend: mountConsole, clock });
+  const api = await startLivenessApi({ config, log: quietLog, dbName, console: true, clock });
   const base = `http://127.0.0.1:${api.port}`;
   const signer = new HmacRegistrationSigner(config.APP_SECRET!);
   /** Signs the event as the marketplace would and POSTs it. */

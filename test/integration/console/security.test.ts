@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
-import { buildConsoleDeps } from '../../../api/console/mount';
+import { buildConsoleDeps } from '../../../api/console/app';
 import { RULES } from '../../../api/console/attempts';
 import { csrfOf, FormClient, startConsole, type ConsoleHarness } from './harness';
 

@@ -4,7 +4,8 @@ import { HmacRegistrationSigner, newLocalSubscription } from '../../../api/conso
 import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/verification-token';
 import { AttemptLimiter, RULES } from '../../../api/console/attempts';
 import { TotpService } from '../../../api/console/totp';
-import { hashPassword, passwordProblems, verifyPassword } from '../../../api/console/passwords';
+import { hashPassword, verifyPassword } from '../../../api/console/passwords';
+import { passwordProblems } from '../../../api/console/validation';
 import { readRegistration } from '../../../api/console/validation';
 import { PasswordResetTokens, PASSWORD_RESET_TTL_MS } from '../../../api/console/password-reset';
 import { hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, RECOVERY_CODE_COUNT } from '../../../api/console/recovery-codes';

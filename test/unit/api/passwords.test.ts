@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, passwordProblems, verifyPassword } from '../../../api/console/passwords';
+import { hashPassword, verifyPassword } from '../../../api/console/passwords';
+import { PASSWORD_MAX, PASSWORD_MIN, passwordProblems } from '../../../api/console/validation';
 
 describe('Console password rules (8+ characters with upper, lower, digit and symbol)', () => {
   it('accepts a password that meets every rule, at exactly 8 characters', () => {

@@ -1,20 +1,22 @@
-// Owns the console's wiring on the liveness front-end: builds its services from the shared
-// dependencies and mounts /console with its own strict CSP, session handling, CSRF check, pages and
-// an HTML error page (the /v1 JSON envelope is not for browsers).
-import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
+// Owns the console app: builds its services from the liveness front-end's dependencies and its router for
+// /console — its own deadline budget (CONSOLE_BUDGET_MS), strict CSP, no-store caching, the built assets, session
+// handling, CSRF check, one route file per area and one error handler (errors.ts) — plus the marketplace's
+// signed-event endpoint and the console's schedulers. The liveness app mounts both routers by name (api/liveness/app.ts).
+import express, { type Router } from 'express';
 import helmet from 'helmet';
-import { AppError, InternalError, NotFoundError } from '../../shared/errors';
-import { fromFrameworkError, setErrorHeaders, type FrameworkErrorWording } from '../http/error-handler';
+import { NotFoundError } from '../../shared/errors';
+import { Deadline } from '../../shared/deadline';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { AuditLog } from '../../shared/accounts/audit-log';
 import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { createMailer } from './mail/mailer';
 import { withDbDeadline } from '../../shared/db/deadline-scope';
-import type { LivenessServerDeps } from '../liveness/server';
-import { ASSETS } from './assets';
+import type { Metrics } from '../../shared/metrics';
+import { CONSOLE_ASSETS_URL, serveAssets } from './assets';
 import { AttemptLimiter } from './attempts';
-import { pageContext, sendPage, type ConsoleDeps } from './context';
-import { csrfProtect, loadSession, SessionRequiredError } from './http';
+import type { ConsoleDeps } from './context';
+import { csrfProtect, loadSession } from './http';
+import { consoleErrorHandler } from './errors';
 import { HmacRegistrationSigner } from './registration-token';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, SessionStore } from './session';
 import { deriveKey } from './secrets';
@@ -24,17 +26,25 @@ import { VerificationTokens } from './verification-token';
 import { PasswordResetTokens } from './password-reset';
 import { RevealStore } from './reveal';
 import { startUsageAlerts } from './usage-alerts';
-import { dashboardRoutes } from './routes/dashboard';
+import { activityRoutes } from './routes/activity';
+import { emotionTokenRoutes } from './routes/emotion-tokens';
+import { keysRoutes } from './routes/keys';
+import { overviewRoutes } from './routes/overview';
+import { planRoutes } from './routes/plan';
 import { devMailboxRoutes } from './routes/dev-mailbox';
 import { onboardingRoutes } from './routes/onboarding';
 import { signInRoutes } from './routes/sign-in';
-import { sendTryItError, TRY_IT_API_PATHS, tryItRoutes } from './routes/try-it';
+import { tryItRoutes } from './routes/try-it';
 import { securityRoutes } from './routes/security';
-import { errorPage } from './views/layout';
 import { marketplaceRoutes } from '../marketplace/routes';
 import { marketplaceSecret } from '../../shared/marketplace/entitlements';
 
-export function buildConsoleDeps(deps: LivenessServerDeps): ConsoleDeps {
+/** What the console takes from the front-end that serves it (the liveness front-end's dependencies). */
+export type ConsoleHostDeps = Pick<ConsoleDeps, 'config' | 'log' | 'models' | 'accounts' | 'apiKeys' | 'ledger' | 'redis' | 'clock' | 'jobsFor'> & {
+  metrics: Metrics;
+};
+
+export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
   const { config, log, redis } = deps;
   if (!config.APP_SECRET) throw new Error('APP_SECRET is required for the console (npm start generates a local one)');
   const problems = consoleConfigProblems(config);
@@ -92,61 +102,6 @@ function consoleHelmet(secure: boolean) {
   });
 }
 
-const TITLES: Record<number, string> = {
-  400: 'Something in the form needs fixing',
-  401: 'Please sign in again',
-  403: 'That request was refused',
-  404: 'Not found',
-  405: 'Not allowed',
-  429: 'Too many attempts',
-  503: 'Temporarily unavailable',
-};
-
-/** Framework errors in words for people (the API's wording is for programs). */
-const CONSOLE_WORDING: FrameworkErrorWording = {
-  bodyTooLarge: () => new AppError('invalid_request', 'The form is too large.', 413),
-  unreadable: 'The request could not be read.',
-  unavailable: 'The service is briefly unavailable. Try again in a moment.',
-};
-
-function consoleErrors(d: ConsoleDeps): ErrorRequestHandler {
-  return async (err, req: Request, res: Response, next) => {
-    if (res.headersSent) return next(err);
-    let e: AppError | null = err instanceof AppError ? err : fromFrameworkError(err, CONSOLE_WORDING);
-    if (!e) {
-      req.log?.error({ err }, 'console: unhandled error');
-      e = new InternalError(`Something went wrong on our side. Reference: ${req.requestId}`);
-    }
-    // The try-it scripts read JSON, also when the session or the database fails before their route runs.
-    if (TRY_IT_API_PATHS.includes(req.path)) return sendTryItError(res, e);
-    setErrorHeaders(res, e);
-    // The page needs a session for its links' forms; when Redis is the problem, render without one. When the
-    // session was never loaded (Redis or the database failed first), render without one too: a fresh anonymous
-    // session here would replace the visitor's cookie and sign them out over a passing outage.
-    const noSession = { csrf: null, devMailbox: d.mailboxDir !== null, support: d.config.SUPPORT_EMAIL };
-    let ctx;
-    try {
-      ctx = req.consoleSession === undefined ? noSession : await pageContext(d, req, res);
-    } catch {
-      ctx = noSession;
-    }
-    const signedIn = req.consoleSession?.data.stage === 'authenticated';
-    const next_ =
-      e instanceof SessionRequiredError || e.code === 'csrf_failed'
-        ? signedIn
-          ? { href: '/console/dashboard', label: 'Back to the dashboard' }
-          : { href: '/console/sign-in', label: 'Sign in' }
-        : signedIn
-          ? { href: '/console/dashboard', label: 'Back to the dashboard' }
-          : { href: '/console/sign-in', label: 'Go to sign in' };
-    sendPage(
-      res,
-      errorPage(ctx, { status: e.httpStatus, code: e.code, title: TITLES[e.httpStatus] ?? 'Something went wrong', message: e.message, next: next_ }),
-      e.httpStatus,
-    );
-  };
-}
-
 /** How often the pending-account sweep runs (it also runs once at start). */
 const PENDING_SWEEP_EVERY_MS = 3600_000;
 
@@ -161,24 +116,30 @@ function sweepPendingAccounts(d: ConsoleDeps): void {
   setInterval(sweep, PENDING_SWEEP_EVERY_MS).unref();
 }
 
-export function mountConsole(app: Express, deps: LivenessServerDeps): void {
+/** What the liveness app mounts: the console under /console, the marketplace's endpoint at the root. */
+export interface ConsoleApp {
+  router: Router;
+  marketplace: Router;
+}
+
+/** Builds the console (refusing an incomplete configuration) and starts its schedulers. */
+export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
-  // Every database call a console request makes is bounded by the request's deadline (set app-wide).
-  router.use((req, _res, next) => withDbDeadline(req.deadline, next));
+  // The console's own budget from the request's arrival at this router (the front-end's preamble before it is
+  // synchronous); every database call the request makes is bounded by it (shared/db/deadline-scope.ts).
+  router.use((req, _res, next) => {
+    req.deadline = Deadline.after(d.config.CONSOLE_BUDGET_MS);
+    withDbDeadline(req.deadline, next);
+  });
   router.use(consoleHelmet(d.cookie.secure));
   router.use((_req, res, next) => {
     // Pages carry one-time secrets and CSRF tokens: never cache them anywhere.
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-
-  for (const asset of Object.values(ASSETS)) {
-    router.get(asset.path.replace('/console', ''), (_req, res) => {
-      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-      res.type(asset.type).send(asset.body);
-    });
-  }
+  // Built, content-hashed files (npm run build:console): cached for a year, a change gets a new name.
+  router.use(CONSOLE_ASSETS_URL.replace('/console', ''), serveAssets());
 
   router.use(express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 50 }));
   // A signed-in session ends on its next request once the account is suspended or cancelled (a scheduled
@@ -188,17 +149,27 @@ export function mountConsole(app: Express, deps: LivenessServerDeps): void {
   router.use(onboardingRoutes(d));
   router.use(signInRoutes(d));
   if (d.mailboxDir) router.use(devMailboxRoutes(d, d.mailboxDir));
-  router.use(dashboardRoutes(d));
+  router.use(overviewRoutes(d));
+  router.use(keysRoutes(d));
+  router.use(planRoutes(d));
+  router.use(emotionTokenRoutes(d));
+  router.use(activityRoutes(d));
   router.use(tryItRoutes(d));
   router.use(securityRoutes(d));
   router.use(() => {
     throw new NotFoundError('There is no console page at this address.');
   });
-  router.use(consoleErrors(d));
-  app.use('/console', router);
+  router.use(consoleErrorHandler(d));
   // The marketplace's server-to-server entry point (signed events; no session or CSRF): see docs/billing.md.
-  app.use(marketplaceRoutes({ secret: marketplaceSecret(d.config)!, accounts: d.accounts, redis: d.redis, prefix: d.config.QUEUE_PREFIX, log: d.log }));
+  const marketplace = marketplaceRoutes({
+    secret: marketplaceSecret(d.config)!,
+    accounts: d.accounts,
+    redis: d.redis,
+    prefix: d.config.QUEUE_PREFIX,
+    log: d.log,
+  });
   sweepPendingAccounts(d);
   startUsageAlerts(d);
-  deps.log.info({ mailbox: d.mailboxDir !== null }, 'console mounted at /console');
+  deps.log.info({ mailbox: d.mailboxDir !== null }, 'console built for /console');
+  return { router, marketplace };
 }

@@ -1,0 +1,39 @@
+// Owns the emotion API tokens' view model: each token of the account with its calls, audio minutes and last
+// use this month from the usage events (usage.ts), as views/emotion-tokens.ts draws them.
+import { NotFoundError } from '../../../shared/errors';
+import type { Account } from '../../../shared/accounts/account-service';
+import type { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
+import type { Models } from '../../../shared/db/models';
+import { usageByToken } from '../usage';
+import type { TokenView } from '../views/emotion-tokens';
+
+type Deps = { emotionTokens: EmotionTokenService; models: Models };
+
+export async function tokenViews(d: Deps, a: Account, month: string): Promise<TokenView[]> {
+  const tokens = await d.emotionTokens.list(a._id);
+  const byToken = await usageByToken(
+    d.models,
+    month,
+    tokens.map((t) => t._id),
+  );
+  return tokens.map((t) => {
+    const u = byToken.get(t._id);
+    return {
+      id: t._id,
+      name: t.name,
+      prefix: t.prefix,
+      createdAt: (t as { createdAt?: Date }).createdAt ?? null,
+      revokedAt: t.revokedAt ?? null,
+      lastUsedAt: u?.lastUsedAt ?? null,
+      calls: u?.calls ?? 0,
+      audioSeconds: u?.audioSeconds ?? 0,
+    };
+  });
+}
+
+/** The account's active token with this id, or 404. */
+export async function ownActiveToken(d: Deps, a: Account, id: string, month: string): Promise<TokenView> {
+  const token = (await tokenViews(d, a, month)).find((t) => t.id === id && !t.revokedAt);
+  if (!token) throw new NotFoundError('There is no active token with this id on your account.');
+  return token;
+}
