@@ -25,6 +25,7 @@ import { connectMongo } from '../shared/db/mongo';
 import { createModels } from '../shared/db/models';
 import { EmotionTokenService } from '../shared/accounts/emotion-tokens';
 import { processTreeCpuMs } from './support/cpu';
+import { mp3Args } from './support/audio';
 
 const TEN_MB = 10_000_000;
 const TEXT =
@@ -81,44 +82,8 @@ function makeInputFiles(dir: string, out: (name: string) => string): void {
   run('sox', [long, '-r', '44100', out('wav60.wav'), 'trim', '0', '60']);
   // Sizes: 10 MB at 320 kbps = 250 s, at 96 kbps = 833 s; GSM 6.10 (1625 B/s) = 6154 s.
   const seconds = (kbps: number): string => ((TEN_MB * 8) / (kbps * 1000) - 1).toFixed(1);
-  run('ffmpeg', [
-    '-nostdin',
-    '-v',
-    'error',
-    '-y',
-    '-i',
-    long,
-    '-t',
-    seconds(320),
-    '-ar',
-    '44100',
-    '-ac',
-    '2',
-    '-c:a',
-    'libmp3lame',
-    '-b:a',
-    '320k',
-    out('mp3-320.mp3'),
-  ]);
-  run('ffmpeg', [
-    '-nostdin',
-    '-v',
-    'error',
-    '-y',
-    '-i',
-    long,
-    '-t',
-    seconds(96),
-    '-ar',
-    '44100',
-    '-ac',
-    '2',
-    '-c:a',
-    'libmp3lame',
-    '-b:a',
-    '96k',
-    out('mp3-96.mp3'),
-  ]);
+  run('ffmpeg', mp3Args({ input: long, seconds: seconds(320), kbps: 320, out: out('mp3-320.mp3') }));
+  run('ffmpeg', mp3Args({ input: long, seconds: seconds(96), kbps: 96, out: out('mp3-96.mp3') }));
   run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', long, '-t', String((TEN_MB - 100) / 1625 - 1), '-ar', '8000', '-c:a', 'libgsm_ms', out('gsm.wav')]);
 }
 

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { portrait } from '../dev/harness/sample-images';
 import type { ServiceProcess } from '../dev/harness/processes';
 import { isolationIds, Ledger, percentile, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../dev/harness/harness';
+import { mp3Args } from './support/audio';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -124,27 +125,7 @@ function makeAudio(dir: string): { clip: Buffer; big: Buffer } {
   execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', loop, '-t', '15', '-c:a', 'pcm_s16le', clip]);
   // 10 MB at 320 kbps ≈ 250 s: the "10 MB files back to back".
   const big = path.join(dir, 'big.mp3');
-  execFileSync('ffmpeg', [
-    '-nostdin',
-    '-v',
-    'error',
-    '-y',
-    '-stream_loop',
-    '-1',
-    '-i',
-    loop,
-    '-t',
-    '249',
-    '-ar',
-    '44100',
-    '-ac',
-    '2',
-    '-c:a',
-    'libmp3lame',
-    '-b:a',
-    '320k',
-    big,
-  ]);
+  execFileSync('ffmpeg', mp3Args({ input: loop, loop: true, seconds: '249', kbps: 320, out: big }));
   return { clip: fs.readFileSync(clip), big: fs.readFileSync(big) };
 }
 
