@@ -21,6 +21,7 @@ import { createRedis, closeRedis } from '../shared/redis';
 import { loadConfig } from '../shared/config';
 import { LivenessEngine } from '../workers/liveness/engine/index';
 import { median, timeMedian } from './timing';
+import { loadAvg, runMain } from './support/main';
 
 export { median };
 
@@ -473,12 +474,7 @@ async function main(): Promise<void> {
     console.log(
       `  added to the engine at c=1, same minutes: ${f1(addedSame)} ms (API mean request ${f1(median(c1Splits.map((x) => x.requestMs)))} ms - engine in the workers (its total stage) ${f1(median(c1Splits.map((x) => x.engineMs)))} ms; target <= 5 ms: ${addedSame <= 5 ? 'met' : 'MISSED'})`,
     );
-    console.log(
-      `  load average now: ${os
-        .loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')} (other sessions share this machine)`,
-    );
+    console.log(`  load average now: ${loadAvg()} (other sessions share this machine)`);
     console.log('\neach piece alone, median ms (this machine, idle processes)');
     for (const [name, ms] of await stageCosts(stack, body, jpeg)) console.log(`  ${name.padEnd(60)} ${ms.toFixed(2)}`);
   } finally {
@@ -489,11 +485,5 @@ async function main(): Promise<void> {
 if (process.argv.includes('--engine-loop')) {
   void engineLoopChild();
 } else if (require.main === module) {
-  main().then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  runMain(main);
 }

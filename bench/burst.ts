@@ -12,6 +12,7 @@ import { systemClock } from '../shared/billing/month';
 import { loadConfig } from '../shared/config';
 import { portraitAt } from '../dev/harness/sample-images';
 import { arg, benchStack, f1, selfieBody } from './api';
+import { loadAvg, runMain } from './support/main';
 
 interface Shot {
   status: number;
@@ -81,10 +82,7 @@ async function main(): Promise<void> {
   const perCustomer = arg('calls', 10);
   const workers = loadConfig({ ...process.env }).LIVENESS_WORKERS;
   console.log(
-    `bench:burst: ${customers} customers × ${perCustomer} calls at once, shipped defaults, ${workers} liveness worker(s); ${os.cpus().length} CPUs, load ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
+    `bench:burst: ${customers} customers × ${perCustomer} calls at once, shipped defaults, ${workers} liveness worker(s); ${os.cpus().length} CPUs, load ${loadAvg()}`,
   );
   const width = arg('width', 640);
   const body = width === 640 ? (await selfieBody()).body : JSON.stringify({ image: (await portraitAt(width, 92)).toString('base64'), image_format: 'jpeg' });
@@ -127,21 +125,10 @@ async function main(): Promise<void> {
     console.log(
       `admission refusals logged: ${refusals.length}${refusals[0] ? `; first: ${refusals[0].replace(/.*?"reason"/, '{"reason"').slice(0, 200)}` : ''}`,
     );
-    console.log(
-      `load average now: ${os
-        .loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    );
+    console.log(`load average now: ${loadAvg()}`);
   } finally {
     await stack.close();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

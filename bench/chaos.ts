@@ -12,6 +12,7 @@ import { spawnService, type ServiceProcess } from '../dev/harness/processes';
 import { parseConfig } from '../shared/config';
 import { HEALTHY_RUN_MS, restartDelayMs } from '../dev/restart-policy';
 import { isolationIds, Ledger, outboxDrained, postLiveness, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../dev/harness/harness';
+import { runMain } from './support/main';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -152,7 +153,4 @@ async function main(): Promise<void> {
   await engines.stop();
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

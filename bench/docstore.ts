@@ -12,6 +12,7 @@ import { createModels, ensureIndexes, type Models } from '../shared/db/models';
 import { sha256Hex } from '../shared/accounts/secrets';
 import { arg, f1 } from './api';
 import { timedBurst, type BurstRow } from './support/measure';
+import { loadAvg, runMain } from './support/main';
 
 async function seed(models: Models, customers: number): Promise<string[]> {
   const digests: string[] = [];
@@ -84,12 +85,7 @@ async function pgAnswers(url: string): Promise<boolean> {
 async function main(): Promise<void> {
   const concurrency = arg('concurrency', 300);
   const pools = [10, 20, 50, 100];
-  console.log(
-    `bench:docstore: ${concurrency} concurrent operations per burst; ${os.cpus().length} CPUs, load ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`bench:docstore: ${concurrency} concurrent operations per burst; ${os.cpus().length} CPUs, load ${loadAvg()}`);
   const setups: Array<[string, { postgresqlUrl?: string; sqliteQuery?: string }]> = [
     ['FerretDB/SQLite (shipped)', {}],
     ['FerretDB/SQLite synchronous=NORMAL', { sqliteQuery: '?_pragma=synchronous(NORMAL)' }],
@@ -107,18 +103,7 @@ async function main(): Promise<void> {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
-  console.log(
-    `load average now: ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`load average now: ${loadAvg()}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { processTreeCpuMs } from './support/cpu';
+import { loadAvg } from './support/main';
 
 function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -86,10 +87,7 @@ function main(): void {
         first: { wallMs: number; cpuMs: number };
       };
       rows[side].push(res);
-      const load = os
-        .loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ');
+      const load = loadAvg();
       console.log(
         `round ${r + 1} ${side}: wall ${res.wallMs.toFixed(0)} ms, cpu ${res.cpuMs.toFixed(0)} ms (first analysis: wall ${res.first.wallMs.toFixed(0)}, ` +
           `cpu ${res.first.cpuMs.toFixed(0)} ms), stages ${JSON.stringify(res.stages)} (load ${load})`,

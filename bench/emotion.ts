@@ -26,6 +26,7 @@ import { createModels } from '../shared/db/models';
 import { EmotionTokenService } from '../shared/accounts/emotion-tokens';
 import { processTreeCpuMs } from './support/cpu';
 import { mp3Args } from './support/audio';
+import { loadAvg, runMain } from './support/main';
 
 const TEN_MB = 10_000_000;
 const TEXT =
@@ -170,13 +171,6 @@ async function withBusyCore<T>(body: () => Promise<T>): Promise<T> {
   }
 }
 
-function loadAverage(): string {
-  return os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-}
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -219,7 +213,7 @@ async function bench(target: Target, inputs: Input[], repeats: number, overHttp:
         ...stages.map((k) => (s[k] !== undefined ? s[k].toFixed(0) : '-')),
         best.result ? String(best.result.results.length) : '-',
         best.error ?? 'ok',
-        loadAverage(),
+        loadAvg(),
       ].join(' | '),
     );
   }
@@ -284,10 +278,10 @@ async function main(): Promise<void> {
     const target = inProcess ? await inProcessTarget({}) : httpTarget(url ?? stack!.url, arg('--token') ?? stack!.token, stack?.pids);
     try {
       const repeats = Number(arg('--repeats') ?? 3);
-      console.log(`\nas the machine is (load average ${loadAverage()}):`);
+      console.log(`\nas the machine is (load average ${loadAvg()}):`);
       await bench(target, inputs, repeats, !inProcess);
       if (!process.argv.includes('--no-busy')) {
-        console.log(`\nwith one core kept busy by a spinning process (load average ${loadAverage()}):`);
+        console.log(`\nwith one core kept busy by a spinning process (load average ${loadAvg()}):`);
         await withBusyCore(() => bench(target, inputs, repeats, !inProcess));
       }
       if (!inProcess) {
@@ -306,7 +300,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -17,9 +17,10 @@ import { outboxKey } from '../shared/billing/usage-outbox';
 import { defaultModelsDir, varDir } from '../shared/paths';
 import { describeDocstore } from '../dev/engines/local-engines';
 import { DB_NAME, fullScale, pg, pgUrl, readSeed, seed, seedPlace, type SeedManifest, type Store } from './support/seed';
-import { call, f0, loadAverage, pct, tally, type Shot, type Tally } from './support/measure';
+import { call, f0, pct, tally, type Shot, type Tally } from './support/measure';
 import { postgresPeakMiB, startService, type Service } from './support/service';
 import { ConsoleVisitor, serverMsOf } from './support/console';
+import { loadAvg, runMain } from './support/main';
 
 const argValue = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
@@ -153,7 +154,7 @@ async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: s
   const img = await images();
   const label = describeDocstore(localDocstore);
   console.log(
-    `[${store}] starting dev/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAverage()}`,
+    `[${store}] starting dev/start.ts cold on ${label} (photo ${img.photoBytes} B JPEG, ${img.photo.length} B of JSON; hostile no-face JPEG ${img.noFaceBytes} B); load ${loadAvg()}`,
   );
   const t0 = Date.now();
   const svc: Service = await startService(runDir, { APP_SECRET: manifest.appSecret, LOCAL_DOCSTORE: localDocstore });
@@ -317,7 +318,7 @@ async function main(): Promise<void> {
   const scale = Number(argValue('scale') ?? '1');
   const pgHost = argValue('pg') ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   console.log(
-    `bench:field: ${stores.join(' and ')}; scale ${scale}; ${os.cpus().length} CPUs, load ${loadAverage()}; conditions: shipped defaults, cold start (empty Redis), loopback only`,
+    `bench:field: ${stores.join(' and ')}; scale ${scale}; ${os.cpus().length} CPUs, load ${loadAvg()}; conditions: shipped defaults, cold start (empty Redis), loopback only`,
   );
   const results: StoreResult[] = [];
   for (const store of stores) {
@@ -332,14 +333,8 @@ async function main(): Promise<void> {
     results.push(r);
   }
   if (results.length < 2) return;
-  console.log(`\n== summary (client-side times; machine load now ${loadAverage()}) ==`);
+  console.log(`\n== summary (client-side times; machine load now ${loadAvg()}) ==`);
   for (const r of results) print(r);
 }
 
-main().then(
-  () => process.exit(process.exitCode ?? 0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -15,6 +15,7 @@ import { LivenessEngine } from '../workers/liveness/engine/index';
 import { openSession, ort } from '../workers/runtime/onnx-session';
 import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel } from '../workers/liveness/engine/spoof';
 import { median, timeMedian } from './timing';
+import { loadAvg, runMain } from './support/main';
 
 const ms = (v: number) => v.toFixed(1).padStart(7);
 /** Milliseconds of CPU (user + system, all threads) since `from`. */
@@ -57,12 +58,7 @@ async function main(): Promise<void> {
   const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 50;
   const cfg = loadConfig();
   const threads = cfg.ORT_INTRA_OP_THREADS;
-  console.log(
-    `load average: ${os
-      .loadavg()
-      .map((v) => v.toFixed(2))
-      .join(', ')} (figures on a loaded machine are upper bounds)`,
-  );
+  console.log(`load average: ${loadAvg()} (figures on a loaded machine are upper bounds)`);
   console.log(
     `liveness bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), onnxruntime intra-op threads ${threads}, sharp concurrency ${sharp.concurrency()}, ${runs} runs after 5 warm-ups`,
   );
@@ -155,7 +151,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

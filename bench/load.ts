@@ -12,6 +12,7 @@ import { portrait } from '../dev/harness/sample-images';
 import type { ServiceProcess } from '../dev/harness/processes';
 import { isolationIds, Ledger, percentile, PrivateEngines, rssOf, serviceEnv, sleep, startServices, stopAll } from '../dev/harness/harness';
 import { mp3Args } from './support/audio';
+import { loadAvg, runMain } from './support/main';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -142,10 +143,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stopEverything().then(() => process.exit(130)));
   try {
     console.log(
-      `load bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; soak ${SOAK_SECONDS} s at ${LOAD_FACTOR * 100}% of capacity, overload ${OVERLOAD_SECONDS} s; load average ${os
-        .loadavg()
-        .map((x) => x.toFixed(1))
-        .join(' ')}`,
+      `load bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; soak ${SOAK_SECONDS} s at ${LOAD_FACTOR * 100}% of capacity, overload ${OVERLOAD_SECONDS} s; load average ${loadAvg()}`,
     );
     const env = serviceEnv(engines, dbName, prefix, {
       LOG_LEVEL: 'warn',
@@ -263,12 +261,7 @@ async function main(): Promise<void> {
     );
     sampleRss();
     const end = Object.fromEntries(procs.map((p) => [p.kind, rssOf(p.proc.pid!)]));
-    console.log(
-      `  (machine load average at the end of the soak: ${os
-        .loadavg()
-        .map((x) => x.toFixed(1))
-        .join(' ')})`,
-    );
+    console.log(`  (machine load average at the end of the soak: ${loadAvg()})`);
     console.log(
       `  liveness: ${summary(
         soak.filter((s) => s.api === 'liveness'),
@@ -362,7 +355,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -4,6 +4,7 @@
 // answered with its own result (the result reaches the process that waits for it). Prints figures only.
 import os from 'node:os';
 import { arg, benchStack, cpuPerRequest, f1, load, median, selfieBody, stackPids, type LoadResult } from './api';
+import { loadAvg, runMain } from './support/main';
 
 async function main(): Promise<void> {
   const seconds = arg('seconds', 8);
@@ -49,12 +50,7 @@ async function main(): Promise<void> {
     console.log(
       `  ratio 2/1: ${(m(two, 'rps') / m(one, 'rps')).toFixed(2)}x (per-round ratios: ${one.map((x, i) => (two[i]!.rps / x.rps).toFixed(2)).join(', ')})`,
     );
-    console.log(
-      `  non-2xx or errors: ${[...one, ...two].reduce((s, x) => s + x.bad, 0)}; load average ${os
-        .loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    );
+    console.log(`  non-2xx or errors: ${[...one, ...two].reduce((s, x) => s + x.bad, 0)}; load average ${loadAvg()}`);
 
     // Statelessness: a second API process; requests alternate between the two, each with its own image, and
     // each answer must be the one for that image (a result delivered to the wrong process would time out or
@@ -112,10 +108,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

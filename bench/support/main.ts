@@ -10,7 +10,8 @@ export const loadAvg = (): string =>
 /** Runs a benchmark's main and exits (engines and sockets left open by a failure must not keep it alive). */
 export function runMain(main: () => Promise<void>): void {
   main().then(
-    () => process.exit(0),
+    // A benchmark that found a target missed may set process.exitCode.
+    () => process.exit(process.exitCode ?? 0),
     (err) => {
       console.error(err);
       process.exit(1);

@@ -2,7 +2,6 @@
 // so each call's socket takes `localAddress`), each with a hard time-out, and the tallies it prints
 // (status + error code counts, p50/p99/max).
 import http from 'node:http';
-import os from 'node:os';
 
 export interface Shot {
   status: number;
@@ -108,12 +107,6 @@ export function tally(shots: Shot[]): Tally {
     ok: shots.filter((s) => s.status === 200).length,
   };
 }
-
-export const loadAverage = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ');
 
 /** `n` calls of `op` at once, timed one by one: how many answered, how many threw (and the first error's name), p50/p99/max. */
 export interface BurstRow {
