@@ -89,6 +89,9 @@ interface StoreResult {
   dbErrorExamples: string[];
   rss: Map<string, number>;
   rssAtRest: Map<string, number>;
+  /** Wall time of the burst (first call sent to last answer) and the CPU each process spent in it. */
+  burstMs: number;
+  burstCpuMs: Map<string, number>;
 }
 
 interface HostileShots {
@@ -177,6 +180,8 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
   svc.resetPeaks();
   console.log(`[${store}] burst: ${customers.length} customers × ${CALLS_PER_CUSTOMER} liveness calls at once on 30 addresses, a hostile free key beside them`);
   let burstOver = false;
+  const cpuBefore = svc.cpuMs();
+  const burstStart = Date.now();
   const hostile = hostileFlood(base, m.hostile.key, img, () => burstOver);
   const calls = await Promise.all(
     customers.flatMap((c) =>
@@ -193,6 +198,9 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     ),
   );
   burstOver = true;
+  const burstMs = Date.now() - burstStart;
+  const cpuAfter = svc.cpuMs();
+  const burstCpuMs = new Map([...cpuAfter].map(([label, ms]) => [label, ms - (cpuBefore.get(label) ?? 0)]));
   const hostileShots = await hostile;
   console.log(`[${store}] usage reads: ${customers.length} customers × ${CALLS_PER_CUSTOMER} GET /v1/usage at once`);
   const usage = await Promise.all(
@@ -286,6 +294,8 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     dbErrorExamples: [...new Set(dbLines.map((l) => l.replace(/"(time|pid|requestId|reqId|hostname)":[^,]*,?/g, '').slice(0, 240)))].slice(0, 3),
     rss,
     rssAtRest,
+    burstMs,
+    burstCpuMs,
   };
 }
 
@@ -296,6 +306,13 @@ function print(r: StoreResult): void {
     `  seed: ${r.seed.eventsWritten} events, seeding took ${(r.seed.seededMs / 1000).toFixed(0)} s${r.seededNow ? '' : ' (cached seed reused)'}; cold start to ready ${(r.startMs / 1000).toFixed(1)} s`,
   );
   console.log(line(`liveness burst (${r.burst.n} at once)`, r.burst));
+  const cpuTotal = [...r.burstCpuMs.values()].reduce((a, b) => a + b, 0);
+  console.log(
+    `  burst wall ${(r.burstMs / 1000).toFixed(1)} s; CPU in it ${(cpuTotal / 1000).toFixed(1)} s: ${[...r.burstCpuMs]
+      .filter(([, ms]) => ms >= 50)
+      .map(([k, ms]) => `${k} ${(ms / 1000).toFixed(1)}`)
+      .join(', ')}`,
+  );
   console.log(line('  of which 30 new customers', r.burstFresh));
   console.log(line('  of which 30 existing customers', r.burstExisting));
   console.log(line(`hostile: ${r.hostileNoFace.n} no-face 40 MP images`, r.hostileNoFace));

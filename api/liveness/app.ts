@@ -54,6 +54,24 @@ export interface LivenessAppDeps {
 /** JSON envelope overhead allowed on top of the Base64 image. */
 const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
 
+/** `application/json` in UTF-8 (no charset, or utf-8): the JSON form check-liveness.ts reads from its bytes. */
+function isUtf8Json(req: Request): boolean {
+  if (!req.is('application/json')) return false;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.get('content-type') ?? '')?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
+
+/** Body parsers one after another: each leaves a body it does not take (by type, or read already) to the next. */
+function parsersInTurn(parsers: RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    const run = (i: number): void => {
+      if (i === parsers.length) return next();
+      void parsers[i]!(req, res, (err?: unknown) => (err ? next(err) : run(i + 1)));
+    };
+    run(0);
+  };
+}
+
 function methodNotAllowed(allowed: string[]) {
   return () => {
     throw new MethodNotAllowedError(allowed);
@@ -87,10 +105,12 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
     { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: BODY_LIMIT },
     () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this API key; wait for their answers', 1),
   );
-  // The JSON form, or the raw image bytes (each parser leaves other content types alone).
+  // The JSON form — as bytes when UTF-8 (check-liveness.ts reads the common body without JSON.parse), parsed by
+  // express.json for another charset — or the raw image bytes. Each parser leaves other bodies alone.
+  const jsonBytes = express.raw({ limit: BODY_LIMIT, type: (req) => isUtf8Json(req as Request) });
   const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
   const rawImage = express.raw({ limit: MAX_IMAGE_BYTES, type: Object.keys(RAW_IMAGE_TYPES) });
-  const parseBody: RequestHandler = (req, res, next) => json(req, res, (err?: unknown) => (err ? next(err) : rawImage(req, res, next)));
+  const parseBody = parsersInTurn([jsonBytes, json, rawImage]);
   // The key's share of body bytes in flight is its own; the upload's time is credited back to the deadline.
   const readBody = uploads.read((req) => `key:${req.auth!.keyId}`, bodyWithinDeadline(parseBody));
   const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });

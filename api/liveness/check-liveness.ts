@@ -11,6 +11,8 @@ import type { IdempotencyStore } from './idempotency';
 import { metadata, setQuotaHeaders } from './envelope';
 import type { Caller, Checked, LivenessCheck, Reservation } from './liveness-check';
 import { decodeStrictBase64 } from './strict-base64';
+import { hasControlCharacter, plainStringMembers } from './plain-json';
+import { JobPayload } from '../../shared/queues/job-client';
 
 /** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
 export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
@@ -63,15 +65,56 @@ export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_CHARS / 4) * 3;
 /** The image media types taken as raw bytes on the same route (additive; see README Decisions). */
 export const RAW_IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png' } as const;
 
+type LivenessRequest = ReturnType<typeof parseLivenessRequest>;
+
+/**
+ * The JSON form read from its bytes (the parser hands a UTF-8 `application/json` body over unparsed): the common
+ * body — plain strings, a valid Base64 image, a known format — without JSON.parse or a copy of the image's text
+ * (plain-json.ts); any other body through JSON.parse and parseLivenessRequest, as express.json would, so its answer
+ * is the general parser's to the letter.
+ */
+export function parseLivenessJson(body: Buffer): LivenessRequest {
+  const members = plainStringMembers(body);
+  const text = members?.get('image');
+  const format = members?.get('image_format')?.toString('latin1');
+  const othersPlain = members !== null && [...members].every(([name, value]) => name === 'image' || !hasControlCharacter(value));
+  if (text && text.length <= MAX_IMAGE_BASE64_CHARS && (format === 'jpeg' || format === 'png') && othersPlain) {
+    const image = decodeStrictBase64(text.toString('latin1'));
+    if (image && image.length > 0) {
+      return {
+        image,
+        imageFormat: format,
+        get canonical() {
+          return `${format}:${text.toString('latin1')}`;
+        },
+      };
+    }
+  }
+  return parseLivenessJsonText(body.toString('utf8').replace(/^\uFEFF/, ''));
+}
+
+/** The general reading of a JSON body, as express.json (strict: false) and then parseLivenessRequest answer it. */
+export function parseLivenessJsonText(json: string): LivenessRequest {
+  if (json.length === 0) return parseLivenessRequest({});
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new InvalidRequestError('Request body is not valid JSON');
+  }
+  return parseLivenessRequest(parsed);
+}
+
 /**
  * The body as an image: raw bytes (`Content-Type: image/jpeg` or `image/png`: the type names the format, no Base64
- * or JSON work) or the JSON form. Its canonical text is the same for one image in either form, so an
- * Idempotency-Key sees one request.
+ * or JSON work) or the JSON form (its bytes, or parsed by express.json for a charset other than UTF-8). Its
+ * canonical text is the same for one image in either form, so an Idempotency-Key sees one request.
  */
-function parseLivenessBody(body: unknown, contentType: string | undefined): ReturnType<typeof parseLivenessRequest> {
+function parseLivenessBody(body: unknown, contentType: string | undefined): LivenessRequest {
   if (!Buffer.isBuffer(body)) return parseLivenessRequest(body);
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase() as keyof typeof RAW_IMAGE_TYPES;
-  const imageFormat = RAW_IMAGE_TYPES[type];
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!(type in RAW_IMAGE_TYPES)) return parseLivenessJson(body);
+  const imageFormat = RAW_IMAGE_TYPES[type as keyof typeof RAW_IMAGE_TYPES];
   if (body.length === 0) throw new InvalidRequestError('The body is empty: send the image bytes', { field: 'body' });
   return {
     image: body,
@@ -80,6 +123,17 @@ function parseLivenessBody(body: unknown, contentType: string | undefined): Retu
       return `${imageFormat}:${body.toString('base64')}`;
     },
   };
+}
+
+/**
+ * The request's image and format, taken from its body: the body goes with it (a JobPayload is let go of once the
+ * image is in Redis, so a call waiting for its answer holds neither the body nor the image). The idempotency
+ * fingerprint only for a call with a key.
+ */
+function takeLivenessRequest(req: Request, withKey: boolean): { image: JobPayload; imageFormat: 'jpeg' | 'png'; canonical: string } {
+  const request = parseLivenessBody(req.body, req.get('content-type'));
+  req.body = undefined;
+  return { image: new JobPayload(request.image), imageFormat: request.imageFormat, canonical: withKey ? request.canonical : '' };
 }
 
 export interface CheckRouteDeps {
@@ -118,14 +172,8 @@ export function checkLivenessHandler(d: CheckRouteDeps) {
     let running = false;
     try {
       await step(d.readBody, req, res);
-      const request = parseLivenessBody(req.body, req.get('content-type'));
-      // The parsed JSON is not needed any more: its text goes now rather than with the request.
-      req.body = undefined;
-      const { image, imageFormat } = request;
-      const claim = await req.deadline.race(
-        'idempotency',
-        d.idempotency.claim(auth.account._id, idempotencyKey, idempotencyKey === undefined ? '' : request.canonical, req.requestId),
-      );
+      const { image, imageFormat, canonical } = takeLivenessRequest(req, idempotencyKey !== undefined);
+      const claim = await req.deadline.race('idempotency', d.idempotency.claim(auth.account._id, idempotencyKey, canonical, req.requestId));
       if (claim.kind === 'replay') {
         res.setHeader('Idempotent-Replayed', 'true');
         res.status(claim.response.status).json(claim.response.body);

@@ -16,7 +16,7 @@ import { nextMonthStart } from '../../shared/billing/month';
 import type { Deadline } from '../../shared/deadline';
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
-import { answerOf, JobTimeoutError, type Admission, type JobClient } from '../../shared/queues/job-client';
+import { answerOf, JobTimeoutError, type Admission, type JobClient, type JobPayload } from '../../shared/queues/job-client';
 import { JOB_OUTCOME_SCHEMAS, type JobOutcome, type LivenessInput, type LivenessJobValue } from '../../shared/queues/contracts';
 import type { Throttle } from '../http/throttle';
 import type { QuotaView } from './envelope';
@@ -118,7 +118,7 @@ export class LivenessCheck {
    * Runs the admitted call and answers with the billed result. On any failure the credit is released; a release that finds nothing means the worker
    * committed in the last instant, and its stored answer is the result.
    */
-  async run(c: Caller, r: Reservation, image: Buffer, imageFormat: 'jpeg' | 'png', idempotencyEntry?: string): Promise<Checked> {
+  async run(c: Caller, r: Reservation, image: JobPayload, imageFormat: 'jpeg' | 'png', idempotencyEntry?: string): Promise<Checked> {
     const { account, keyId } = c.auth;
     const input: LivenessInput = {
       imageFormat,

@@ -8,6 +8,7 @@ import { freePort } from '../../dev/engines/local-engines';
 import { collectLines } from '../../dev/harness/processes';
 import { readLocalState, type LocalState } from '../../shared/local-state';
 import { entryPoint, projectRoot } from '../../shared/paths';
+import { processTreeCpuMs } from './cpu';
 
 export interface Service {
   livenessUrl: string;
@@ -16,6 +17,8 @@ export interface Service {
   /** Peak RSS (MiB) per process, by role, since the last resetPeaks(). */
   peaks(): Map<string, number>;
   resetPeaks(): void;
+  /** CPU time (ms) each process has used so far, by the same labels as peaks(): subtract two readings for a phase. */
+  cpuMs(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -91,18 +94,33 @@ export async function startService(varDir: string, env: Record<string, string>, 
   const logs = collectLines(proc);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
 
-  const peak = new Map<string, number>();
-  const sample = () => {
+  /** Every process of the tree with a role, labelled (several of one role, the workers, numbered in pid order). */
+  const labelled = (): Array<{ pid: number; label: string }> => {
     const counts = new Map<string, number>();
+    const out: Array<{ pid: number; label: string }> = [];
     for (const pid of tree(proc.pid!)) {
       const role = roleOf(read(`/proc/${pid}/cmdline`).replace(/\0/g, ' '));
       if (!role) continue;
-      // Several processes of one role (workers): numbered in pid order of the sample.
       const n = (counts.get(role) ?? 0) + 1;
       counts.set(role, n);
-      const label = role.endsWith('worker') ? `${role} ${n}` : role;
-      peak.set(label, Math.max(peak.get(label) ?? 0, rssMiB(pid)));
+      out.push({ pid, label: role.endsWith('worker') ? `${role} ${n}` : role });
     }
+    return out;
+  };
+  const peak = new Map<string, number>();
+  const sample = () => {
+    for (const { pid, label } of labelled()) peak.set(label, Math.max(peak.get(label) ?? 0, rssMiB(pid)));
+  };
+  const cpuMs = () => {
+    const out = new Map<string, number>();
+    for (const { pid, label } of labelled()) {
+      try {
+        out.set(label, processTreeCpuMs(pid));
+      } catch {
+        // the process ended between listing and reading
+      }
+    }
+    return out;
   };
   const sampler = setInterval(sample, 200);
 
@@ -162,6 +180,7 @@ export async function startService(varDir: string, env: Record<string, string>, 
     logs,
     peaks: () => new Map(peak),
     resetPeaks: () => peak.clear(),
+    cpuMs,
     stop,
   };
 }

@@ -38,10 +38,31 @@ export interface JobClientOptions {
   expectedWorkers?: number;
 }
 
+/**
+ * A job's bytes, handed over once: the client lets go of them as soon as they are in Redis, so a request waiting for
+ * its answer holds no copy of them (a front-end's memory bound counts a body only until then: upload-gate.ts).
+ */
+export class JobPayload {
+  private bytes: Buffer | null;
+
+  constructor(bytes: Buffer) {
+    this.bytes = bytes;
+  }
+
+  /** The bytes, once; the holder is empty afterwards. */
+  take(): Buffer {
+    const bytes = this.bytes;
+    if (!bytes) throw new Error('job payload already taken');
+    this.bytes = null;
+    return bytes;
+  }
+}
+
 export interface SubmitOptions<I> {
   requestId: string;
   input: I;
-  payload: Buffer;
+  /** The job's bytes; a JobPayload is let go of once they are in Redis. */
+  payload: Buffer | JobPayload;
   /** The request's deadline: the job waits at most what is left of it. */
   deadline: Deadline;
   /** What admission decided (its tenant and rank); the job counts as its tenant's waiting job until a worker takes it. */
@@ -323,13 +344,7 @@ export class JobClient {
     };
     const waiting = this.bus.expect<R>(jobId);
     try {
-      // One round trip: both go out on the same connection in this order, so Redis stores the bytes
-      // before the job exists and a worker never finds a job without its payload.
-      await Promise.all([
-        this.opts.redis.set(payloadKey, o.payload, 'PX', budgetMs + PAYLOAD_GRACE_MS),
-        // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
-        this.queue.add(this.opts.queueName, envelope, { jobId, priority: priorityOfRound(o.admission?.round ?? 1) }),
-      ]);
+      await this.enqueue(o.payload, envelope, budgetMs + PAYLOAD_GRACE_MS, o.admission);
     } catch {
       await this.leave(o.admission);
       this.bus.forget(jobId);
@@ -349,6 +364,20 @@ export class JobClient {
     const late = await this.bus.lastLook<R>(jobId);
     if (late) return late;
     throw new JobTimeoutError(jobId, removed !== 1);
+  }
+
+  /**
+   * Stores the payload and adds the job in one round trip: both go out on the same connection in this order, so Redis
+   * stores the bytes before the job exists and a worker never finds a job without its payload. Its own frame, so the
+   * bytes are not held while the caller waits for the answer.
+   */
+  private async enqueue<I>(payload: Buffer | JobPayload, envelope: JobEnvelope<I>, payloadTtlMs: number, admission?: Admission): Promise<void> {
+    const bytes = payload instanceof JobPayload ? payload.take() : payload;
+    await Promise.all([
+      this.opts.redis.set(envelope.payloadKey, bytes, 'PX', payloadTtlMs),
+      // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
+      this.queue.add(this.opts.queueName, envelope, { jobId: envelope.requestId, priority: priorityOfRound(admission?.round ?? 1) }),
+    ]);
   }
 
   /** Reads a finished job's stored outcome, if any (used after a timeout to settle billing races). */

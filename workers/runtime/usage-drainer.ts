@@ -25,23 +25,35 @@ export interface UsageDrainerOptions {
   blockMs?: number;
   /** Default USAGE_BATCH_WINDOW_MS. */
   batchWindowMs?: number;
+  /** Default USAGE_BATCH_MAX_WAIT_MS. */
+  batchMaxWaitMs?: number;
   /** Default USAGE_BATCH_MIN_RATE_PER_S. */
   batchMinRatePerS?: number;
 }
 
 /**
  * Under load the drainer waits this long after a new entry for more before it writes: one insertMany per window
- * instead of one per event (per-event writes cost the document store ~3 CPU-ms per answered call at c=16). An
- * event then reaches MongoDB at most this much later (usage counts are served from Redis, not from these documents).
+ * instead of one per event (per-event writes cost the document store ~3 CPU-ms per answered call at c=16).
  */
 export const USAGE_BATCH_WINDOW_MS = 500;
 /**
- * ...but only from this many events per second read by this drainer (8 a window); a trickle is written at once.
- * An event waits in Redis only while that saves writes: the outbox is only as durable as Redis, and a Redis that
- * restarts empty (no persistence) loses what was not drained yet.
+ * ...and holds its batch one window more for as long as entries keep arriving, up to this long: during a burst the
+ * drainers' writes (insertMany, one counter update per customer and batch, and the document store's CPU for them —
+ * ~18 % of a 2-core machine's CPU in bench:field's burst) wait until it ends, and each customer's counters are
+ * updated once for all its calls in the batch. An event then reaches MongoDB at most this much later; usage counts
+ * are served from Redis, not from these documents.
+ */
+export const USAGE_BATCH_MAX_WAIT_MS = 10_000;
+/**
+ * Load = entries arriving in the outbox at this rate or more (all producers together, from the stream's own count).
+ * A trickle is written at once: an event waits in Redis only while that saves writes, since the outbox is only as
+ * durable as Redis, and a Redis that restarts empty (no persistence) loses what was not drained yet.
  */
 export const USAGE_BATCH_MIN_RATE_PER_S = 16;
+/** The span the arrival rate is measured over. */
 const RATE_SPAN_MS = 1000;
+/** Entries one batch holds at most: one drainer's share of a burst held for USAGE_BATCH_MAX_WAIT_MS (~30/s x 10 s), with room. */
+const BATCH_SIZE = 500;
 
 const DUPLICATE_KEY = 11000;
 const RETRY_AFTER_FAILURE_MS = 1000;
@@ -55,8 +67,8 @@ export class UsageDrainer {
   private lastClaimAt = 0;
   /** Set after a failed write: re-read this consumer's own unacknowledged entries before new ones. */
   private retryOwn = false;
-  /** Entries read in the last RATE_SPAN_MS, [when, how many]: the arrival rate that decides whether to batch. */
-  private readonly reads: Array<[number, number]> = [];
+  /** The outbox's count of entries ever added, [when read, count], over the last RATE_SPAN_MS and one before. */
+  private readonly added: Array<[number, number]> = [];
   /** Ends a batch window early (stop). */
   private wake: (() => void) | null = null;
 
@@ -102,7 +114,18 @@ export class UsageDrainer {
         if (Date.now() - this.lastClaimAt >= this.o.claimIdleMs / 2) await this.claimAbandoned();
         const from = this.retryOwn ? '0' : '>';
         const entries = await this.read(from);
-        if (entries.length > 0) await this.write(from === '0' ? entries : await this.withRestOfWindow(entries), from === '0');
+        if (entries.length > 0 && from === '0') await this.write(entries, true);
+        else if (entries.length > 0) {
+          // The batch is this drainer's from its first entry: held through the windows, then written.
+          let batch = entries;
+          await this.holdWhile(
+            () => batch,
+            async () => {
+              batch = await this.withRestOfWindow(entries);
+              await this.writeHeld(batch, false);
+            },
+          );
+        }
       } catch (err) {
         if (!this.running) return;
         if (/NOGROUP/.test((err as Error).message)) {
@@ -117,33 +140,51 @@ export class UsageDrainer {
 
   /**
    * Under load, waits out the batch window (unless the batch is full or the drainer stops) and adds what arrived
-   * meanwhile. Load = this drainer read at least USAGE_BATCH_MIN_RATE_PER_S entries in the last second;
-   * otherwise they are written at once.
+   * meanwhile, window after window while entries keep arriving, up to USAGE_BATCH_MAX_WAIT_MS; otherwise the
+   * entries are written at once.
    */
   private async withRestOfWindow(entries: OutboxEntry[]): Promise<OutboxEntry[]> {
-    const room = (this.o.batchSize ?? 200) - entries.length;
+    const size = this.o.batchSize ?? BATCH_SIZE;
     const windowMs = this.o.batchWindowMs ?? USAGE_BATCH_WINDOW_MS;
-    const now = Date.now();
-    this.reads.push([now, entries.length]);
-    while (this.reads.length > 0 && this.reads[0]![0] <= now - RATE_SPAN_MS) this.reads.shift();
-    const perS = (this.reads.reduce((n, [, k]) => n + k, 0) * 1000) / RATE_SPAN_MS;
-    const underLoad = perS >= (this.o.batchMinRatePerS ?? USAGE_BATCH_MIN_RATE_PER_S);
-    if (room <= 0 || windowMs <= 0 || !underLoad || !this.running) return entries;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, windowMs);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wake = null;
-    const more = await this.read('>', false, room);
-    // Counted too: the rate is of every entry read, or batching would switch itself off every other window.
-    this.reads.push([Date.now(), more.length]);
-    return entries.concat(more);
+    const maxWaitMs = this.o.batchMaxWaitMs ?? USAGE_BATCH_MAX_WAIT_MS;
+    if (entries.length >= size || windowMs <= 0 || !this.running) return entries;
+    if ((await this.arrivalsPerS()) < (this.o.batchMinRatePerS ?? USAGE_BATCH_MIN_RATE_PER_S)) return entries;
+    const started = Date.now();
+    let batch = entries;
+    for (;;) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, windowMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+      const more = await this.read('>', false, size - batch.length);
+      batch = batch.concat(more);
+      const quiet = more.length === 0;
+      if (quiet || batch.length >= size || !this.running || Date.now() - started + windowMs > maxWaitMs) return batch;
+    }
   }
 
-  private async read(from: '0' | '>', block = true, count = this.o.batchSize ?? 200): Promise<OutboxEntry[]> {
+  /**
+   * Entries added to the outbox per second by every producer (XINFO STREAM's entries-added, Redis 7), over the last
+   * RATE_SPAN_MS: each drainer reads only its share of the stream, so its own reads would understate the load.
+   */
+  private async arrivalsPerS(): Promise<number> {
+    const info = (await this.o.redis.call('XINFO', 'STREAM', this.key)) as unknown[];
+    const at = info.indexOf('entries-added');
+    if (at === -1) return 0;
+    const now = Date.now();
+    const count = Number(info[at + 1]);
+    this.added.push([now, count]);
+    // Keep one sample at or before the span's start, as the reference.
+    while (this.added.length > 2 && this.added[1]![0] <= now - RATE_SPAN_MS) this.added.shift();
+    const [refAt, refCount] = this.added[0]!;
+    return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
+  }
+
+  private async read(from: '0' | '>', block = true, count = this.o.batchSize ?? BATCH_SIZE): Promise<OutboxEntry[]> {
     const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count];
     if (from === '>' && block) args.push('BLOCK', this.o.blockMs ?? 1000);
     const reply = (await this.o.redis.call('XREADGROUP', ...args, 'STREAMS', this.key, from)) as Array<[string, Array<[string, string[] | null]>]> | null;
@@ -164,7 +205,7 @@ export class UsageDrainer {
         this.o.claimIdleMs,
         cursor,
         'COUNT',
-        this.o.batchSize ?? 200,
+        this.o.batchSize ?? BATCH_SIZE,
       )) as [string, Array<[string, string[] | null]>, string[]?];
       cursor = reply[0];
       const claimed = parseOutboxEntries(reply[1]);
@@ -196,25 +237,28 @@ export class UsageDrainer {
    * consumer's last write to them.
    */
   private async write(entries: OutboxEntry[], replayable: boolean): Promise<void> {
-    await this.holdWhileWriting(entries, () => this.writeHeld(entries, replayable));
+    await this.holdWhile(
+      () => entries,
+      () => this.writeHeld(entries, replayable),
+    );
   }
 
   /**
-   * Keeps the entries this drainer is writing its own: every third of OUTBOX_CLAIM_IDLE_MS it resets their idle
-   * time (XCLAIM to itself, JUSTID: no delivery counted). Without it, a batch that takes longer than the claim idle
-   * time (a slow store: counter updates under load) is taken over mid-write by another drainer, the two then wait on
-   * each other's counter leases, and the batch is retried over and over (seen seeding bench:field). A drainer that
-   * dies stops renewing, so its entries are still taken over after the idle time.
+   * Keeps the entries this drainer holds (in a batch window, or writing) its own: every third of
+   * OUTBOX_CLAIM_IDLE_MS it resets their idle time (XCLAIM to itself, JUSTID: no delivery counted). Without it, a
+   * batch held or written longer than the claim idle time (a slow store: counter updates under load) is taken over
+   * by another drainer, the two then wait on each other's counter leases, and the batch is retried over and over
+   * (seen seeding bench:field). A drainer that dies stops renewing, so its entries are still taken over after the
+   * idle time.
    */
-  private async holdWhileWriting(entries: OutboxEntry[], write: () => Promise<void>): Promise<void> {
-    const ids = entries.map((e) => e.streamId);
+  private async holdWhile(held: () => OutboxEntry[], work: () => Promise<void>): Promise<void> {
     const renew = () =>
-      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...ids, 'JUSTID').catch((err: unknown) => {
+      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...held().map((e) => e.streamId), 'JUSTID').catch((err: unknown) => {
         this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
       });
     const timer = setInterval(() => void renew(), Math.max(50, Math.floor(this.o.claimIdleMs / 3)));
     try {
-      await write();
+      await work();
     } finally {
       clearInterval(timer);
     }

@@ -1,5 +1,6 @@
 // The usage drainer writes in batches under load: after a new outbox entry it waits its batch window, then writes
-// everything that arrived meanwhile in one insertMany; a trickle is written at once; a stop ends the window early.
+// everything that arrived meanwhile in one insertMany, window after window while entries keep coming (up to the
+// longest wait); a trickle is written at once; a stop ends the window early.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
@@ -9,7 +10,7 @@ import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
 import { encodeOutboxEvent, pendingOutboxEntries } from '../../../shared/billing/usage-outbox';
 import { storeOutcome } from '../../../shared/queues/outcome-store';
-import { UsageDrainer, USAGE_BATCH_MIN_RATE_PER_S, USAGE_BATCH_WINDOW_MS } from '../../../workers/runtime/usage-drainer';
+import { UsageDrainer, USAGE_BATCH_MAX_WAIT_MS, USAGE_BATCH_MIN_RATE_PER_S, USAGE_BATCH_WINDOW_MS } from '../../../workers/runtime/usage-drainer';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 import { quietLog } from '../../support/config';
 
@@ -42,11 +43,68 @@ describe('usage drainer: batched writes', () => {
       json: encodeOutboxEvent({ service: 'liveness', billable: true, latencyMs: 20, at: new Date() }),
     });
   const written = (ids: string[]) => models.UsageEvent.countDocuments({ _id: { $in: ids } });
+  /** How many of `ids` are in MongoDB once all are, or after 5 s. */
+  const allWritten = async (ids: string[]) => {
+    for (let i = 0; i < 100 && (await written(ids)) < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
+    return written(ids);
+  };
 
-  it('ships a batch window of half a second, used from 16 events a second (per drainer) up', () => {
-    // Shipped defaults: under load events reach MongoDB at most this much later; one write per window, not per call.
+  it('ships a batch window of half a second, held up to 10 s while entries keep coming, from 16 events a second up', () => {
+    // Shipped defaults: under load events reach MongoDB at most 10 s later; one write per burst, not per call.
     expect(USAGE_BATCH_WINDOW_MS).to.equal(500);
+    expect(USAGE_BATCH_MAX_WAIT_MS).to.equal(10_000);
     expect(USAGE_BATCH_MIN_RATE_PER_S).to.equal(16);
+  });
+
+  /** Appends one event every `everyMs` for `forMs`; resolves with their ids. */
+  const steadyStream = async (everyMs: number, forMs: number): Promise<string[]> => {
+    const ids: string[] = [];
+    for (const until = Date.now() + forMs; Date.now() < until; await new Promise((r) => setTimeout(r, everyMs))) {
+      const id = randomUUID();
+      ids.push(id);
+      await append(id);
+    }
+    return ids;
+  };
+  const batchingDrainer = (batchWindowMs: number, batchMaxWaitMs: number) =>
+    // Batching from the first event (batchMinRatePerS 0); windows and waits scaled to the test's seconds.
+    new UsageDrainer({
+      redis: drainerRedis,
+      prefix,
+      models,
+      log: quietLog,
+      claimIdleMs: 60_000,
+      blockMs: 200,
+      batchMinRatePerS: 0,
+      batchWindowMs,
+      batchMaxWaitMs,
+    });
+
+  it('holds its batch while entries keep arriving and writes it, exactly once, when they stop', async () => {
+    const drainer = batchingDrainer(400, 30_000);
+    await drainer.start();
+    try {
+      // An entry every 150 ms for 2 s: each window sees more, so nothing is written while they come.
+      const ids = await steadyStream(150, 2000);
+      expect(await written(ids)).to.equal(0);
+      expect(await allWritten(ids)).to.equal(ids.length);
+    } finally {
+      await drainer.stop();
+    }
+    expect(await pendingOutboxEntries(redis, prefix)).to.have.length(0);
+  });
+
+  it('writes a held batch after the longest wait even while entries keep arriving', async () => {
+    const drainer = batchingDrainer(300, 1200);
+    await drainer.start();
+    try {
+      const ids = await steadyStream(100, 3000);
+      // Written in batches of at most 1.2 s while the stream went on: most are in already.
+      expect(await written(ids)).to.be.greaterThan(ids.length / 2);
+      expect(await allWritten(ids)).to.equal(ids.length);
+    } finally {
+      await drainer.stop();
+    }
   });
 
   it('writes a trickle at once, without waiting for the window', async () => {
@@ -82,8 +140,7 @@ describe('usage drainer: batched writes', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(await written(ids)).to.equal(0);
       for (const id of ids.slice(1)) await append(id);
-      for (let i = 0; i < 100 && (await written(ids)) < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(await written(ids)).to.equal(ids.length);
+      expect(await allWritten(ids)).to.equal(ids.length);
     } finally {
       await drainer.stop();
     }

@@ -94,6 +94,21 @@ describe('Liveness API v1 contract', () => {
       expect(form.body.error.code).to.equal('invalid_request');
     });
 
+    it('reads the JSON form in UTF-8 with or without a charset, and in another Unicode charset the JSON parser knows', async () => {
+      const body = JSON.stringify({ image: (await portrait()).toString('base64'), image_format: 'jpeg' });
+      for (const [type, bytes] of [
+        ['application/json; charset=UTF-8', Buffer.from(body, 'utf8')],
+        ['application/json; charset=utf-16le', Buffer.from(`\uFEFF${body}`, 'utf16le')],
+      ] as const) {
+        const res = await http(stack.api.port, '/v1/check/liveness', {
+          method: 'POST',
+          headers: { 'x-api-key': account.primaryKey, 'content-type': type },
+          body: bytes,
+        });
+        expect(res.status, type).to.equal(200);
+      }
+    });
+
     it('answers 400 invalid_image when no face is in the picture', async () => {
       const res = await stack.check(account.primaryKey, await blank());
       expectErrorEnvelope(res, 400, 'invalid_image', account.customerId);
@@ -123,10 +138,10 @@ describe('Liveness API v1 contract', () => {
 
     it('charged only the successful calls above', async () => {
       const res = await stack.usage(account.primaryKey);
-      expect(res.body.data.total_calls).to.equal(2);
+      expect(res.body.data.total_calls).to.equal(4);
       await outboxDrained(stack.api.deps.redis, stack.prefix);
       const events = await stack.api.deps.models.UsageEvent.find({ customerId: account.customerId }).lean();
-      expect(events).to.have.length(2);
+      expect(events).to.have.length(4);
       for (const e of events) {
         expect(e.keyId).to.be.a('string');
         expect(JSON.stringify(e)).to.not.include(account.primaryKey);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MAX_IMAGE_BASE64_CHARS, parseLivenessRequest } from '../../../api/liveness/check-liveness';
+import { MAX_IMAGE_BASE64_CHARS, parseLivenessJson, parseLivenessJsonText, parseLivenessRequest } from '../../../api/liveness/check-liveness';
 import { AppError } from '../../../shared/errors';
 
 function refusal(body: unknown): { status: number; code: string; message: string } {
@@ -56,5 +56,89 @@ describe('parseLivenessRequest (the body of POST /v1/check/liveness)', () => {
     for (const body of [null, 'hello', 42, [{ image: 'aGVsbG8=', image_format: 'jpeg' }]]) {
       expect(refusal(body)).to.include({ status: 400, code: 'invalid_request' });
     }
+  });
+});
+
+describe('parseLivenessJson (the JSON form read from its bytes)', () => {
+  type Outcome = { image: string; imageFormat: string; canonical: string } | { status: number; code: string; message: string };
+  const outcome = (parse: () => ReturnType<typeof parseLivenessRequest>): Outcome => {
+    try {
+      const r = parse();
+      return { image: r.image.toString('hex'), imageFormat: r.imageFormat, canonical: r.canonical };
+    } catch (err) {
+      if (err instanceof AppError) return { status: err.httpStatus, code: err.code, message: err.message };
+      throw err;
+    }
+  };
+  /** What express.json (strict: false) and parseLivenessRequest answer for the same text. */
+  const general = (text: string): Outcome => outcome(() => parseLivenessJsonText(text.replace(/^\uFEFF/, '')));
+
+  const image = Buffer.from('a small image, of bytes \u00ff\u0000').toString('base64');
+  const bodies = [
+    `{"image":"${image}","image_format":"jpeg"}`,
+    ` \r\n\t{ "image_format" : "png" ,\n "image" : "${image}" } \n`,
+    `\uFEFF{"image":"${image}","image_format":"jpeg"}`,
+    `{"image":"${image}","image_format":"jpeg","note":"kept out"}`,
+    `{"image":"${image}","image_format":"jpeg","note":"tab\tinside"}`,
+    `{"image":"${image}","image_format":"jpeg","n\u0001":"x"}`,
+    `{"image":"${image}","image_format":"jpeg","n":3}`,
+    `{"image":"${image}","image_format":"jpeg","n":{"a":"b"}}`,
+    `{"image":"${image.slice(0, 8)}\\n${image.slice(8)}","image_format":"jpeg"}`,
+    `{"image":"${image.slice(0, 8)}\\/${image.slice(8)}","image_format":"jpeg"}`,
+    `{"image":"${image.slice(0, 8)}\n${image.slice(8)}","image_format":"jpeg"}`,
+    `{"\\u0069mage":"${image}","image_format":"jpeg"}`,
+    `{"image":"AAAA","image":"${image}","image_format":"jpeg"}`,
+    `{"image":"${image}","image_format":"gif"}`,
+    `{"image":"${image}","image_format":"JPEG"}`,
+    `{"image":"${image}"}`,
+    `{"image_format":"jpeg"}`,
+    `{"image":"","image_format":"jpeg"}`,
+    `{"image":"data:image/jpeg;base64,${image}","image_format":"jpeg"}`,
+    `{"image":"${image.replace(/\+/g, '-')}-_","image_format":"jpeg"}`,
+    `{"image":"${image}=","image_format":"jpeg"}`,
+    `{"image":"caf\u00e9","image_format":"jpeg"}`,
+    `{"image":"${image}","image_format":"jpeg"} x`,
+    `{"image":"${image}","image_format":"jpeg",}`,
+    `{"image":"${image}" "image_format":"jpeg"}`,
+    `{"image":"${image}","image_format":"jpeg"`,
+    `[{"image":"${image}","image_format":"jpeg"}]`,
+    `"${image}"`,
+    `{}`,
+    ``,
+    `   `,
+    `null`,
+  ];
+
+  it('answers every body exactly as JSON.parse and parseLivenessRequest do', () => {
+    for (const text of bodies) {
+      expect(
+        outcome(() => parseLivenessJson(Buffer.from(text, 'utf8'))),
+        text,
+      ).to.deep.equal(general(text));
+    }
+  });
+
+  it('reads the common body (plain strings, valid Base64, a known format) without JSON.parse', () => {
+    const parse = JSON.parse;
+    let calls = 0;
+    JSON.parse = (...args: Parameters<typeof JSON.parse>) => (calls++, parse(...args)) as unknown;
+    try {
+      for (const text of bodies.slice(0, 4)) parseLivenessJson(Buffer.from(text, 'utf8'));
+      expect(calls).to.equal(0);
+      parseLivenessJson(Buffer.from(bodies[6]!, 'utf8'));
+      expect(calls, 'a number member goes to JSON.parse').to.equal(1);
+    } finally {
+      JSON.parse = parse;
+    }
+  });
+
+  it('reads an image at the 10 MB limit, and refuses one group more with 413', () => {
+    const atLimit = 'A'.repeat(MAX_IMAGE_BASE64_CHARS);
+    const parsed = parseLivenessJson(Buffer.from(`{"image":"${atLimit}","image_format":"png"}`));
+    expect(parsed.image.length).to.equal((MAX_IMAGE_BASE64_CHARS / 4) * 3);
+    expect(outcome(() => parseLivenessJson(Buffer.from(`{"image":"${atLimit}AAAA","image_format":"png"}`)))).to.include({
+      status: 413,
+      code: 'payload_too_large',
+    });
   });
 });
