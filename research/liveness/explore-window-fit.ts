@@ -49,3 +49,131 @@
 // spread; APCER per attack type (print, screen, mask) as taken; whether every variant's BPCER is within 2 points of
 // the frames as taken and APCER not above them + 2 points (the issue's done-when, on these variants); per variant,
 // the share of scored frames with r_k < 1 and < 0.8 for each model; the G+ / D+ terms fitted on all repositories.
+//
+// (Code below added after the header's commit; the header above is unchanged.) The engine's own answer (logits,
+// cues, face box, orientation) is cached per frame variant with r_k measured on the working image the engine
+// scored: its face box comes back from the answer's box, rounded to whole pixels of the frame as sent
+// (evaluation.ts scoredFace), so r_k may differ from the engine's own by a pixel's worth. The out-of-source fits
+// are eval-robustness.ts's, given the variants to fit on and the extra terms.
+import type { Box, RgbImage } from '../../workers/liveness/engine/image';
+import { contextCrop, silentFaceCrop, type SpoofModelSpec } from '../../workers/liveness/engine/spoof';
+import { engineCacheKey, scoredFace } from './evaluation';
+import {
+  AS_TAKEN,
+  engineScore,
+  type Entry,
+  type ExtraTerms,
+  experimentSetup,
+  fitOnVariants,
+  outOfSourceScores,
+  scoreAll,
+  type ScoredVariant,
+  VARIANTS_VERSION,
+} from './eval-robustness';
+import { FRAMING, framingReport, framingRule } from './explore-framing';
+
+/** The close-up copies the "+" candidates are also fitted on (explore-closeups.ts's). */
+const COPIES = ['crop 1/1.25', 'crop 1/1.5'];
+/** D+'s cut: a model whose window got less than this share of the side it wants is dropped. */
+const CUT = 0.8;
+/** Bump when what the scorer stores changes. */
+const GEOMETRY_VERSION = 'window-fraction-1';
+
+/** r_k: the side of the window model `spec` actually reads for `face`, over the side it wants (spoof.ts's crops). */
+function windowFraction(spec: SpoofModelSpec, face: Box, img: RgbImage): number {
+  const win = spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
+  return Math.min(1, win.h / (face.h * spec.scale));
+}
+
+const fractions = (s: ScoredVariant) => s.entry.alt!.window!;
+
+/** G0 / G+: per model, r_k and logit_k x (1 - r_k). */
+const lostContext = (models: string[]): ExtraTerms => ({
+  names: models.flatMap((m) => [`r:${m}`, `lost:${m}`]),
+  forFold: () => (s) => {
+    const logits = s.entry.features!.spoofLogits,
+      r = fractions(s);
+    return { logits, terms: Object.fromEntries(models.flatMap((m) => [[`r:${m}`, r[m]!] as const, [`lost:${m}`, logits[m]! * (1 - r[m]!)] as const])) };
+  },
+});
+
+/** D+: a model whose r_k < CUT reads as the fold's mean logit of its uncut rows, with an indicator term. */
+const droppedWhenCut = (models: string[]): ExtraTerms => ({
+  names: models.map((m) => `dropped:${m}`),
+  forFold: (fitting) => {
+    const mean = Object.fromEntries(
+      models.map((m) => {
+        const uncut = fitting.filter((s) => fractions(s)[m]! >= CUT).map((s) => s.entry.features!.spoofLogits[m]!);
+        return [m, uncut.reduce((a, b) => a + b, 0) / uncut.length];
+      }),
+    );
+    return (s) => {
+      const r = fractions(s);
+      const cut = (m: string) => r[m]! < CUT;
+      return {
+        logits: Object.fromEntries(models.map((m) => [m, cut(m) ? mean[m]! : s.entry.features!.spoofLogits[m]!])),
+        terms: Object.fromEntries(models.map((m) => [`dropped:${m}`, cut(m) ? 1 : 0])),
+      };
+    };
+  },
+});
+
+async function main(): Promise<void> {
+  const { dirs, cacheFile, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-window-fit.json');
+  const shipped = engineScore(engine);
+  const score = async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
+    const entry = await shipped(bytes, format);
+    if (!entry.features || !entry.face) return entry;
+    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
+    entry.alt = { window: Object.fromEntries(engine.spoofSpecs.map((spec) => [spec.name, windowFraction(spec, face, img)])) };
+    return entry;
+  };
+  const t0 = Date.now();
+  const { scored, fresh } = await scoreAll(dirs, FRAMING, cacheFile, engineCacheKey(engine, VARIANTS_VERSION, GEOMETRY_VERSION), score);
+  console.log(`window-fit experiment: ${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+  const engineLogits = (s: ScoredVariant) => s.entry.features!.spoofLogits;
+  const candidates: Record<string, { fittedOn: string[]; extra?: ExtraTerms }> = {
+    S: { fittedOn: [AS_TAKEN] },
+    'S+': { fittedOn: [AS_TAKEN, ...COPIES] },
+    G0: { fittedOn: [AS_TAKEN], extra: lostContext(models) },
+    'G+': { fittedOn: [AS_TAKEN, ...COPIES], extra: lostContext(models) },
+    'D+': { fittedOn: [AS_TAKEN, ...COPIES], extra: droppedWhenCut(models) },
+  };
+  const scores = Object.fromEntries(Object.entries(candidates).map(([n, c]) => [n, outOfSourceScores(scored, models, t, engineLogits, c.fittedOn, c.extra)]));
+  console.log(`out-of-source fits done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  const rates = framingReport(scored, scores, t);
+
+  console.log('\nreported, not deciding: share of scored frames whose window was cut (r_k < 1 / r_k < 0.8), per model');
+  console.log(`| variant | scored | ${models.join(' | ')} |`);
+  console.log(`|---|---|${models.map(() => '---').join('|')}|`);
+  for (const v of FRAMING) {
+    const withFace = scored.filter((s) => s.variant === v.name && s.entry.features);
+    const share = (m: string, below: number) => `${((100 * withFace.filter((s) => fractions(s)[m]! < below).length) / withFace.length).toFixed(0)}%`;
+    console.log(`| ${v.name} | ${withFace.length} | ${models.map((m) => `${share(m, 1)} / ${share(m, CUT)}`).join(' | ')} |`);
+  }
+
+  console.log('\nreported, not deciding: G+ and D+ fitted on all repositories (weights of standardised terms)');
+  for (const n of ['G+', 'D+']) {
+    const c = candidates[n]!;
+    const { fusion } = fitOnVariants(
+      scored.filter((s) => c.fittedOn.includes(s.variant) && s.entry.features),
+      models,
+      t,
+      engineLogits,
+      c.extra,
+    );
+    const terms = [...Object.entries(fusion.weights), ...Object.entries(fusion.cues ?? {}).map(([k, v]) => [k, v.weight] as const)];
+    console.log(`  ${n}: ${terms.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}, bias ${fusion.bias.toFixed(3)}`);
+  }
+
+  console.log('\ndecision rule (pre-registered in the header):');
+  // Ties go to the simpler candidate, in the header's order G0, G+, D+ (S+ is a control, not a candidate).
+  const chosen = framingRule(rates, 'S', ['G0', 'G+', 'D+']);
+  console.log(chosen ? `ship: ${chosen}` : 'no candidate qualifies: ship nothing');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
