@@ -13,7 +13,7 @@ import sharp, { type Sharp } from 'sharp';
 import { loadConfig } from '../../shared/config';
 import { AppError } from '../../shared/errors';
 import type { Rectangle } from '../../shared/queues/contracts';
-import { fusedLikelihood, shippedFusion } from '../../workers/liveness/engine/fusion';
+import { fusedLikelihood, type FusionParams, shippedFusion } from '../../workers/liveness/engine/fusion';
 import { chooseL2, fitFusion, type TrainingRow } from './fusion-fit';
 import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
 import { apcer, bpcer, engineCacheKey, groupsOf, type ManifestRow, pairedDelta, pct, readManifest } from './evaluation';
@@ -248,11 +248,43 @@ export function rateInterval(items: Array<{ group: string; hit: boolean }>, roun
 }
 
 /**
+ * A fusion's inputs beyond the shipped ones (explore-window-fit.ts): extra sign-free terms, fitted and standardised
+ * like the cues, and the logits and terms of a frame variant given the rows a fold is fitted on (so a term may use
+ * a statistic of the fitting rows, never of the held-out ones).
+ */
+export interface ExtraTerms {
+  names: readonly string[];
+  forFold: (fitting: ScoredVariant[]) => (s: ScoredVariant) => { logits: Record<string, number>; terms: Record<string, number> };
+}
+
+/**
+ * The fusion fitted the way the shipped one was (same cues, same L2 rule, bias anchored at t) on `fitting` (frame
+ * variants with features), with `logitsOf`'s logits and `extra`'s terms; returns it with the features it scores.
+ */
+export function fitOnVariants(
+  fitting: ScoredVariant[],
+  models: string[],
+  t: number,
+  logitsOf: (s: ScoredVariant) => Record<string, number>,
+  extra?: ExtraTerms,
+): { fusion: FusionParams; features: (s: ScoredVariant) => { logits: Record<string, number>; cues: Record<string, number> } } {
+  const of = extra ? extra.forFold(fitting) : (s: ScoredVariant) => ({ logits: logitsOf(s), terms: {} });
+  const features = (s: ScoredVariant) => {
+    const { logits, terms } = of(s);
+    return { logits, cues: { ...s.entry.features!.cues, ...terms } };
+  };
+  const rows = fitting.map((s): TrainingRow => ({ ...features(s), isSpoof: s.row.label === 'spoof', group: s.row.group }));
+  const opts = { threshold: t, cues: [...Object.keys(shippedFusion.cues ?? {}), ...(extra?.names ?? [])] };
+  const inner = shippedFusion.l2Rule?.startsWith('chosen') ?? false;
+  return { fusion: fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 }), features };
+}
+
+/**
  * Out of source: each repository's frames, in every variant, scored by a fusion fitted on the full frames of the
  * other repositories (unaltered, unless `fittedOn` names more variants: explore-closeups.ts fits on close-up
- * copies too), the way the shipped fusion was fitted (same cues, same L2 rule, bias anchored at the threshold).
- * `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's). A frame the engine refused
- * (400 invalid_image) is not accepted: score 1. Frames not made are left out.
+ * copies too), by fitOnVariants. `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's);
+ * `extra` adds terms. A frame the engine refused (400 invalid_image) is not accepted: score 1. Frames not made
+ * are left out.
  */
 export function outOfSourceScores(
   scored: ScoredVariant[],
@@ -260,26 +292,41 @@ export function outOfSourceScores(
   t: number,
   logitsOf: (s: ScoredVariant) => Record<string, number>,
   fittedOn: readonly string[] = [AS_TAKEN],
+  extra?: ExtraTerms,
 ): Map<ScoredVariant, number> {
   const fitting = scored.filter((s) => fittedOn.includes(s.variant) && s.entry.features);
-  const rowOf = (s: ScoredVariant): TrainingRow => ({
-    logits: logitsOf(s),
-    cues: s.entry.features!.cues,
-    isSpoof: s.row.label === 'spoof',
-    group: s.row.group,
-  });
-  const opts = { threshold: t, cues: Object.keys(shippedFusion.cues ?? {}) };
-  const inner = shippedFusion.l2Rule?.startsWith('chosen') ?? false;
   const score = new Map<ScoredVariant, number>();
   for (const g of groupsOf(scored.map((s) => s.row))) {
-    const rows = fitting.filter((s) => s.row.group !== g).map(rowOf);
-    const fusion = fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 });
+    const { fusion, features } = fitOnVariants(
+      fitting.filter((s) => s.row.group !== g),
+      models,
+      t,
+      logitsOf,
+      extra,
+    );
     for (const s of scored) {
       if (s.row.group !== g || s.entry.error === 'not made') continue;
-      score.set(s, s.entry.features ? fusedLikelihood(fusion, logitsOf(s), s.entry.features.cues) : 1);
+      if (!s.entry.features) {
+        score.set(s, 1);
+        continue;
+      }
+      const f = features(s);
+      score.set(s, fusedLikelihood(fusion, f.logits, f.cues));
     }
   }
   return score;
+}
+
+/**
+ * The framing experiments' start: `<dir> [<dir>...] [--cache f.json]` -> the sets, the feature cache (default
+ * `defaultCache`), the configured engine, its spoof model names and the threshold.
+ */
+export async function experimentSetup(args: string[], defaultCache: string) {
+  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
+  const cacheFile = args.includes('--cache') ? args[args.indexOf('--cache') + 1]! : defaultCache;
+  const cfg = loadConfig();
+  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
+  return { dirs, cacheFile, cfg, t: cfg.FAKE_THRESHOLD, engine, models: engine.spoofSpecs.map((s) => s.name) };
 }
 
 const p1 = (v: number) => (100 * v).toFixed(1);

@@ -10,6 +10,10 @@ import { AppError } from '../../shared/errors';
 import { fusedLikelihood, type FusionParams } from '../../workers/liveness/engine/fusion';
 import { chooseL2, type FitOptions, fitFusion, type TrainingRow } from './fusion-fit';
 import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
+import type { Rectangle } from '../../shared/queues/contracts';
+import { decodeImage } from '../../workers/liveness/engine/decode';
+import type { Box, RgbImage } from '../../workers/liveness/engine/image';
+import { boxBeforeTurn, type QuarterTurns, turnImage } from '../../workers/liveness/engine/orientation';
 
 export interface ManifestRow {
   /** Path relative to the set's folder. */
@@ -87,6 +91,20 @@ export function engineCacheKey(engine: LivenessEngine, ...extra: unknown[]): str
     .update(JSON.stringify([engine.modelInfo, engine.spoofSpecs, code, ...extra]))
     .digest('hex')
     .slice(0, 16);
+}
+
+/**
+ * The working image the engine scored (the frame decoded as the engine decodes it, turned by the orientation
+ * search's quarter turns) and the face box of its answer (faceRectArea, in the frame as sent, rounded to whole
+ * pixels of the original) in that image's pixels: what research code needs to cut its own windows or measure the
+ * engine's.
+ */
+export async function scoredFace(bytes: Buffer, format: 'jpeg' | 'png', rect: Rectangle, turns: QuarterTurns): Promise<{ img: RgbImage; face: Box }> {
+  const sent = await decodeImage(bytes, format);
+  const img = turnImage(sent, turns);
+  const inSent: Box = { x: rect.x / sent.scale, y: rect.y / sent.scale, w: rect.width / sent.scale, h: rect.height / sent.scale };
+  // The answer's box is in the frame as sent; sent is img turned the other (4 - turns) quarters.
+  return { img, face: turns ? boxBeforeTurn(inSent, ((4 - turns) % 4) as QuarterTurns, img) : inSent };
 }
 
 export interface Scored {

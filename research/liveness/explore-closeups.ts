@@ -43,11 +43,9 @@
 // engine's face box); the out-of-source fits are eval-robustness.ts's, given the variants to fit on.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../../shared/config';
-import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
 import { engineCacheKey } from './evaluation';
-import { AS_TAKEN, outOfSourceScores, rateInterval, scoreAll, type ScoredVariant, VARIANTS_VERSION } from './eval-robustness';
-import { candidateScorer, FRAMING, framingRule, variantRates, type WindowRule } from './explore-framing';
+import { AS_TAKEN, experimentSetup, outOfSourceScores, scoreAll, type ScoredVariant, VARIANTS_VERSION } from './eval-robustness';
+import { candidateScorer, FRAMING, framingReport, framingRule, type WindowRule } from './explore-framing';
 
 /** The window rules whose features are computed here (S is the engine's own). */
 const WINDOWS: Record<string, WindowRule> = { AR: { outside: 'replicate', level: true }, R: { outside: 'replicate', level: false } };
@@ -63,16 +61,8 @@ const CANDIDATES: Record<string, { features: 'S' | 'AR' | 'R'; fittedOn: string[
   'R+': { features: 'R', fittedOn: [AS_TAKEN, ...COPIES] },
 };
 
-const p1 = (v: number) => (100 * v).toFixed(1);
-
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
-  const cacheFile = args.includes('--cache') ? args[args.indexOf('--cache') + 1]! : 'var/explore-closeups.json';
-  const cfg = loadConfig();
-  const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
-  const models = engine.spoofSpecs.map((s) => s.name);
+  const { dirs, cacheFile, cfg, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-closeups.json');
   // Features depend on the engine, the variants and the scorer's code (explore-framing.ts), not on this file's report.
   const key = engineCacheKey(engine, VARIANTS_VERSION, fs.readFileSync(path.join(__dirname, 'explore-framing.ts'), 'utf8'), WINDOWS);
   const t0 = Date.now();
@@ -87,40 +77,7 @@ async function main(): Promise<void> {
       return [n, outOfSourceScores(scored, models, t, logitsOf, fittedOn)];
     }),
   );
-  const rates = (n: string, variant: string) => variantRates(scored, scores[n]!, variant, t);
-
-  console.log(`\nout of source at ${t}: BPCER (rejected/live) APCER (accepted/spoof) per candidate`);
-  console.log(`| variant | ${names.join(' | ')} |`);
-  console.log(`|---|${names.map(() => '---').join('|')}|`);
-  for (const v of FRAMING) console.log(`| ${v.name} | ${names.map((n) => rates(n, v.name).text).join(' | ')} |`);
-
-  console.log('\n95% bootstrap intervals over repositories: BPCER / APCER, percent');
-  console.log(`| variant | ${names.join(' | ')} |`);
-  console.log(`|---|${names.map(() => '---').join('|')}|`);
-  for (const v of FRAMING) {
-    const cells = names.map((n) => {
-      const { live, spoof } = rates(n, v.name);
-      const [bl, bh] = rateInterval(live.map((s) => ({ group: s.row.group, hit: scores[n]!.get(s)! > t })));
-      const [al, ah] = rateInterval(spoof.map((s) => ({ group: s.row.group, hit: scores[n]!.get(s)! <= t })));
-      return `${p1(bl)}-${p1(bh)} / ${p1(al)}-${p1(ah)}`;
-    });
-    console.log(`| ${v.name} | ${cells.join(' | ')} |`);
-  }
-
-  console.log('\nreported, not deciding: APCER per attack type as taken; the done-when check on these variants');
-  const variants = FRAMING.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
-  for (const n of names) {
-    const { spoof } = rates(n, AS_TAKEN);
-    const type = (ty: string) => {
-      const sp = spoof.filter((s) => s.row.type === ty);
-      return `${sp.filter((s) => scores[n]!.get(s)! <= t).length}/${sp.length}`;
-    };
-    const base = rates(n, AS_TAKEN);
-    const off = variants.filter((v) => Math.abs(rates(n, v).bpcer - base.bpcer) > 0.02 || rates(n, v).apcer > base.apcer + 0.02);
-    console.log(
-      `  ${n}: print ${type('print')} screen ${type('screen')} mask ${type('mask')}; variants outside the done-when bounds: ${off.length ? off.join(', ') : 'none'}`,
-    );
-  }
+  const rates = framingReport(scored, scores, t);
 
   console.log('\ndecision rule (pre-registered in the header):');
   // Ties go to the simpler candidate, in the header's order S+, R+, R, AR+, AR.

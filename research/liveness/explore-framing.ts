@@ -37,13 +37,23 @@ import { loadConfig } from '../../shared/config';
 import { verifiedModelPath } from '../../models/manifest';
 import { ort, openSession, tensorData } from '../../workers/runtime/onnx-session';
 import { BlazeFace, iou, largest } from '../../workers/liveness/engine/detect';
-import { decodeImage } from '../../workers/liveness/engine/decode';
 import type { Box, RgbImage } from '../../workers/liveness/engine/image';
-import { configuredEngineOptions, LivenessEngine } from '../../workers/liveness/engine/index';
-import { boxBeforeTurn, eyeRoll, type QuarterTurns, turnImage } from '../../workers/liveness/engine/orientation';
+import type { LivenessEngine } from '../../workers/liveness/engine/index';
+import { eyeRoll } from '../../workers/liveness/engine/orientation';
 import { BUILTIN_SPOOF_SPECS, logit, openSpoofSession, type SpoofModelSpec } from '../../workers/liveness/engine/spoof';
-import { engineCacheKey, pct } from './evaluation';
-import { AS_TAKEN, engineScore, type Entry, outOfSourceScores, scoreAll, type ScoredVariant, VARIANTS, VARIANTS_VERSION } from './eval-robustness';
+import { engineCacheKey, pct, scoredFace } from './evaluation';
+import {
+  AS_TAKEN,
+  engineScore,
+  type Entry,
+  experimentSetup,
+  outOfSourceScores,
+  rateInterval,
+  scoreAll,
+  type ScoredVariant,
+  VARIANTS,
+  VARIANTS_VERSION,
+} from './eval-robustness';
 
 export type Outside = 'shift' | 'replicate' | 'reflect' | 'fit';
 const CANDIDATES: Record<string, WindowRule> = {
@@ -159,13 +169,7 @@ export async function candidateScorer(engine: LivenessEngine, cfg: ReturnType<ty
   return async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
     const entry = await shipped(bytes, format);
     if (!entry.features || !entry.face) return entry;
-    const sent = await decodeImage(bytes, format);
-    const turns = entry.features.orientation.turns;
-    const img = turnImage(sent, turns);
-    const r = entry.face;
-    const inSent: Box = { x: r.x / sent.scale, y: r.y / sent.scale, w: r.width / sent.scale, h: r.height / sent.scale };
-    // The answer's box is in the frame as sent; sent is img turned the other (4 - turns) quarters.
-    const face = turns ? boxBeforeTurn(inSent, ((4 - turns) % 4) as QuarterTurns, img) : inSent;
+    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
     const eyes = levelled ? largest((await front.detect(img)).filter((f) => iou(f.box, face) > 0.3)) : undefined;
     const roll = ((eyes ? (eyeRoll(eyes) ?? 0) : 0) * Math.PI) / 180;
     entry.alt = {};
@@ -205,6 +209,53 @@ export function variantRates(scored: ScoredVariant[], scores: Map<ScoredVariant,
   };
 }
 
+const p1 = (v: number) => (100 * v).toFixed(1);
+
+/**
+ * The framing experiments' report of candidates' out-of-source scores (`scores`, by candidate name, in column
+ * order): BPCER / APCER at t per framing variant with counts, their 95 % bootstrap intervals over repositories, and
+ * (reported, not deciding) APCER per attack type as taken and the variants outside the issue's done-when bounds.
+ * Returns the rates the decision rule reads.
+ */
+export function framingReport(scored: ScoredVariant[], scores: Record<string, Map<ScoredVariant, number>>, t: number) {
+  const names = Object.keys(scores);
+  const rates = (n: string, variant: string) => variantRates(scored, scores[n]!, variant, t);
+
+  console.log(`\nout of source at ${t}: BPCER (rejected/live) APCER (accepted/spoof) per candidate`);
+  console.log(`| variant | ${names.join(' | ')} |`);
+  console.log(`|---|${names.map(() => '---').join('|')}|`);
+  for (const v of FRAMING) console.log(`| ${v.name} | ${names.map((n) => rates(n, v.name).text).join(' | ')} |`);
+
+  console.log('\n95% bootstrap intervals over repositories: BPCER / APCER, percent');
+  console.log(`| variant | ${names.join(' | ')} |`);
+  console.log(`|---|${names.map(() => '---').join('|')}|`);
+  for (const v of FRAMING) {
+    const cells = names.map((n) => {
+      const { live, spoof } = rates(n, v.name);
+      const [bl, bh] = rateInterval(live.map((s) => ({ group: s.row.group, hit: scores[n]!.get(s)! > t })));
+      const [al, ah] = rateInterval(spoof.map((s) => ({ group: s.row.group, hit: scores[n]!.get(s)! <= t })));
+      return `${p1(bl)}-${p1(bh)} / ${p1(al)}-${p1(ah)}`;
+    });
+    console.log(`| ${v.name} | ${cells.join(' | ')} |`);
+  }
+
+  console.log('\nreported, not deciding: APCER per attack type as taken; the done-when check on these variants');
+  const variants = FRAMING.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
+  for (const n of names) {
+    const { spoof } = rates(n, AS_TAKEN);
+    const type = (ty: string) => {
+      const sp = spoof.filter((s) => s.row.type === ty);
+      return `${sp.filter((s) => scores[n]!.get(s)! <= t).length}/${sp.length}`;
+    };
+    const base = rates(n, AS_TAKEN);
+    const off = variants.filter((v) => Math.abs(rates(n, v).bpcer - base.bpcer) > 0.02 || rates(n, v).apcer > base.apcer + 0.02);
+    console.log(
+      `  ${n}: print ${type('print')} screen ${type('screen')} mask ${type('mask')}; variants outside the done-when bounds: ${off.length ? off.join(', ') : 'none'}`,
+    );
+  }
+  return rates;
+}
+
 /**
  * The framing experiments' pre-registered rule against the reference `ref`: spread(C) = the largest |BPCER(variant) -
  * BPCER(as taken)| over the framing variants; C qualifies if (1) spread(C) <= spread(ref) - 2 points, (2) as taken
@@ -229,13 +280,7 @@ export function framingRule(rates: (n: string, variant: string) => { bpcer: numb
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const dirs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cache');
-  const cacheFile = args.includes('--cache') ? args[args.indexOf('--cache') + 1]! : 'var/explore-framing.json';
-  const cfg = loadConfig();
-  const t = cfg.FAKE_THRESHOLD;
-  const engine = await LivenessEngine.load(configuredEngineOptions(cfg));
-  const models = engine.spoofSpecs.map((s) => s.name);
+  const { dirs, cacheFile, cfg, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-framing.json');
   const score = await candidateScorer(engine, cfg, CANDIDATES);
 
   const key = engineCacheKey(engine, VARIANTS_VERSION, fs.readFileSync(__filename, 'utf8'));
@@ -247,11 +292,7 @@ async function main(): Promise<void> {
   const scores = Object.fromEntries(
     names.map((n) => [n, outOfSourceScores(scored, models, t, (s) => (n === 'S' ? s.entry.features!.spoofLogits : s.entry.alt![n]!))]),
   );
-  const rates = (n: string, variant: string) => variantRates(scored, scores[n]!, variant, t);
-  console.log(`\nout of source at ${t}: BPCER (rejected/live) APCER (accepted/spoof) per candidate`);
-  console.log(`| variant | ${names.join(' | ')} |`);
-  console.log(`|---|${names.map(() => '---').join('|')}|`);
-  for (const v of FRAMING) console.log(`| ${v.name} | ${names.map((n) => rates(n, v.name).text).join(' | ')} |`);
+  const rates = framingReport(scored, scores, t);
 
   console.log('\ndecision rule (pre-registered in the header):');
   // Ties go to the simpler candidate, in the header's order AS, AL, AR, AF.
