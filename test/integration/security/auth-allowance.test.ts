@@ -50,18 +50,15 @@ describe('Failed-authentication allowance per client address', function () {
       ).to.have.length(60);
     });
 
-    it('answers 60 concurrent POST /v1/check/liveness from one address with 60 x 200 (a 503 only where the machine cannot serve in time), none refused for authentication', async () => {
+    it('answers 60 concurrent POST /v1/check/liveness from one address with 60 x 200, none refused for authentication', async () => {
       const acc = await stack.createAccount('starter');
       const results = await Promise.all(Array.from({ length: 60 }, () => stack.check(acc.primaryKey, face, 'jpeg', { 'x-forwarded-for': '203.0.113.60' })));
       const tally = JSON.stringify(results.map((r) => (r.status === 200 ? 200 : `${r.status} ${r.body.error.message}`)));
-      for (const r of results) {
-        expect([200, 503], tally).to.include(r.status);
-        // One worker in this process shares two cores with other test runs: it may not serve all in time (503,
-        // uncharged); what this test holds is that no call is refused for authentication or the throttle.
-        if (r.status === 503) expect(r.body.error.code, tally).to.equal('service_unavailable');
-      }
-      if (!results.some((r) => r.status === 503)) expect(results.filter((r) => r.status === 200)).to.have.length(60);
-      console.log(`      60 calls from one address: ${results.filter((r) => r.status === 200).length} x 200`);
+      // 60 selfies are ~2-3 s of one worker's time: well inside the 10 s budget, so every call is answered.
+      expect(
+        results.filter((r) => r.status === 200),
+        tally,
+      ).to.have.length(60);
       // And the address's allowance is whole: as many wrong keys as the shipped burst are still answered 401.
       const wrong = await Promise.all(Array.from({ length: SHIPPED.AUTH_FAILURE_BURST - 1 }, () => usageFrom(wrongKey(), '203.0.113.60')));
       expect(
