@@ -42,6 +42,12 @@ describe('usage drainer: batched writes', () => {
       json: encodeOutboxEvent({ service: 'liveness', billable: true, latencyMs: 20, at: new Date() }),
     });
   const written = (ids: string[]) => models.UsageEvent.countDocuments({ _id: { $in: ids } });
+  /** A started drainer with this batch window; it batches from the shipped rate up unless told another. */
+  async function startDrainer(o: { batchWindowMs: number; batchMinRatePerS?: number }): Promise<UsageDrainer> {
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, blockMs: 200, ...o });
+    await drainer.start();
+    return drainer;
+  }
 
   it('ships a batch window of half a second, used from 16 events a second (per drainer) up', () => {
     // Shipped defaults: under load events reach MongoDB at most this much later; one write per window, not per call.
@@ -51,8 +57,7 @@ describe('usage drainer: batched writes', () => {
 
   it('writes a trickle at once, without waiting for the window', async () => {
     // A window far longer than the test: the event can only be in MongoDB this soon if it did not wait.
-    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 120_000, blockMs: 200 });
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 120_000 });
     const id = randomUUID();
     try {
       await append(id);
@@ -65,17 +70,7 @@ describe('usage drainer: batched writes', () => {
 
   it('under load, holds an event for its window and writes it with the ones that follow, exactly once', async () => {
     // A window far longer than the steps below take, so "not yet written" is certain; batching from the first event.
-    const drainer = new UsageDrainer({
-      redis: drainerRedis,
-      prefix,
-      models,
-      log: quietLog,
-      claimIdleMs: 60_000,
-      batchWindowMs: 3000,
-      blockMs: 200,
-      batchMinRatePerS: 0,
-    });
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 3000, batchMinRatePerS: 0 });
     const ids = Array.from({ length: 6 }, () => randomUUID());
     try {
       await append(ids[0]!);
@@ -92,17 +87,7 @@ describe('usage drainer: batched writes', () => {
 
   it('writes what it holds when stopped during a window', async () => {
     // Batching from the first event (batchMinRatePerS 0) and a window that only the stop can end.
-    const drainer = new UsageDrainer({
-      redis: drainerRedis,
-      prefix,
-      models,
-      log: quietLog,
-      claimIdleMs: 60_000,
-      batchWindowMs: 60_000,
-      blockMs: 200,
-      batchMinRatePerS: 0,
-    });
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 60_000, batchMinRatePerS: 0 });
     const id = randomUUID();
     await append(id);
     await new Promise((r) => setTimeout(r, 300));
