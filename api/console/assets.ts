@@ -29,14 +29,21 @@ export function assetUrl(name: AssetName): string {
   return `${CONSOLE_ASSETS_URL}/${manifest[name]}`;
 }
 
-/** Serves the built assets (mount at /assets under /console); unknown names fall through to the 404 page. */
+/**
+ * Serves the built assets (mount at /assets under /console); unknown names fall through to the 404 page, and so
+ * does the manifest: it is the server's index, not an asset, and its fixed name must not be cached for a year.
+ */
 export function serveAssets(): RequestHandler {
   manifest ??= load();
-  return express.static(CONSOLE_ASSETS_DIR, {
+  const serve = express.static(CONSOLE_ASSETS_DIR, {
     index: false,
     redirect: false,
     // Set here, not by `maxAge`: static leaves an existing Cache-Control alone, and pages set no-store first.
     cacheControl: false,
     setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=31536000, immutable'),
   });
+  return (req, res, next) => {
+    if (req.path === `/${MANIFEST_FILE}`) next();
+    else serve(req, res, next);
+  };
 }

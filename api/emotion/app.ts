@@ -11,16 +11,13 @@ import {
   TooManyRequestsError,
   UnauthenticatedError,
 } from '../../shared/errors';
-import type { Logger } from '../../shared/logger';
-import type { Metrics } from '../../shared/metrics';
 import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
 import { JobTimeoutError, type JobClient } from '../../shared/queues/job-client';
 import type { EmotionInput, EmotionResult } from '../../shared/queues/contracts';
 import { errorHandler } from '../http/error-handler';
 import { emotionOpenApi, EMOTION_OPENAPI_PATH } from '../openapi/emotion-document';
-import type { Readiness } from '../../shared/http/ops-endpoints';
 import { bodyWithinDeadline } from '../http/deadline';
-import { createFrontEndApp } from '../http/preamble';
+import { createFrontEndApp, type PreambleDeps } from '../http/preamble';
 import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
 import { UploadGate } from '../http/upload-gate';
 
@@ -43,9 +40,7 @@ function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
 export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
 export const ANALYSIS_PATH = '/feelings/v3/analysis';
 
-export interface EmotionAppDeps {
-  log: Logger;
-  metrics: Metrics;
+export interface EmotionAppDeps extends PreambleDeps {
   tokens: EmotionTokenService;
   jobs: JobClient;
   /** Fair use in seconds of audio, per account (fairUseSubject). */
@@ -56,12 +51,8 @@ export interface EmotionAppDeps {
   secondsPerWorkerSecond: number;
   /** Failed authentications per client address and credential prefix (the same guard as /v1). */
   authFailures: AuthFailureGuard;
-  /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
-  trustProxy: number | string[];
-  budgetMs: number;
   /** Body bytes in flight per fair-use subject and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
   uploadLimits: { perCallerBytes: number; totalBytes: number };
-  readiness: Readiness;
 }
 
 declare module 'express-serve-static-core' {

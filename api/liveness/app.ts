@@ -5,8 +5,6 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
-import type { Logger } from '../../shared/logger';
-import type { Metrics } from '../../shared/metrics';
 import type { AccountService } from '../../shared/accounts/account-service';
 import type { ApiKeyService } from '../../shared/accounts/api-keys';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
@@ -15,9 +13,8 @@ import { pingMongo } from '../../shared/db/mongo';
 import type { JobClient } from '../../shared/queues/job-client';
 import { errorHandler } from '../http/error-handler';
 import { livenessOpenApi, LIVENESS_OPENAPI_PATH } from '../openapi/liveness-document';
-import type { Readiness } from '../../shared/http/ops-endpoints';
 import { bodyWithinDeadline } from '../http/deadline';
-import { createFrontEndApp } from '../http/preamble';
+import { createFrontEndApp, type PreambleDeps } from '../http/preamble';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { UploadGate } from '../http/upload-gate';
 import { requireApiKey } from './auth';
@@ -27,9 +24,7 @@ import type { IdempotencyStore } from './idempotency';
 import { LivenessCheck } from './liveness-check';
 import type { ConsoleApp } from '../console/app';
 
-export interface LivenessAppDeps {
-  log: Logger;
-  metrics: Metrics;
+export interface LivenessAppDeps extends PreambleDeps {
   redis: Redis;
   mongo: Connection;
   accounts: AccountService;
@@ -39,14 +34,10 @@ export interface LivenessAppDeps {
   throttle: Throttle;
   /** Failed authentications per client address and credential prefix (the same guard as the emotion API). */
   authFailures: AuthFailureGuard;
-  /** Express `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
-  trustProxy: number | string[];
   idempotency: IdempotencyStore;
   /** Body bytes in flight per API key and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
   uploadLimits: { perCallerBytes: number; totalBytes: number };
   clock: Clock;
-  budgetMs: number;
-  readiness: Readiness;
   /** The console and the marketplace's endpoint, when this front-end serves them; null for the API alone. */
   console: ConsoleApp | null;
 }

@@ -131,20 +131,20 @@ function errorResponse(status: LivenessErrorStatus, description: string, extraHe
   };
 }
 
-const SUCCESS_EXAMPLE = {
-  metadata: meta('success', CUSTOMER, 999, 0),
-  data: {
-    isFakeFace: false,
-    isFakeLikelihood: 0.0213,
-    isValidFace: true,
-    faceBrightness: 131.4,
-    faceRectArea: { x: 212, y: 148, width: 236, height: 301 },
-    vFaceRect: [{ x: 212, y: 148, width: 236, height: 301 }],
-    msg: '',
-    reasons: [],
-    latency_ms: 21,
-  },
+/** The documented answer's data; the tests also settle it as the result of calls they bill without the engine. */
+export const LIVENESS_RESULT_EXAMPLE = {
+  isFakeFace: false,
+  isFakeLikelihood: 0.0213,
+  isValidFace: true,
+  faceBrightness: 131.4,
+  faceRectArea: { x: 212, y: 148, width: 236, height: 301 },
+  vFaceRect: [{ x: 212, y: 148, width: 236, height: 301 }],
+  msg: '',
+  reasons: [],
+  latency_ms: 21,
 };
+
+const SUCCESS_EXAMPLE = { metadata: meta('success', CUSTOMER, 999, 0), data: LIVENESS_RESULT_EXAMPLE };
 
 const USAGE_EXAMPLE = {
   metadata: meta('success', CUSTOMER, 812, 0),

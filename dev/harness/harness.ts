@@ -81,6 +81,38 @@ export function isolationIds(label: string): { prefix: string; dbName: string } 
   return { prefix: `{r-${label}-${id}}`, dbName: `r_${label}_${id}` };
 }
 
+/**
+ * One suite's private deployment: its own engines, queue prefix and database, the environment its service processes
+ * share, and the ledger, opened once the services are up. `stop` ends the processes, the ledger, then the engines.
+ */
+export class PrivateDeployment {
+  ledger: Ledger | undefined;
+
+  private constructor(
+    readonly engines: PrivateEngines,
+    readonly prefix: string,
+    readonly dbName: string,
+    readonly env: Record<string, string>,
+  ) {}
+
+  static async start(label: string, extraEnv: Record<string, string> = {}): Promise<PrivateDeployment> {
+    const engines = await PrivateEngines.start(label);
+    const { prefix, dbName } = isolationIds(label);
+    return new PrivateDeployment(engines, prefix, dbName, serviceEnv(engines, dbName, prefix, extraEnv));
+  }
+
+  async openLedger(): Promise<Ledger> {
+    this.ledger = await Ledger.open(this.engines, this.dbName, this.prefix);
+    return this.ledger;
+  }
+
+  async stop(procs: Array<ServiceProcess | undefined>): Promise<void> {
+    await stopAll(procs);
+    await this.ledger?.close().catch(() => undefined);
+    await this.engines.stop();
+  }
+}
+
 /** Direct access to the deployment's data, as an operator's reconciliation script would have. */
 export class Ledger {
   private constructor(

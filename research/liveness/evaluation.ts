@@ -321,6 +321,58 @@ export function fusionSummary(fusion: FusionParams, rows: readonly TrainingRow[]
   return `AUC ${auc(s(true), s(false)).toFixed(3)} APCER ${pct(apcer(s(true), t))} BPCER ${pct(bpcer(s(false), t))}`;
 }
 
+/**
+ * The exploration scripts' first check: their own re-implementation of the shipped recipe (S) must give
+ * eval-liveness's nested scores (crossValidatedLikelihoods) on the same full frames (`scoreOf(i)`: the script's
+ * score of full[i]), or nothing they compare would be comparable. Prints the largest difference; throws past 1e-9.
+ */
+export function checkShippedReproduced(
+  scored: Scored[],
+  models: string[],
+  opts: { threshold: number; cues: readonly string[] },
+  full: readonly Scored[],
+  scoreOf: (i: number) => number,
+): void {
+  const reference = crossValidatedLikelihoods(scored, models, { l2: 'inner', ...opts });
+  const maxDiff = Math.max(...full.map((s, i) => Math.abs(reference.get(s)! - scoreOf(i))));
+  console.log(`  check: recipe S vs eval-liveness's nested scores, largest difference ${maxDiff.toExponential(2)}`);
+  if (!(maxDiff < 1e-9)) throw new Error('recipe S does not reproduce the shipped nested procedure: nothing below would be comparable');
+}
+
+/** "m1 w, m2 w, …, cue w, …, bias b": a fitted fusion's weights per logit and per cue standard deviation. */
+export function fusionWeightsText(fusion: FusionParams): string {
+  return `${Object.entries(fusion.weights)
+    .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+    .join(', ')}, ${Object.entries(fusion.cues ?? {})
+    .map(([k, v]) => `${k} ${v.weight.toFixed(3)}`)
+    .join(', ')}, bias ${fusion.bias.toFixed(3)}`;
+}
+
+/**
+ * The exploration scripts' cross-collection check: each recipe fitted on one set (`fit`, given which rows are its
+ * fitting rows) and scored on the other, both ways; a direction whose sets are not both given is skipped.
+ */
+export function leaveOneSetOut<R extends TrainingRow & { dataset: string }, C extends { name: string }>(
+  rows: readonly R[],
+  recipes: readonly C[],
+  fit: (isTrain: (r: R) => boolean, recipe: C) => FusionParams,
+  t: number,
+  nameWidth: number,
+): void {
+  console.log('\nleave-one-set-out (fit on one set, score the other):');
+  for (const [train, test] of [
+    ['liveness', 'liveness-pool'],
+    ['liveness-pool', 'liveness'],
+  ] as const) {
+    const te = rows.filter((r) => r.dataset === test);
+    if (te.length === 0 || !rows.some((r) => r.dataset === train)) continue;
+    for (const recipe of recipes) {
+      const fusion = fit((r) => r.dataset === train, recipe);
+      console.log(`  ${train} -> ${test}: ${recipe.name.padEnd(nameWidth)} ${fusionSummary(fusion, te, t)}`);
+    }
+  }
+}
+
 /** The distinct source repositories of some rows, in first-seen order. */
 export const groupsOf = <R extends { group: string }>(rows: readonly R[]): string[] => [...new Set(rows.map((r) => r.group))];
 

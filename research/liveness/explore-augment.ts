@@ -41,10 +41,11 @@ import {
   auc,
   bpcer,
   compareToShipped,
-  crossValidatedLikelihoods,
-  fusionSummary,
+  checkShippedReproduced,
+  fusionWeightsText,
   groupsOf,
   labelledRow,
+  leaveOneSetOut,
   pct,
   readManifest,
   type Scored,
@@ -200,9 +201,6 @@ async function main(): Promise<void> {
   );
   const all: FitSet = { originals, copies };
 
-  // Check first: recipe S through this code must give eval-liveness's nested scores.
-  const reference = crossValidatedLikelihoods(scored, models, { l2: 'inner', threshold: t, cues });
-
   const recipes = [
     { name: 'S  shipped recipe', augmented: false },
     { name: 'A  fitted with augmented copies', augmented: true },
@@ -230,9 +228,8 @@ async function main(): Promise<void> {
     return { recipe, scores, folds };
   });
   const [shipped, candidate] = outcomes as [(typeof outcomes)[0], (typeof outcomes)[0]];
-  const maxDiff = Math.max(...full.map((s, i) => Math.abs(reference.get(s)! - shipped.scores.get(originals[i]!)!)));
-  console.log(`  check: recipe S vs eval-liveness's nested scores, largest difference ${maxDiff.toExponential(2)}`);
-  if (!(maxDiff < 1e-9)) throw new Error('recipe S does not reproduce the shipped nested procedure: nothing below would be comparable');
+  // Check first: recipe S through this code must give eval-liveness's nested scores.
+  checkShippedReproduced(scored, models, { threshold: t, cues }, full, (i) => shipped.scores.get(originals[i]!)!);
 
   console.log(`\nnested leave-one-source-out, original full frames, threshold ${t}:`);
   for (const o of outcomes) console.log(`${o.recipe.name.padEnd(34)} ${scoredSummary(originals, o.scores, t)}`);
@@ -275,33 +272,10 @@ async function main(): Promise<void> {
   console.log('\nfit on all frames (weights per logit; cues per standard deviation):');
   for (const recipe of recipes) {
     const { fusion, l2 } = fitRecipe(all, recipe.augmented, models, cues, t);
-    console.log(
-      `  ${recipe.name.padEnd(34)} L2 ${l2}, ${Object.entries(fusion.weights)
-        .map(([k, v]) => `${k} ${v.toFixed(3)}`)
-        .join(', ')}, ${Object.entries(fusion.cues ?? {})
-        .map(([k, v]) => `${k} ${v.weight.toFixed(3)}`)
-        .join(', ')}, bias ${fusion.bias.toFixed(3)}`,
-    );
+    console.log(`  ${recipe.name.padEnd(34)} L2 ${l2}, ${fusionWeightsText(fusion)}`);
   }
 
-  console.log('\nleave-one-set-out (fit on one set, score the other):');
-  for (const [train, test] of [
-    ['liveness', 'liveness-pool'],
-    ['liveness-pool', 'liveness'],
-  ] as const) {
-    const te = originals.filter((r) => r.dataset === test);
-    if (te.length === 0 || !originals.some((r) => r.dataset === train)) continue;
-    for (const recipe of recipes) {
-      const { fusion } = fitRecipe(
-        subset(all, (r) => r.dataset === train),
-        recipe.augmented,
-        models,
-        cues,
-        t,
-      );
-      console.log(`  ${train} -> ${test}: ${recipe.name.padEnd(34)} ${fusionSummary(fusion, te, t)}`);
-    }
-  }
+  leaveOneSetOut(originals, recipes, (isTrain, recipe) => fitRecipe(subset(all, isTrain), recipe.augmented, models, cues, t).fusion, t, 34);
 }
 
 main().catch((err) => {

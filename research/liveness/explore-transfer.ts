@@ -38,10 +38,11 @@ import {
   apcer,
   bpcer,
   compareToShipped,
-  crossValidatedLikelihoods,
-  fusionSummary,
+  checkShippedReproduced,
+  fusionWeightsText,
   groupsOf,
   labelledRow,
+  leaveOneSetOut,
   pct,
   scoredSummary,
   scoreSetsFromArgs,
@@ -189,9 +190,6 @@ async function main(): Promise<void> {
   const groups = groupsOf(rows);
   console.log(`${rows.length} full frames (${rows.filter((r) => !r.isSpoof).length} live) from ${groups.length} repositories; threshold ${t}`);
 
-  // Check first: recipe S through this code must give eval-liveness's nested scores.
-  const reference = crossValidatedLikelihoods(scored, models, { l2: 'inner', threshold: t, cues });
-
   interface Outcome {
     recipe: Recipe;
     scores: Map<Row, number>;
@@ -210,11 +208,8 @@ async function main(): Promise<void> {
     }
     outcomes.push({ recipe, scores, folds });
     console.log(`  ${recipe.name}: nested LOSO done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    if (outcomes.length === 1) {
-      const maxDiff = Math.max(...full.map((s, i) => Math.abs(reference.get(s)! - scores.get(rows[i]!)!)));
-      console.log(`  check: recipe S vs eval-liveness's nested scores, largest difference ${maxDiff.toExponential(2)}`);
-      if (!(maxDiff < 1e-9)) throw new Error('recipe S does not reproduce the shipped nested procedure: nothing below would be comparable');
-    }
+    // Check first: recipe S through this code must give eval-liveness's nested scores.
+    if (outcomes.length === 1) checkShippedReproduced(scored, models, { threshold: t, cues }, full, (i) => scores.get(rows[i]!)!);
   }
   const shipped = outcomes[0]!;
 
@@ -255,28 +250,10 @@ async function main(): Promise<void> {
   console.log('\nfit on all frames (weights per logit; cues per standard deviation):');
   for (const recipe of RECIPES) {
     const { fusion, l2, shift } = fitRecipe(rows, recipe, models, cues, t);
-    console.log(
-      `  ${recipe.name.padEnd(30)} L2 ${l2}, ${Object.entries(fusion.weights)
-        .map(([k, v]) => `${k} ${v.toFixed(3)}`)
-        .join(', ')}, ${Object.entries(fusion.cues ?? {})
-        .map(([k, v]) => `${k} ${v.weight.toFixed(3)}`)
-        .join(', ')}, bias ${fusion.bias.toFixed(3)} (anchor shift ${shift.toFixed(3)})`,
-    );
+    console.log(`  ${recipe.name.padEnd(30)} L2 ${l2}, ${fusionWeightsText(fusion)} (anchor shift ${shift.toFixed(3)})`);
   }
 
-  console.log('\nleave-one-set-out (fit on one set, score the other):');
-  for (const [train, test] of [
-    ['liveness', 'liveness-pool'],
-    ['liveness-pool', 'liveness'],
-  ] as const) {
-    const tr = rows.filter((r) => r.dataset === train),
-      te = rows.filter((r) => r.dataset === test);
-    if (tr.length === 0 || te.length === 0) continue;
-    for (const recipe of RECIPES) {
-      const { fusion } = fitRecipe(tr, recipe, models, cues, t);
-      console.log(`  ${train} -> ${test}: ${recipe.name.padEnd(30)} ${fusionSummary(fusion, te, t)}`);
-    }
-  }
+  leaveOneSetOut(rows, RECIPES, (isTrain, recipe) => fitRecipe(rows.filter(isTrain), recipe, models, cues, t).fusion, t, 30);
 }
 
 main().catch((err) => {

@@ -1,22 +1,11 @@
 // Test helpers for the credit ledger: settle a reserved call the way the liveness worker does (one Lua script:
-// commit, stored answer, usage event in the outbox), and wait until the outbox drainers have written every event
-// (outboxDrained lives with the process harness, which the benchmarks share).
+// commit, stored answer, usage event in the outbox; the answer is the OpenAPI document's example result), and wait
+// until the outbox drainers have written every event (outboxDrained lives with the process harness, which the
+// benchmarks share).
 import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
 import type { PlanView } from '../../shared/billing/plans';
 import { queueKeys } from '../../shared/queues/keys';
-
-/** A minimal engine result, for settling without running the engine. */
-const RESULT = {
-  isFakeFace: false,
-  isFakeLikelihood: 0.01,
-  isValidFace: true,
-  faceBrightness: 120,
-  faceRectArea: { x: 1, y: 2, width: 3, height: 4 },
-  vFaceRect: [{ x: 1, y: 2, width: 3, height: 4 }],
-  msg: 'ok',
-  reasons: [],
-  latency_ms: 5,
-};
+import { LIVENESS_RESULT_EXAMPLE } from '../../api/openapi/liveness-document';
 
 export function settleReserved(
   ledger: CreditLedger,
@@ -30,7 +19,7 @@ export function settleReserved(
     limit: c.plan.monthlyLimit,
     hardCap: c.plan.hardCap,
     reservedAt: c.at,
-    resultJson: JSON.stringify(RESULT),
+    resultJson: JSON.stringify(LIVENESS_RESULT_EXAMPLE),
     workerMs: 7,
     resultKey: queueKeys(prefix).result(c.requestId),
     resultTtlMs: 60_000,

@@ -8,7 +8,7 @@ import { requireStage } from '../http';
 import { appContext, emotionBaseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import { requireRecentProof } from '../step-up';
 import { ownActiveToken, tokenViews } from '../presenters/emotion-tokens';
-import { alreadyShownPage } from '../views/components';
+import { alreadyShownPage } from '../views/already-shown';
 import { emotionPage, revokeConfirmPage, tokenRevealedPage } from '../views/emotion-tokens';
 
 export function emotionTokenRoutes(d: ConsoleDeps): Router {

@@ -7,7 +7,7 @@ import { requireStage } from '../http';
 import { appContext, redirectToReveal, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import { requireRecentProof } from '../step-up';
 import { keyViews, slotOf } from '../presenters/keys';
-import { alreadyShownPage } from '../views/components';
+import { alreadyShownPage } from '../views/already-shown';
 import { keyRevealedPage, keysPage, regenerateConfirmPage } from '../views/keys';
 
 export function keysRoutes(d: ConsoleDeps): Router {

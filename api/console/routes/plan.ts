@@ -2,12 +2,13 @@
 // confirms: pending until its signed event, docs/billing.md), withdrawing a pending request, cancelling and
 // withdrawing a scheduled change (requests the same way), and the hard cap (ON at once; OFF after a
 // confirmation). Plan changes, cancelling and hard cap OFF need a recent proof of identity (step-up.ts).
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { InvalidRequestError } from '../../../shared/errors';
 import { PLANS } from '../../../shared/billing/plans';
 import { monthAfter, monthOf } from '../../../shared/billing/month';
 import { requireStage } from '../http';
 import { appContext, formField, redirectWithFlash, sendPage, signedInAccount, type ConsoleDeps } from '../context';
+import type { PageContext } from '../views/layout';
 import { usageOf } from '../usage';
 import { requireRecentProof } from '../step-up';
 import { planState, targetPlan } from '../presenters/plan';
@@ -46,33 +47,46 @@ export function planRoutes(d: ConsoleDeps): Router {
     });
   });
 
-  r.post('/plan/pending/withdraw', auth, async (req, res) => {
-    const a = await signedInAccount(d, req);
-    // NotFoundError (404 not_found) when nothing is pending: the error page says so.
-    await d.accounts.withdrawPlanChangeRequest(a._id);
-    await redirectWithFlash(d, req, res, '/console/plan', { kind: 'success', text: 'The plan change request is withdrawn. Your current plan continues.' });
-  });
+  /** Asks one thing of the account service for the signed-in account, then redirects with what happens next. */
+  const ask =
+    (request: (customerId: string) => Promise<unknown>, to: string, flash: NonNullable<PageContext['flash']>): RequestHandler =>
+    async (req, res) => {
+      const a = await signedInAccount(d, req);
+      await request(a._id);
+      await redirectWithFlash(d, req, res, to, flash);
+    };
+
+  // NotFoundError (404 not_found) when nothing is pending: the error page says so.
+  r.post(
+    '/plan/pending/withdraw',
+    auth,
+    ask((id) => d.accounts.withdrawPlanChangeRequest(id), '/console/plan', {
+      kind: 'success',
+      text: 'The plan change request is withdrawn. Your current plan continues.',
+    }),
+  );
 
   // A cancellation and withdrawing a scheduled change are requests too: the marketplace's event applies them
   // (unsubscribe.pending; an entitlement for the plan in effect). Cancelling is a plan change: it needs a proof.
-  r.post('/plan/cancel', auth, requireRecentProof(d, { what: 'cancel your subscription', nav: 'plan' }), async (req, res) => {
-    const a = await signedInAccount(d, req);
-    await d.accounts.requestCancellation(a._id);
-    await redirectWithFlash(d, req, res, '/console/plan#pending-change', {
+  r.post(
+    '/plan/cancel',
+    auth,
+    requireRecentProof(d, { what: 'cancel your subscription', nav: 'plan' }),
+    ask((id) => d.accounts.requestCancellation(id), '/console/plan#pending-change', {
       kind: 'info',
       text: 'Your cancellation is pending: it is scheduled for the end of the month when the marketplace confirms it.',
-    });
-  });
+    }),
+  );
 
-  r.post('/plan/scheduled/withdraw', auth, async (req, res) => {
-    const a = await signedInAccount(d, req);
-    // NotFoundError (404 not_found) when there is nothing scheduled: the error page says so.
-    await d.accounts.requestScheduledChangeWithdrawal(a._id);
-    await redirectWithFlash(d, req, res, '/console/plan#pending-change', {
+  // NotFoundError (404 not_found) when there is nothing scheduled: the error page says so.
+  r.post(
+    '/plan/scheduled/withdraw',
+    auth,
+    ask((id) => d.accounts.requestScheduledChangeWithdrawal(id), '/console/plan#pending-change', {
       kind: 'info',
       text: 'Withdrawing the scheduled change is pending: it stays scheduled until the marketplace confirms your current plan continues.',
-    });
-  });
+    }),
+  );
 
   r.get('/hard-cap/off', auth, async (req, res) => {
     const a = await signedInAccount(d, req);

@@ -11,7 +11,7 @@ import { adoptSession, requireStage } from '../http';
 import { hashPassword, verifyPassword } from '../passwords';
 import { passwordProblems } from '../validation';
 import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
-import { alreadyShownPage } from '../views/components';
+import { alreadyShownPage } from '../views/already-shown';
 import { recoveryCodesAppPage, securityPage } from '../views/security';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';

@@ -1,7 +1,8 @@
 // Owns the Security page's "Replace authenticator app" step: the new secret (QR code and key, as at the first
 // sign-in) and the form that confirms it with a code from the new app; the old app keeps working until then.
 import { html } from './html';
-import { appPage, csrfField, type AppContext } from './layout';
+import { appPage, type AppContext } from './layout';
+import { csrfField } from './components';
 import { authenticatorKey, codeField } from './sign-in';
 
 export function replaceAuthenticatorPage(ctx: AppContext, o: { secret: string; qrSvg: string; error?: string }): string {

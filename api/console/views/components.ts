@@ -1,9 +1,28 @@
-// Owns the page pieces more than one area shows: a secret with its copy button, the new-password fields with
-// their live rule list, the recovery codes shown once (first sign-in and Security), the "already shown" page
-// of every shown-once secret, and the API key slots' names.
+// Owns the page pieces more than one area shows (the page frames in layout.ts use them too): the CSRF field of
+// every form, the work e-mail field, the support link, a secret with its copy button, the new-password fields
+// with their live rule list, the recovery codes shown once (first sign-in and Security), and the API key slots'
+// names.
 import { PASSWORD_RULES } from '../validation';
 import { html, type SafeHtml } from './html';
-import { appPage, type AppContext } from './layout';
+
+/** The hidden CSRF token every console form posts (checked by csrfProtect in api/console/http.ts). */
+export function csrfField(csrf: string | null): SafeHtml {
+  return html`<input type="hidden" name="_csrf" value="${csrf ?? ''}">`;
+}
+
+/** The work e-mail field of the sign-in and "send a new link" forms, with inline validation. */
+export function workEmailField(value: string | undefined, autocomplete: 'email' | 'username'): SafeHtml {
+  return html`<div class="field">
+    <label for="email">Work e-mail</label>
+    <input id="email" name="email" type="email" required autocomplete="${autocomplete}" value="${value ?? ''}" data-rule="email" aria-describedby="email-error">
+    <div class="error-text" id="email-error" role="alert"></div>
+  </div>`;
+}
+
+/** The support address (SUPPORT_EMAIL) as a mail link, labelled with the address unless told otherwise. */
+export function supportLink(ctx: { support: string }, label?: string): SafeHtml {
+  return html`<a href="mailto:${ctx.support}">${label ?? ctx.support}</a>`;
+}
 
 export const SLOT_LABEL = { primary: 'Primary key', secondary: 'Secondary key' } as const;
 
@@ -33,23 +52,6 @@ export function passwordFields(problems?: string[]): SafeHtml {
     <input id="confirm" name="confirm" type="password" required autocomplete="new-password" maxlength="128" data-confirms="password" aria-describedby="confirm-error">
     <div class="error-text" id="confirm-error" role="alert"></div>
   </div>`;
-}
-
-/** A "shown once" page opened again: the secret is gone, say so and lead on (never repeat the action). */
-export function alreadyShownPage(
-  ctx: AppContext,
-  o: { nav: 'keys' | 'emotion' | 'security'; what: string; back: { href: string; label: string }; again: string },
-): string {
-  return appPage(ctx, {
-    title: 'Already shown',
-    nav: o.nav,
-    body: html`<section class="card" aria-labelledby="shown-h" id="already-shown">
-  <h1 id="shown-h">${o.what} was already shown</h1>
-  <p>For your safety it is displayed only once, right after it is created; reloading this page does not create another one.</p>
-  <p class="muted">${o.again}</p>
-  <div class="actions"><a class="btn btn-primary" href="${o.back.href}">${o.back.label}</a></div>
-</section>`,
-  });
 }
 
 export function recoveryCodesBody(o: { codes: string[]; next: string }): SafeHtml {

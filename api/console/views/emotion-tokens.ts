@@ -2,9 +2,9 @@
 // (shown once) and the revoke confirmation.
 import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
 import { html, type SafeHtml } from './html';
-import { appPage, csrfField, type AppContext } from './layout';
+import { appPage, type AppContext } from './layout';
 import { int, monthName, plural, utc } from './format';
-import { keyBlock } from './components';
+import { csrfField, keyBlock } from './components';
 
 export interface TokenView {
   id: string;

@@ -1,9 +1,9 @@
 // Owns the API keys pages: the keys by prefix with created, last used and calls this month, the regenerate
 // confirmation, and the new key shown once.
 import { html } from './html';
-import { appPage, csrfField, type AppContext } from './layout';
+import { appPage, type AppContext } from './layout';
 import { calls, monthName, utc } from './format';
-import { keyBlock, SLOT_LABEL } from './components';
+import { csrfField, keyBlock, SLOT_LABEL } from './components';
 
 export interface KeyView {
   id: string;

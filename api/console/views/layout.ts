@@ -1,6 +1,8 @@
-// Owns the two page shells: the centred card of onboarding and sign-in, and the dashboard's app frame
-// with its navigation. Every page links the one stylesheet and the one script (CSP: 'self' only).
+// Owns the page frames: the centred card of onboarding, sign-in and the error page, and the dashboard's app
+// frame with its navigation. Every page links the one stylesheet and the one script (CSP: 'self' only); the
+// pieces inside pages live in components.ts.
 import { assetUrl } from '../assets';
+import { csrfField, supportLink } from './components';
 import { html, type SafeHtml } from './html';
 
 export interface PageContext {
@@ -56,24 +58,7 @@ function flashBox(flash: PageContext['flash']): SafeHtml | string {
   return html`<div class="alert alert-${flash.kind}" role="${role}"><p>${flash.text}</p></div>`;
 }
 
-export function csrfField(csrf: string | null): SafeHtml {
-  return html`<input type="hidden" name="_csrf" value="${csrf ?? ''}">`;
-}
-
-/** The work e-mail field of the sign-in and "send a new link" forms, with inline validation. */
-export function workEmailField(value: string | undefined, autocomplete: 'email' | 'username'): SafeHtml {
-  return html`<div class="field">
-    <label for="email">Work e-mail</label>
-    <input id="email" name="email" type="email" required autocomplete="${autocomplete}" value="${value ?? ''}" data-rule="email" aria-describedby="email-error">
-    <div class="error-text" id="email-error" role="alert"></div>
-  </div>`;
-}
-
 const STEPS = ['Your details', 'Confirm e-mail', 'Password', 'API keys', 'Two-factor'];
-
-export function supportLink(ctx: PageContext, label?: string): SafeHtml {
-  return html`<a href="mailto:${ctx.support}">${label ?? ctx.support}</a>`;
-}
 
 /** Onboarding and sign-in: a single card. `step` draws the labelled onboarding progress (1..5). */
 export function authPage(ctx: PageContext, o: { title: string; body: SafeHtml; wide?: boolean; step?: number }): string {

@@ -4,8 +4,8 @@ import { PLANS, type PlanId } from '../../../shared/billing/plans';
 import type { MarketplaceSubscription } from '../registration-token';
 import type { FieldErrors, RegistrationInput } from '../validation';
 import { html, type SafeHtml } from './html';
-import { authPage, csrfField, workEmailField, type PageContext } from './layout';
-import { keyBlock, passwordFields } from './components';
+import { authPage, type PageContext } from './layout';
+import { csrfField, keyBlock, passwordFields, workEmailField } from './components';
 
 function field(o: {
   id: keyof RegistrationInput;

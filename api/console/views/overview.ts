@@ -2,10 +2,10 @@
 // key, recovery codes left, the welcome line and the quickstart card.
 import { PLANS } from '../../../shared/billing/plans';
 import { html, type SafeHtml } from './html';
-import { appPage, supportLink, type AppContext } from './layout';
+import { appPage, type AppContext } from './layout';
 import { calls, int, monthName, plural, usd, usdPlain, utc } from './format';
 import { dailyChart, meter } from './usage-chart';
-import { SLOT_LABEL } from './components';
+import { SLOT_LABEL, supportLink } from './components';
 import type { UsageView } from '../usage';
 import { scheduledText, type PlanState } from './plan';
 import type { KeyView } from './keys';

@@ -3,7 +3,8 @@
 // it, and a way to withdraw the request.
 import { PLANS, type PlanId } from '../../../shared/billing/plans';
 import { html, type SafeHtml } from './html';
-import { csrfField, type AppContext } from './layout';
+import type { AppContext } from './layout';
+import { csrfField } from './components';
 import { utc } from './format';
 
 export type PendingPlanChange = { kind: 'plan'; plan: PlanId; requestedAt: Date | null } | { kind: 'cancel' | 'withdraw_scheduled'; requestedAt: Date | null };

@@ -2,7 +2,8 @@
 // confirmation, and the hard cap with its OFF confirmation.
 import { PLANS, PLAN_IDS, type PlanId } from '../../../shared/billing/plans';
 import { html, type SafeHtml } from './html';
-import { appPage, csrfField, type AppContext } from './layout';
+import { appPage, type AppContext } from './layout';
+import { csrfField } from './components';
 import { calls, firstOf, int, usd, usdPlain } from './format';
 import type { UsageView } from '../usage';
 import { pendingPlanChangeNotice, type PendingPlanChange } from './plan-pending';

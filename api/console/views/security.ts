@@ -1,9 +1,9 @@
 // Owns the Security page (password, authenticator app, recovery codes, usage alert e-mails) and the new
 // recovery codes it shows once.
 import { html } from './html';
-import { appPage, csrfField, type AppContext } from './layout';
+import { appPage, type AppContext } from './layout';
 import { int, utc } from './format';
-import { passwordFields, recoveryCodesBody } from './components';
+import { csrfField, passwordFields, recoveryCodesBody } from './components';
 
 export function securityPage(
   ctx: AppContext,

@@ -1,7 +1,7 @@
 // Owns the sign-in pages: e-mail and password, mandatory TOTP setup (QR code + secret), the TOTP code.
 import { html, raw } from './html';
-import { authPage, csrfField, supportLink, workEmailField, type PageContext } from './layout';
-import { passwordFields, recoveryCodesBody } from './components';
+import { authPage, type PageContext } from './layout';
+import { csrfField, passwordFields, recoveryCodesBody, supportLink, workEmailField } from './components';
 
 export function signInPage(ctx: PageContext, o: { email?: string; error?: string; notice?: string }): string {
   return authPage(ctx, {

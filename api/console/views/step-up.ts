@@ -2,7 +2,8 @@
 // change) asked for without a proof of identity in the last 10 minutes. The form posts the same action again
 // with the original fields and the password or a 6-digit code, so the action completes in one more step.
 import { html } from './html';
-import { appPage, csrfField, type AppContext, type NavId } from './layout';
+import { appPage, type AppContext, type NavId } from './layout';
+import { csrfField } from './components';
 
 export function stepUpPage(
   ctx: AppContext,

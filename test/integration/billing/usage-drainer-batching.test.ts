@@ -66,23 +66,16 @@ describe('usage drainer: batched writes', () => {
     }
     return ids;
   };
-  const batchingDrainer = (batchWindowMs: number, batchMaxWaitMs: number) =>
-    // Batching from the first event (batchMinRatePerS 0); windows and waits scaled to the test's seconds.
-    new UsageDrainer({
-      redis: drainerRedis,
-      prefix,
-      models,
-      log: quietLog,
-      claimIdleMs: 60_000,
-      blockMs: 200,
-      batchMinRatePerS: 0,
-      batchWindowMs,
-      batchMaxWaitMs,
-    });
+  /** A started drainer with this batch window; it batches from the shipped rate up unless told another. */
+  async function startDrainer(o: { batchWindowMs: number; batchMinRatePerS?: number; batchMaxWaitMs?: number }): Promise<UsageDrainer> {
+    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, blockMs: 200, ...o });
+    await drainer.start();
+    return drainer;
+  }
 
   it('holds its batch while entries keep arriving and writes it, exactly once, when they stop', async () => {
-    const drainer = batchingDrainer(400, 30_000);
-    await drainer.start();
+    // Batching from the first event; windows and waits scaled to the test's seconds.
+    const drainer = await startDrainer({ batchWindowMs: 400, batchMaxWaitMs: 30_000, batchMinRatePerS: 0 });
     try {
       // An entry every 150 ms for 2 s: each window sees more, so nothing is written while they come.
       const ids = await steadyStream(150, 2000);
@@ -95,8 +88,7 @@ describe('usage drainer: batched writes', () => {
   });
 
   it('writes a held batch after the longest wait even while entries keep arriving', async () => {
-    const drainer = batchingDrainer(300, 1200);
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 300, batchMaxWaitMs: 1200, batchMinRatePerS: 0 });
     try {
       const ids = await steadyStream(100, 3000);
       // Written in batches of at most 1.2 s while the stream went on: most are in already.
@@ -109,8 +101,7 @@ describe('usage drainer: batched writes', () => {
 
   it('writes a trickle at once, without waiting for the window', async () => {
     // A window far longer than the test: the event can only be in MongoDB this soon if it did not wait.
-    const drainer = new UsageDrainer({ redis: drainerRedis, prefix, models, log: quietLog, claimIdleMs: 60_000, batchWindowMs: 120_000, blockMs: 200 });
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 120_000 });
     const id = randomUUID();
     try {
       await append(id);
@@ -123,17 +114,7 @@ describe('usage drainer: batched writes', () => {
 
   it('under load, holds an event for its window and writes it with the ones that follow, exactly once', async () => {
     // A window far longer than the steps below take, so "not yet written" is certain; batching from the first event.
-    const drainer = new UsageDrainer({
-      redis: drainerRedis,
-      prefix,
-      models,
-      log: quietLog,
-      claimIdleMs: 60_000,
-      batchWindowMs: 3000,
-      blockMs: 200,
-      batchMinRatePerS: 0,
-    });
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 3000, batchMinRatePerS: 0 });
     const ids = Array.from({ length: 6 }, () => randomUUID());
     try {
       await append(ids[0]!);
@@ -149,17 +130,7 @@ describe('usage drainer: batched writes', () => {
 
   it('writes what it holds when stopped during a window', async () => {
     // Batching from the first event (batchMinRatePerS 0) and a window that only the stop can end.
-    const drainer = new UsageDrainer({
-      redis: drainerRedis,
-      prefix,
-      models,
-      log: quietLog,
-      claimIdleMs: 60_000,
-      batchWindowMs: 60_000,
-      blockMs: 200,
-      batchMinRatePerS: 0,
-    });
-    await drainer.start();
+    const drainer = await startDrainer({ batchWindowMs: 60_000, batchMinRatePerS: 0 });
     const id = randomUUID();
     await append(id);
     await new Promise((r) => setTimeout(r, 300));

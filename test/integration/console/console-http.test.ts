@@ -1,8 +1,12 @@
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { generate } from 'otplib';
 import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/verification-token';
 import { RULES } from '../../../api/console/attempts';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
+import { CONSOLE_ASSETS_DIR } from '../../../api/console/assets';
 import { http } from '../../support/http';
 import {
   csrfOf,
@@ -65,6 +69,36 @@ describe('Console over HTTP: sessions, CSRF, lockout and the onboarding rules', 
       const res = await new FormClient(h.base).get('/console/dashboard');
       expect(res.status).to.equal(303);
       expect(res.location).to.equal('/console/sign-in');
+    });
+  });
+
+  describe('built assets (dist/console-assets, npm run build:console)', () => {
+    it('serves every asset a page links under its content-hashed name, cached a year as immutable', async () => {
+      const page = await new FormClient(h.base).get('/console/sign-in');
+      const urls = [...page.html.matchAll(/(?:href|src)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+      expect(urls).to.have.length(3); // the icon, the stylesheet and the script
+      for (const url of urls) {
+        const [, stem, hash, ext] = /^\/console\/assets\/([a-z-]+)-([0-9a-f]{10})\.([a-z]+)$/.exec(url) ?? [];
+        expect(stem, url).to.be.a('string');
+        const res = await fetch(`${h.base}${url}`);
+        expect(res.status, url).to.equal(200);
+        expect(res.headers.get('cache-control'), url).to.equal('public, max-age=31536000, immutable');
+        expect(res.headers.get('content-type'), url).to.contain({ js: 'javascript', css: 'text/css', svg: 'image/svg+xml' }[ext!]);
+        const body = Buffer.from(await res.arrayBuffer());
+        // The name's hash is the body's: a changed file gets a new name, so the year-long cache never goes stale.
+        expect(createHash('sha256').update(body).digest('hex').slice(0, 10), url).to.equal(hash);
+        expect(body.equals(fs.readFileSync(path.join(CONSOLE_ASSETS_DIR, path.basename(url)))), url).to.equal(true);
+      }
+    });
+
+    it('answers an asset name the build did not emit, and the build manifest, with the 404 page, not cached', async () => {
+      // The manifest is the server's index of the build, not an asset: its fixed name must not be cached for a year.
+      for (const url of ['/console/assets/app-0000000000.js', '/console/assets/app.js', '/console/assets/no-such-file.css', '/console/assets/manifest.json']) {
+        const res = await new FormClient(h.base).get(url);
+        expect(res.status, url).to.equal(404);
+        expect(res.headers.get('content-type'), url).to.contain('text/html');
+        expect(res.headers.get('cache-control'), url).to.equal('no-store');
+      }
     });
   });
 

@@ -7,12 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { jobOutcomeSchema } from '../../../shared/queues/contracts';
 import { InvalidInputError } from '../../../shared/errors';
-import { waitUntilReady } from '../../../shared/redis';
-import { JobClient } from '../../../shared/queues/job-client';
+import type { JobClient } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
-import { JobRunner, WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
-import { isolation, testRedisConnections } from '../../support/engines';
-import { quietLog } from '../../support/config';
+import { WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
+import { startTestQueue, type TestQueue } from '../../support/test-queue';
 
 interface SleepInput {
   sleepMs: number;
@@ -32,35 +30,15 @@ const sleeper: JobHandler<SleepInput, { slept: number }> = async ({ envelope }) 
 };
 
 describe("admission estimate from the workers' cycle times", () => {
-  const { prefix } = isolation('admission');
-  const queueName = `sleep-${randomUUID().slice(0, 6)}`;
-  const { conn, closeAll } = testRedisConnections();
   let client: JobClient;
-  let runner: JobRunner<SleepInput, { slept: number }>;
+  let queue: TestQueue<SleepInput, { slept: number }>;
 
   before(async () => {
-    const producer = conn('producer');
-    await waitUntilReady(producer);
-    client = new JobClient({
-      redis: producer,
-      subscriber: conn('subscriber'),
-      prefix,
-      queueName,
-      log: quietLog,
-      maxBacklogPerWorker: 0,
-      outcomeSchema,
-      expectedWorkers: 1,
-    });
-    await client.start();
-    runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as SleepInput, handler: sleeper, log: quietLog });
-    runner.start();
+    queue = await startTestQueue('admission', { outcomeSchema, handler: sleeper, expectedWorkers: 1 });
+    client = queue.clients[0]!;
   });
 
-  after(async () => {
-    await runner.close();
-    await client.close();
-    await closeAll();
-  });
+  after(() => queue.close());
 
   const run = (input: SleepInput) => client.run({ requestId: randomUUID(), input, payload: Buffer.from('x'), deadline: Deadline.after(10_000) });
 

@@ -5,13 +5,12 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { jobOutcomeSchema } from '../../../shared/queues/contracts';
+import { CapacityError, JobTimeoutError, type JobClient } from '../../../shared/queues/job-client';
 import { waitUntilReady } from '../../../shared/redis';
-import { CapacityError, JobClient, JobTimeoutError } from '../../../shared/queues/job-client';
 import { TenantWaiting } from '../../../shared/queues/fair-queue';
 import { Deadline } from '../../../shared/deadline';
-import { JobRunner, type JobHandler } from '../../../workers/runtime/job-runner';
-import { isolation, testRedisConnections } from '../../support/engines';
-import { quietLog } from '../../support/config';
+import type { JobHandler } from '../../../workers/runtime/job-runner';
+import { startTestQueue, type TestQueue } from '../../support/test-queue';
 
 interface Work {
   tenant: string;
@@ -23,11 +22,8 @@ const outcomeSchema = jobOutcomeSchema(z.object({ tenant: z.string() }));
 
 describe('fair queueing across tenants', function () {
   this.timeout(60_000);
-  const { prefix } = isolation('fair-queue');
-  const queueName = `fair-${randomUUID().slice(0, 6)}`;
-  const { conn, closeAll } = testRedisConnections();
+  let queue: TestQueue<Work, { tenant: string }>;
   let client: JobClient;
-  const runners: Array<JobRunner<Work, { tenant: string }>> = [];
   /** Tenants in the order their jobs started, and the most jobs that ran at once. */
   let started: string[] = [];
   let running = 0;
@@ -44,32 +40,12 @@ describe('fair queueing across tenants', function () {
   };
 
   before(async () => {
-    const producer = conn('producer');
-    await waitUntilReady(producer);
     // Two workers (the shipped count on a 2-core machine), both in this process.
-    client = new JobClient({
-      redis: producer,
-      subscriber: conn('subscriber'),
-      prefix,
-      queueName,
-      log: quietLog,
-      maxBacklogPerWorker: 500,
-      outcomeSchema,
-      expectedWorkers: 2,
-    });
-    await client.start();
-    for (let i = 0; i < 2; i++) {
-      const runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as Work, handler, log: quietLog });
-      runner.start();
-      runners.push(runner);
-    }
+    queue = await startTestQueue('fair-queue', { outcomeSchema, handler, workers: 2, maxBacklogPerWorker: 500, expectedWorkers: 2 });
+    client = queue.clients[0]!;
   });
 
-  after(async () => {
-    for (const r of runners) await r.close();
-    await client.close();
-    await closeAll();
-  });
+  after(() => queue.close());
 
   beforeEach(() => {
     started = [];
@@ -157,9 +133,9 @@ describe('fair queueing across tenants', function () {
   });
 
   it("drops a waiting job whose API process died at the job's deadline: the tenant's count heals by itself", async () => {
-    const redis = conn('producer');
+    const redis = queue.conn('producer');
     await waitUntilReady(redis);
-    const tenants = new TenantWaiting(redis, prefix, queueName);
+    const tenants = new TenantWaiting(redis, queue.prefix, queue.queueName);
     const rule = { serviceMs: 10, scale: 1, workers: 2, usableMs: 10_000, maxWaiting: 0, quantumMs: 1000 };
     // Admitted, then never enqueued nor withdrawn (its process "died"): it counts until its deadline.
     expect((await tenants.admit('crashed', randomUUID(), Date.now() + 300, rule)).rank).to.equal(1);

@@ -4,13 +4,11 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { jobOutcomeSchema } from '../../../shared/queues/contracts';
 import { InvalidInputError } from '../../../shared/errors';
-import { waitUntilReady } from '../../../shared/redis';
-import { JobClient, JobTimeoutError } from '../../../shared/queues/job-client';
+import { JobTimeoutError, type JobClient } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
 import { queueKeys } from '../../../shared/queues/keys';
-import { JobRunner, type JobHandler } from '../../../workers/runtime/job-runner';
-import { isolation, testRedisConnections } from '../../support/engines';
-import { quietLog } from '../../support/config';
+import type { JobHandler } from '../../../workers/runtime/job-runner';
+import { startTestQueue, type TestQueue } from '../../support/test-queue';
 
 interface EchoInput {
   mode: 'digest' | 'reject' | 'slow';
@@ -27,47 +25,20 @@ const echo: JobHandler<EchoInput, EchoResult> = async ({ envelope, payload }) =>
 };
 
 describe('queue round trip (API process -> BullMQ -> worker process -> result bus)', () => {
-  const { prefix } = isolation('roundtrip');
-  const queueName = `echo-${randomUUID().slice(0, 6)}`;
-  const { conn, closeAll } = testRedisConnections();
+  let queue: TestQueue<EchoInput, EchoResult>;
   let clientA: JobClient;
   let clientB: JobClient;
-  let runner: JobRunner<EchoInput, EchoResult>;
   let producer: Redis;
+  let prefix: string;
 
   before(async () => {
-    producer = conn('producer');
-    await waitUntilReady(producer);
-    clientA = new JobClient({
-      redis: producer,
-      subscriber: conn('subscriber'),
-      prefix,
-      queueName,
-      log: quietLog,
-      maxBacklogPerWorker: 0,
-      outcomeSchema: echoOutcome,
-    });
-    clientB = new JobClient({
-      redis: producer,
-      subscriber: conn('subscriber'),
-      prefix,
-      queueName,
-      log: quietLog,
-      maxBacklogPerWorker: 0,
-      outcomeSchema: echoOutcome,
-    });
-    await clientA.start();
-    await clientB.start();
-    runner = new JobRunner({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as EchoInput, handler: echo, log: quietLog });
-    runner.start();
+    // Two API processes sharing one worker.
+    queue = await startTestQueue('roundtrip', { outcomeSchema: echoOutcome, handler: echo, clients: 2 });
+    [clientA, clientB] = queue.clients as [JobClient, JobClient];
+    ({ producer, prefix } = queue);
   });
 
-  after(async () => {
-    await runner.close();
-    await clientA.close();
-    await clientB.close();
-    await closeAll();
-  });
+  after(() => queue.close());
 
   it('returns the worker result to the process that asked, with the bytes kept out of the job data', async () => {
     const payload = Buffer.alloc(256 * 1024, 7);
@@ -139,7 +110,7 @@ describe('queue round trip (API process -> BullMQ -> worker process -> result bu
     const keys = queueKeys(prefix);
     await producer.set(keys.payload(requestId), 'stale', 'PX', 10_000);
     await clientA.queue.add(
-      queueName,
+      queue.queueName,
       {
         requestId,
         deadline: Date.now() - 1,

@@ -1,18 +1,7 @@
 import { expect } from 'chai';
 import { portrait } from '../../../dev/harness/sample-images';
 import type { ServiceProcess } from '../../../dev/harness/processes';
-import {
-  eventually,
-  isolationIds,
-  Ledger,
-  postLiveness,
-  PrivateEngines,
-  serverMs,
-  serviceEnv,
-  sleep,
-  startServices,
-  stopAll,
-} from '../../../dev/harness/harness';
+import { eventually, postLiveness, PrivateDeployment, serverMs, sleep, startServices, type Ledger, type PrivateEngines } from '../../../dev/harness/harness';
 
 interface Sample {
   phase: string;
@@ -33,6 +22,7 @@ async function health(port: number): Promise<{ status: number; body: unknown }> 
 describe('Faults: Redis and MongoDB restart under a trickle of liveness requests', function () {
   this.timeout(115_000);
   const BUDGET_MS = 3000;
+  let deployment: PrivateDeployment;
   let engines: PrivateEngines;
   let ledger: Ledger;
   let procs: ServiceProcess[] = [];
@@ -44,12 +34,11 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
   let trickle: Promise<void>;
 
   before(async () => {
-    engines = await PrivateEngines.start('restart');
-    const { prefix, dbName } = isolationIds('restart');
     // A 3 s budget (not 10 s): requests sent while an engine is down must settle within the test's phases.
-    const env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
-    procs = await startServices(['liveness-api', 'liveness-worker'], env);
-    ledger = await Ledger.open(engines, dbName, prefix);
+    deployment = await PrivateDeployment.start('restart', { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
+    engines = deployment.engines;
+    procs = await startServices(['liveness-api', 'liveness-worker'], deployment.env);
+    ledger = await deployment.openLedger();
     account = await ledger.account('business');
     face = (await portrait()).toString('base64');
     // One request every 150 ms, two at a time at most; each sample carries the phase it was sent in.
@@ -67,9 +56,7 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
   after(async () => {
     running = false;
     await trickle?.catch(() => undefined);
-    await stopAll(procs);
-    await ledger?.close().catch(() => undefined);
-    await engines?.stop();
+    await deployment?.stop(procs);
   });
 
   const api = () => procs[0]!.port;

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { portrait } from '../../../dev/harness/sample-images';
 import { spawnService, type ServiceProcess } from '../../../dev/harness/processes';
 import { outboxDrained } from '../../support/billing';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serviceEnv, startServices, stopAll } from '../../../dev/harness/harness';
+import { eventually, postLiveness, PrivateDeployment, startServices, type Ledger } from '../../../dev/harness/harness';
 
 // A liveness worker SIGKILLed exactly at each step of settling a call (FAULT_KILL_AT, the test-only hook):
 // whatever the step, the calls billed equal the 200 answers, no usage event is lost and none is written twice.
@@ -13,7 +13,7 @@ describe('Faults: a liveness worker killed at every step between the engine and 
   this.timeout(300_000);
   // A short budget keeps the steps that wait it out quick; the properties do not depend on its length.
   const BUDGET_MS = 4000;
-  let engines: PrivateEngines;
+  let deployment: PrivateDeployment;
   let ledger: Ledger;
   let redis: Redis;
   let api: ServiceProcess;
@@ -24,10 +24,7 @@ describe('Faults: a liveness worker killed at every step between the engine and 
   const byStep = new Map<string, { account: { customerId: string; key: string }; statuses: number[] }>();
 
   before(async () => {
-    engines = await PrivateEngines.start('faults');
-    const ids = isolationIds('faults');
-    prefix = ids.prefix;
-    env = serviceEnv(engines, ids.dbName, prefix, {
+    deployment = await PrivateDeployment.start('faults', {
       // A 4 s budget (not 10 s): each killed call waits out its budget before its 503; four steps would take 40 s otherwise.
       LIVENESS_BUDGET_MS: String(BUDGET_MS),
       // The API must enqueue although the only worker just died (the next one is armed and starting).
@@ -35,17 +32,16 @@ describe('Faults: a liveness worker killed at every step between the engine and 
       // A dead drainer's entries are taken over after this idle time; 1 s instead of 10 s keeps the suite short.
       OUTBOX_CLAIM_IDLE_MS: '1000',
     });
+    ({ prefix, env } = deployment);
     api = (await startServices(['liveness-api'], env))[0]!;
-    ledger = await Ledger.open(engines, ids.dbName, prefix);
-    redis = new Redis(engines.redis.url);
+    ledger = await deployment.openLedger();
+    redis = new Redis(deployment.engines.redis.url);
     face = (await portrait()).toString('base64');
   });
 
   after(async () => {
     redis?.disconnect();
-    await stopAll([api, ...procs]);
-    await ledger?.close();
-    await engines?.stop();
+    await deployment?.stop([api, ...procs]);
   });
 
   // in_drainer first: its worker dies on its first write, so the outbox must hold only its own call's event.

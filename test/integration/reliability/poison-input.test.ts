@@ -1,25 +1,14 @@
 import { expect } from 'chai';
 import { portrait } from '../../../dev/harness/sample-images';
 import type { ServiceProcess } from '../../../dev/harness/processes';
-import {
-  eventually,
-  isolationIds,
-  Ledger,
-  postLiveness,
-  PrivateEngines,
-  serverMs,
-  serviceEnv,
-  spawnEntry,
-  startServices,
-  stopAll,
-} from '../../../dev/harness/harness';
+import { eventually, postLiveness, PrivateDeployment, serverMs, spawnEntry, startServices, type Ledger } from '../../../dev/harness/harness';
 
 // Two worker processes serve the queue; one input makes the handler throw an unexpected error, another
 // kills the process that takes it. Neither may take the pool down, nor come back to crash the other worker.
 describe('Faults: an input that crashes a liveness worker', function () {
   this.timeout(115_000);
   const BUDGET_MS = 3000;
-  let engines: PrivateEngines;
+  let deployment: PrivateDeployment;
   let ledger: Ledger;
   let api: ServiceProcess;
   let workers: ServiceProcess[] = [];
@@ -35,22 +24,19 @@ describe('Faults: an input that crashes a liveness worker', function () {
   const alive = () => workers.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null);
 
   before(async () => {
-    engines = await PrivateEngines.start('poison');
-    const { prefix, dbName } = isolationIds('poison');
     // A 3 s budget (not 10 s): the request whose input kills its worker waits out the budget; a short one keeps the suite short.
-    const env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
+    deployment = await PrivateDeployment.start('poison', { LIVENESS_BUDGET_MS: String(BUDGET_MS) });
+    const env = deployment.env;
     api = (await startServices(['liveness-api'], env))[0]!;
     workers = await Promise.all([0, 1].map(() => spawnEntry('test/integration/reliability/fixtures/poison-worker.ts', env)));
     await Promise.all(workers.map((w) => w.ready(90_000)));
-    ledger = await Ledger.open(engines, dbName, prefix);
+    ledger = await deployment.openLedger();
     account = await ledger.account('business');
     face = await portrait();
   });
 
   after(async () => {
-    await stopAll([api, ...workers]);
-    await ledger?.close();
-    await engines?.stop();
+    await deployment?.stop([api, ...workers]);
   });
 
   it('answers 500 internal_error for an input that makes the handler throw, charges nothing, and serves the next requests', async () => {

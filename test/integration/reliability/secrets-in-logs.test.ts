@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { blank, portrait } from '../../../dev/harness/sample-images';
 import { speech } from '../../support/emotion-stack';
 import type { ServiceProcess } from '../../../dev/harness/processes';
-import { isolationIds, Ledger, PrivateEngines, serviceEnv, startServices, stopAll } from '../../../dev/harness/harness';
+import { PrivateDeployment, startServices, type Ledger } from '../../../dev/harness/harness';
 import { rawRequest } from './raw-http';
 
 /** Fragments a leaked upload would show: base64 slices at several offsets, and the raw text of the key. */
@@ -16,25 +16,21 @@ function fragments(bytes: Buffer, n = 6): string[] {
 // touches a secret; then their captured output, the usage events and Redis are searched for the secrets.
 describe('Secrets: keys, tokens, images and audio never reach the logs (processes at LOG_LEVEL=debug)', function () {
   this.timeout(115_000);
-  let engines: PrivateEngines;
+  let deployment: PrivateDeployment;
   let ledger: Ledger;
   let procs: ServiceProcess[] = [];
   let prefix: string;
 
   before(async () => {
-    engines = await PrivateEngines.start('secrets');
-    const ids = isolationIds('secrets');
-    prefix = ids.prefix;
     // Debug logs are the point; an 8 s budget keeps the failure paths (timeouts) inside the test's time.
-    const env = serviceEnv(engines, ids.dbName, prefix, { LOG_LEVEL: 'debug', LIVENESS_BUDGET_MS: '8000' });
-    procs = await startServices(['liveness-api', 'emotion-api', 'liveness-worker', 'emotion-worker'], env);
-    ledger = await Ledger.open(engines, ids.dbName, prefix);
+    deployment = await PrivateDeployment.start('secrets', { LOG_LEVEL: 'debug', LIVENESS_BUDGET_MS: '8000' });
+    prefix = deployment.prefix;
+    procs = await startServices(['liveness-api', 'emotion-api', 'liveness-worker', 'emotion-worker'], deployment.env);
+    ledger = await deployment.openLedger();
   });
 
   after(async () => {
-    await stopAll(procs);
-    await ledger?.close();
-    await engines?.stop();
+    await deployment?.stop(procs);
   });
 
   it('logs none of them across a full run of successes and failures', async () => {
@@ -105,7 +101,7 @@ describe('Secrets: keys, tokens, images and audio never reach the logs (processe
     // Neither in the durable usage events, nor left in Redis (payload keys go when the job ends).
     const events = JSON.stringify(await ledger.models.UsageEvent.find({}).lean());
     for (const [what, secret] of secrets) expect(events.includes(secret), `${what} found in usage events`).to.equal(false);
-    const redis = new Redis(engines.redis.url);
+    const redis = new Redis(deployment.engines.redis.url);
     try {
       expect(await redis.keys(`${prefix}:payload:*`)).to.deep.equal([]);
     } finally {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { portrait } from '../../../dev/harness/sample-images';
 import type { ServiceProcess } from '../../../dev/harness/processes';
 import { spawnService } from '../../../dev/harness/processes';
-import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverMs, serviceEnv, startServices, stopAll } from '../../../dev/harness/harness';
+import { eventually, postLiveness, PrivateDeployment, serverMs, startServices, type Ledger } from '../../../dev/harness/harness';
 
 // kill -9 of a liveness worker while requests wait: the API answers 503 inside its budget, charges nothing for
 // them, recovers once a new worker process starts (whose drainer writes the usage events the dead one left in
@@ -11,7 +11,7 @@ import { eventually, isolationIds, Ledger, postLiveness, PrivateEngines, serverM
 describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', function () {
   this.timeout(110_000);
   const BUDGET_MS = 3000;
-  let engines: PrivateEngines;
+  let deployment: PrivateDeployment;
   let ledger: Ledger;
   let api: ServiceProcess;
   let worker: ServiceProcess;
@@ -22,14 +22,13 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
   const outcomes: Array<{ status: number; ms: number }> = [];
 
   before(async () => {
-    engines = await PrivateEngines.start('kill');
-    const { prefix, dbName } = isolationIds('kill');
     // A short budget so the killed worker's waiting calls give up within the test; a backlog ceiling of 100 (not 500) because the test counts what is shed while no worker is connected.
-    env = serviceEnv(engines, dbName, prefix, { LIVENESS_BUDGET_MS: String(BUDGET_MS), MAX_BACKLOG_PER_WORKER: '100' });
+    deployment = await PrivateDeployment.start('kill', { LIVENESS_BUDGET_MS: String(BUDGET_MS), MAX_BACKLOG_PER_WORKER: '100' });
+    env = deployment.env;
     const started = await startServices(['liveness-api', 'liveness-worker'], env);
     api = started[0]!;
     worker = started[1]!;
-    ledger = await Ledger.open(engines, dbName, prefix);
+    ledger = await deployment.openLedger();
     account = await ledger.account('business');
     face = (await portrait()).toString('base64');
     // Warm the worker (first inference allocates the sessions' buffers).
@@ -38,9 +37,7 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
   });
 
   after(async () => {
-    await stopAll([api, worker, replacement]);
-    await ledger?.close();
-    await engines?.stop();
+    await deployment?.stop([api, worker, replacement]);
   });
 
   it('answers the waiting requests 503 within the budget and does not charge them', async () => {

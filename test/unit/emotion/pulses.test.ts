@@ -1,35 +1,29 @@
 // The pulse follower's cross-correlations (workers/emotion/engine/pulses.ts), summed four lags side by side,
-// against the one-lag loop they replaced: bit-identical values at every lag, in both directions, with lags
+// against their definition taken one lag at a time: bit-identical values at every lag, in both directions, with lags
 // whose stretch leaves the run (NaN) at either end and group sizes that leave a remainder.
 import { expect } from 'chai';
 import { seededRandom } from '../../../research/stats';
 import { correlations } from '../../../workers/emotion/engine/pulses';
 
-/** The one-lag loop as it was: each lag's sums over the cycle, in sample order. */
-function oneLagAtATime(x: Float32Array, base: number, w: number, dir: 1 | -1, firstLag: number, lastLag: number, lo: number, hi: number): number[] {
-  let sxx = 0;
-  for (let i = 0; i < w; i++) sxx += x[base + i]! * x[base + i]!;
-  const rs: number[] = [];
-  for (let lag = firstLag; lag <= lastLag; lag++) {
-    const other = base + dir * lag;
-    if (other < lo || other + w > hi) {
-      rs.push(Number.NaN);
-      continue;
-    }
-    let sxy = 0;
-    let syy = 0;
-    for (let i = 0; i < w; i++) {
-      const b = x[other + i]!;
-      sxy += x[base + i]! * b;
-      syy += b * b;
-    }
-    rs.push(sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0);
-  }
-  return rs;
+/**
+ * The definition, one lag at a time: <c, y> / sqrt(<c, c> <y, y>) for the cycle c and the stretch y `lag` samples
+ * away (0 where either is silent), NaN where the stretch leaves [lo, hi]; every sum in sample order, as the one-lag
+ * loop the four-lag sums replaced took them.
+ */
+function byDefinition(x: Float32Array, base: number, w: number, dir: 1 | -1, firstLag: number, lastLag: number, lo: number, hi: number): number[] {
+  const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
+  const cycle = x.subarray(base, base + w);
+  return Array.from({ length: lastLag - firstLag + 1 }, (_, k) => {
+    const start = base + dir * (firstLag + k);
+    if (start < lo || start + w > hi) return Number.NaN;
+    const stretch = x.subarray(start, start + w);
+    const [cc, yy] = [dot(cycle, cycle), dot(stretch, stretch)];
+    return cc > 0 && yy > 0 ? dot(cycle, stretch) / Math.sqrt(cc * yy) : 0;
+  });
 }
 
 describe('emotion engine: pulse cross-correlations', () => {
-  it('equal the one-lag loop bit for bit, forwards and backwards, inside and at the edges of the run', () => {
+  it('equal their definition bit for bit, lag by lag, forwards and backwards, inside and at the edges of the run', () => {
     const random = seededRandom(31);
     const x = new Float32Array(4000);
     for (let i = 0; i < x.length; i++) x[i] = 0.5 * Math.sin((2 * Math.PI * 118 * i) / 8000) + 0.2 * (random() - 0.5);
@@ -47,7 +41,7 @@ describe('emotion engine: pulse cross-correlations', () => {
           [1500, 1500 - lastLag + 2, 1600 + w],
           [300, 0, 3999],
         ] as const) {
-          const want = oneLagAtATime(x, base, w, dir, firstLag, lastLag, lo, hi);
+          const want = byDefinition(x, base, w, dir, firstLag, lastLag, lo, hi);
           const got = Array.from(correlations(x, base, w, dir, firstLag, lastLag, lo, hi));
           expect(got).to.have.length(want.length);
           for (let k = 0; k < want.length; k++) {
