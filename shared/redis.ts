@@ -3,7 +3,8 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from './logger';
 
 /**
- * producer: API-side commands fail fast while Redis is down (the request answers 503 instead of hanging).
+ * producer: API-side commands fail fast while Redis is down (the request answers 503 instead of hanging); no
+ * blocking commands (auto-pipelined).
  * worker: BullMQ workers and blocking commands wait for Redis to return (BullMQ requires maxRetriesPerRequest null).
  * subscriber: the result bus's pub/sub connection; reconnects and resubscribes by itself.
  */
@@ -14,7 +15,9 @@ const retryStrategy = (times: number) => Math.min(100 * 2 ** Math.min(times, 5),
 export function createRedis(url: string, role: RedisRole, name?: string): Redis {
   const common: RedisOptions = { retryStrategy, connectionName: name, lazyConnect: false };
   const byRole: Record<RedisRole, RedisOptions> = {
-    producer: { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 },
+    // Auto-pipelining: the commands of one event-loop tick go out in one write (a burst's requests each make several
+    // small ones; one socket write per command was ~1.5 ms of the liveness API's CPU per call in bench:field).
+    producer: { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, enableAutoPipelining: true },
     worker: { maxRetriesPerRequest: null, enableReadyCheck: true },
     subscriber: { maxRetriesPerRequest: null },
   };
