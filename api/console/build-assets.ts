@@ -1,13 +1,14 @@
 // The console's asset build (`npm run build:console`, also run by `npm run build` and `pretest`): type-checks the
 // browser code in client/ under its own tsconfig (DOM lib, strict), bundles each page script with the modules it
 // imports (validation.ts, the server's own form rules, among them) into one classic script, and writes every
-// asset as <name>-<first 10 hex of its sha256>.<ext> into dist/console-assets/ with a manifest the server reads
-// (assets.ts). TypeScript's compiler API does the compiling; the bundling is a module table in one function.
+// asset as <name>-<first 10 hex of its sha256>.<ext> into dist/console-assets/, with the manifest the server reads
+// (assets.ts) beside the folder, as dist/console-assets.json. TypeScript's compiler API does the compiling; the
+// bundling is a module table in one function.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { CONSOLE_ASSETS_DIR, MANIFEST_FILE, type AssetName } from './assets';
+import { CONSOLE_ASSETS_DIR, CONSOLE_ASSETS_MANIFEST, type AssetName } from './assets';
 
 const CLIENT_DIR = path.join(__dirname, 'client');
 /** Page scripts: each becomes one self-contained file. */
@@ -89,7 +90,8 @@ function hashedName(name: string, body: string | Buffer): string {
   return `${path.basename(name, ext)}-${hash}${ext}`;
 }
 
-function buildConsoleAssets(outDir = CONSOLE_ASSETS_DIR): Record<string, string> {
+function buildConsoleAssets(): Record<string, string> {
+  const outDir = CONSOLE_ASSETS_DIR;
   const modules = compileClient();
   const files = new Map<string, string | Buffer>();
   for (const [name, entry] of Object.entries(SCRIPTS)) files.set(name, bundle(entry, modules));
@@ -101,7 +103,7 @@ function buildConsoleAssets(outDir = CONSOLE_ASSETS_DIR): Record<string, string>
     manifest[name] = hashedName(name, body);
     fs.writeFileSync(path.join(outDir, manifest[name]), body);
   }
-  fs.writeFileSync(path.join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  fs.writeFileSync(CONSOLE_ASSETS_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
 

@@ -114,18 +114,10 @@ export class UsageDrainer {
         if (Date.now() - this.lastClaimAt >= this.o.claimIdleMs / 2) await this.claimAbandoned();
         const from = this.retryOwn ? '0' : '>';
         const entries = await this.read(from);
-        if (entries.length > 0 && from === '0') await this.write(entries, true);
-        else if (entries.length > 0) {
-          // The batch is this drainer's from its first entry: held through the windows, then written.
-          let batch = entries;
-          await this.holdWhile(
-            () => batch,
-            async () => {
-              batch = await this.withRestOfWindow(entries);
-              await this.writeHeld(batch, false);
-            },
-          );
-        }
+        if (entries.length === 0) continue;
+        // New entries are this drainer's from the first: kept through the batch windows, then while written.
+        const batch = from === '0' ? entries : await this.holdWhile(entries, () => this.withRestOfWindow(entries));
+        await this.write(batch, from === '0');
       } catch (err) {
         if (!this.running) return;
         if (/NOGROUP/.test((err as Error).message)) {
@@ -237,10 +229,7 @@ export class UsageDrainer {
    * consumer's last write to them.
    */
   private async write(entries: OutboxEntry[], replayable: boolean): Promise<void> {
-    await this.holdWhile(
-      () => entries,
-      () => this.writeHeld(entries, replayable),
-    );
+    await this.holdWhile(entries, () => this.writeHeld(entries, replayable));
   }
 
   /**
@@ -251,14 +240,15 @@ export class UsageDrainer {
    * (seen seeding bench:field). A drainer that dies stops renewing, so its entries are still taken over after the
    * idle time.
    */
-  private async holdWhile(held: () => OutboxEntry[], work: () => Promise<void>): Promise<void> {
+  private async holdWhile<T>(entries: OutboxEntry[], work: () => Promise<T>): Promise<T> {
+    const ids = entries.map((e) => e.streamId);
     const renew = () =>
-      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...held().map((e) => e.streamId), 'JUSTID').catch((err: unknown) => {
+      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...ids, 'JUSTID').catch((err: unknown) => {
         this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
       });
     const timer = setInterval(() => void renew(), Math.max(50, Math.floor(this.o.claimIdleMs / 3)));
     try {
-      await work();
+      return await work();
     } finally {
       clearInterval(timer);
     }
