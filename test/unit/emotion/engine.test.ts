@@ -6,7 +6,7 @@ import path from 'node:path';
 import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FixtureDir, pseudoRandomBytes } from '../../../dev/harness/emotion/audio';
-import { decode } from '../../../workers/emotion/engine/decode';
+import { decode, segmentStarts } from '../../../workers/emotion/engine/decode';
 import { AnalysisBudget } from '../../../workers/emotion/engine/analysis-budget';
 import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';
 import { assertFeatureNames } from '../../../workers/emotion/engine/mapping';
@@ -85,31 +85,19 @@ describe('emotion engine: mapping model and plumbing', () => {
     }
   });
 
-  it('decodes a long mp3 in parallel segments to the same length and signal as one pass', async () => {
+  it('decodes a long mp3 in parallel segments to the same samples as one pass', async () => {
     fx.speak('s.wav');
     const parts = Array<string>(12).fill('s.wav');
     fx.sox(parts, 'long.wav', ['rate', '44100']);
     const mp3 = fx.ffmpeg('long.wav', 'long.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']);
     const common = { ffmpegPath: 'ffmpeg', file: mp3, demuxer: 'mp3', deadline: new AnalysisBudget() };
     const one = await decode({ ...common, approxDuration: 0, segments: 1 });
-    const three = await decode({ ...common, approxDuration: one.length / 8000, segments: 3 });
+    const approxDuration = one.length / 8000;
+    expect(segmentStarts(approxDuration, 3)).to.have.length(3);
+    const three = await decode({ ...common, approxDuration, segments: 3 });
+    // Every seam, not only its timeline: the overlap warms the decoder and the resampler up on both sides.
     expect(three.length).to.equal(one.length);
-    // Each seam lines up sample-exactly: 100 ms after it (past the decoder's restart), the signals correlate
-    // best at lag 0.
-    for (const seam of [Math.ceil(one.length / 3), 2 * Math.ceil(one.length / 3)]) {
-      const at = seam + 800;
-      let bestLag = 0;
-      let best = -Infinity;
-      for (let lag = -200; lag <= 200; lag++) {
-        let s = 0;
-        for (let i = 0; i < 1600; i++) s += three[at + i]! * one[at + i + lag]!;
-        if (s > best) {
-          best = s;
-          bestLag = lag;
-        }
-      }
-      expect(bestLag, `seam at ${seam}`).to.equal(0);
-    }
+    expect(Buffer.from(three.buffer, three.byteOffset, three.byteLength).equals(Buffer.from(one.buffer, one.byteOffset, one.byteLength))).to.equal(true);
   });
 
   it('decodes a long MP3 while ffprobe runs, on segments planned from its size and bit rate, with the timeline of one pass', async function () {
@@ -135,18 +123,8 @@ describe('emotion engine: mapping model and plumbing', () => {
         const bytes = fs.readFileSync(file);
         const [a, b] = [await parallel.analyze(bytes), await onePass.analyze(bytes)];
         expect(a.summary.duration, path.basename(file)).to.equal(b.summary.duration);
-        expect(a.results.map((r) => [r.from, r.to])).to.deep.equal(b.results.map((r) => [r.from, r.to]));
-        // The timeline is exact; the samples differ a little after each seam (the decoder restarts), which can
-        // move a few frames across the speech floor: the scores stay within the mp3 re-encoding tolerance.
-        // A seam moves at most ~0.2 s of frames across the floor (one flipped frame can carry that far through the
-        // speech smoothing; 0.04 of an interval was seen in a full-suite run, where whether ffprobe or the early
-        // decode wins decides where the seams fall): 0.04 of a 5 s interval, more of a short tail.
-        a.results.forEach((r, i) => {
-          const seamTolerance = Math.max(0.04, 0.2 / (r.to - r.from));
-          expect(r.speech_ratio, `${path.basename(file)} interval ${i}`).to.be.closeTo(b.results[i]!.speech_ratio, seamTolerance);
-          expect(r.soft, `${path.basename(file)} interval ${i}`).to.be.closeTo(b.results[i]!.soft, 0.05);
-          expect(r.rough, `${path.basename(file)} interval ${i}`).to.be.closeTo(b.results[i]!.rough, 0.05);
-        });
+        // Same samples, so the same answer, whichever of ffprobe and the early decode planned the seams.
+        expect(a.results).to.deep.equal(b.results);
       }
     } finally {
       await Promise.all([parallel.close(), onePass.close()]);

@@ -31,21 +31,35 @@ export interface DecodeOptions {
   signal?: AbortSignal;
 }
 
+/** Each inner segment is decoded from this far before its start to this far past its end, and the overlap
+ *  dropped: the decoder (MP3's bit reservoir, AAC's overlap) and the resampler are warm at the seam and
+ *  flush past it, so the samples equal one pass's. Whole seconds, like the seams themselves: on that grid
+ *  every integer input rate and 8 kHz line up, so the resampler's phase is one pass's too. */
+const SEAM_OVERLAP_SECONDS = 1;
+
+/** Where the segments of a parallel decode start, in whole seconds (see SEAM_OVERLAP_SECONDS); the last one
+ *  runs to the end. */
+export function segmentStarts(approxDuration: number, segments: number): number[] {
+  const n = Math.max(1, Math.floor(segments));
+  if (n === 1 || !(approxDuration > 0)) return [0];
+  const length = Math.ceil(approxDuration / n);
+  return Array.from({ length: Math.ceil(approxDuration / length) }, (_, i) => i * length);
+}
+
 export async function decode(opts: DecodeOptions): Promise<Float32Array> {
-  const n = Math.max(1, Math.floor(opts.segments));
-  if (n === 1 || !(opts.approxDuration > 0)) return finish(await decodeRange(opts));
-  // Segment boundaries on whole samples, so each segment's length is exact; the last one runs to the end.
-  const segSamples = Math.ceil((opts.approxDuration * ANALYSIS_RATE) / n);
+  const starts = segmentStarts(opts.approxDuration, opts.segments);
+  if (starts.length === 1) return finish(await decodeRange(opts));
   const parts = await Promise.all(
-    Array.from({ length: n }, (_, i) => decodeRange(opts, (i * segSamples) / ANALYSIS_RATE, i < n - 1 ? segSamples / ANALYSIS_RATE : undefined)),
+    starts.map((start, i) => {
+      const end = starts[i + 1];
+      if (end === undefined) return decodeRange(opts, start, undefined, Math.min(start, SEAM_OVERLAP_SECONDS));
+      return decodeRange(opts, start, end - start, Math.min(start, SEAM_OVERLAP_SECONDS), SEAM_OVERLAP_SECONDS);
+    }),
   );
-  // Seeking in VBR MP3 or ADTS is approximate: pad or trim inner segments to their planned length, so the
-  // timeline (and the intervals built on it) stays exact; a few samples at a seam do not change a window.
-  const fitted = parts.map((p, i) => (i < n - 1 ? fit(p, segSamples) : p));
-  const total = fitted.reduce((sum, p) => sum + p.length, 0);
+  const total = parts.reduce((sum, p) => sum + p.length, 0);
   const out = sharedFloat32(total);
   let at = 0;
-  for (const p of fitted) {
+  for (const p of parts) {
     out.set(p, at);
     at += p.length;
   }
@@ -57,23 +71,19 @@ function finish(samples: Float32Array): Float32Array {
   return assertEnoughAudio(samples);
 }
 
-function fit(p: Float32Array, len: number): Float32Array {
-  if (p.length === len) return p;
-  const out = sharedFloat32(len);
-  out.set(p.subarray(0, len));
-  return out;
-}
-
-async function decodeRange(opts: DecodeOptions, start?: number, length?: number): Promise<Float32Array> {
+/** One pass, or the segment [start, start + length) (to the end without a length) decoded with `preRoll`
+ *  seconds before it and `postRoll` after it that are then dropped. An inner segment (one with a length) is
+ *  padded or trimmed to exactly its length, so the timeline stays exact should the file end early. */
+async function decodeRange(opts: DecodeOptions, start = 0, length?: number, preRoll = 0, postRoll = 0): Promise<Float32Array> {
   const args = ['-nostdin', '-v', 'error', '-protocol_whitelist', 'file', '-f', opts.demuxer];
   // Input-side -ss seeks and then decodes exactly from the requested time (accurate_seek is the default).
-  if (start !== undefined && start > 0) args.push('-ss', start.toFixed(6));
-  if (length !== undefined) args.push('-t', length.toFixed(6));
+  if (start - preRoll > 0) args.push('-ss', String(start - preRoll));
+  if (length !== undefined) args.push('-t', String(preRoll + length + postRoll));
   args.push('-i', opts.file, '-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(ANALYSIS_RATE));
   args.push('-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1');
   // Sized for what the segment should give (a second more), so the samples are not copied into ever larger
   // buffers as they arrive; the last segment (no length) and a single pass are sized on the planned duration.
-  const expectedSeconds = length ?? (opts.approxDuration > 0 ? opts.approxDuration - (start ?? 0) : 0);
+  const expectedSeconds = length !== undefined ? preRoll + length + postRoll : opts.approxDuration > 0 ? opts.approxDuration - start + preRoll : 0;
   const sink = new PcmSink(expectedSeconds > 0 ? Math.ceil((expectedSeconds + 1) * ANALYSIS_RATE) : 0);
   const res = await runChild(opts.ffmpegPath, args, { deadline: opts.deadline, stage: 'decode', signal: opts.signal, onStdout: (c) => sink.push(c) });
   if (sink.overflowed) throw new InvalidInputError('too_long', `The audio decodes to more than ${MAX_PCM_SAMPLES / ANALYSIS_RATE - 1} s`);
@@ -81,7 +91,16 @@ async function decodeRange(opts: DecodeOptions, start?: number, length?: number)
     const msg = (res.stderr.split('\n').find((l) => l.trim() !== '') ?? 'decoder error').split(opts.file).join('input');
     throw new InvalidInputError('corrupt_audio', `The audio could not be decoded: ${msg.trim().slice(0, 200)}`);
   }
-  return sink.samples();
+  const samples = sink.samples().subarray(preRoll * ANALYSIS_RATE);
+  return length === undefined ? samples : exactly(samples, length * ANALYSIS_RATE);
+}
+
+function exactly(p: Float32Array, len: number): Float32Array {
+  if (p.length === len) return p;
+  if (p.length > len) return p.subarray(0, len);
+  const out = sharedFloat32(len);
+  out.set(p);
+  return out;
 }
 
 /** Collects s16le bytes into a growing Float32Array (shared, for the analysis threads); chunks may split a

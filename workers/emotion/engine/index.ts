@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { verifiedModelPath, modelEntry } from '../../../models/manifest';
 import type { EmotionInterval, EmotionResult } from '../../../shared/queues/contracts';
-import { ANALYSIS_RATE, assertEnoughAudio, decode } from './decode';
+import { ANALYSIS_RATE, assertEnoughAudio, decode, segmentStarts } from './decode';
 import { AnalysisBudget } from './analysis-budget';
 import { type FeatureVector, type WindowAnalysis } from './features';
 import { type FrameTrack } from './frames';
@@ -53,9 +53,9 @@ export const DEFAULT_MAX_DURATION_SECONDS = 30 * 60;
 export const DEFAULT_SILERO_MAX_SECONDS = 180;
 /** Inputs longer than this are decoded in parallel segments … */
 const PARALLEL_DECODE_SECONDS = 60;
-/** … when ffmpeg seeks them sample-exactly (measured: seams line up with lag 0). ASF/WMA seeks land
- *  40–50 ms off, so WMA is decoded in one pass (it decodes 14 min in about 0.6 s anyway); PCM and FLAC
- *  are cheap enough in one pass. */
+/** … when ffmpeg seeks them sample-exactly (measured: with decode.ts's overlap the samples equal one
+ *  pass's for mp3, ADTS, m4a and GSM WAV). ASF/WMA seeks land 40–50 ms off, so WMA is decoded in one pass
+ *  (it decodes 14 min in about 0.6 s anyway); PCM and FLAC are cheap enough in one pass. */
 const SEEKS_EXACTLY: ReadonlySet<string> = new Set(['mp3', 'aac', 'mov', 'wav']);
 /** Files up to this size (and PCM WAV/AIFF and FLAC of any size, cheap to decode in one pass) are decoded
  *  while ffprobe runs (at 320 kbps about 50 s). */
@@ -236,7 +236,7 @@ export class EmotionEngine {
       }
       const probed = await probe(this.opts.ffprobePath, file, sniffed, { maxDurationSeconds: this.opts.maxDurationSeconds }, deadline);
       clock.lap('probe');
-      const innerEnd = (estimate! * (this.opts.decodeParallelism - 1)) / this.opts.decodeParallelism;
+      const innerEnd = segmentStarts(estimate!, this.opts.decodeParallelism).at(-1)!;
       if (segmentedEarly && !(innerEnd < probed.duration - ESTIMATE_MARGIN_SECONDS)) {
         redo.abort();
         await speculative!.catch(() => undefined);
