@@ -15,6 +15,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generate } from 'otplib';
+import { TotpSteps } from '../../support/totp';
 import { checkBothWidths, DESKTOP, launchChromium, PHONE, SCREENSHOTS_DIR } from '../../support/browser';
 import { http } from '../../support/http';
 import { quietLog } from '../../support/config';
@@ -45,17 +46,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   let recoveryCodes: string[] = [];
   let shot = 0;
 
-  /** A code of a later 30-second step: inside the allowed drift and never a replay of an earlier one. */
-  // The server accepts a code once per 30 s step, and only a step later than the last one used (replay
-  // guard), one step of drift either way. A fast run can come back within the same step: wait for the clock
-  // to move on instead of sending a code the server must refuse.
-  let lastStepUsed = 0;
-  const laterCode = async (secret = totpSecret) => {
-    while (Math.floor(Date.now() / 30_000) + 1 <= lastStepUsed) await new Promise((r) => setTimeout(r, 250));
-    const step = Math.floor(Date.now() / 30_000) + 1;
-    lastStepUsed = step;
-    return generate({ secret, epoch: step * 30 });
-  };
+  /** The account's TOTP codes, each of a step the server accepts and has not seen (test/support/totp.ts). */
+  const steps = new TotpSteps();
+  const laterCode = (secret = totpSecret) => steps.laterCode(secret);
 
   /** The page as it is now at 1280 and 390 px (see checkBothWidths), its screenshots numbered in walk order. */
   async function checkPage(name: string, p: Page = page): Promise<void> {
@@ -260,8 +253,7 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     await page.click('button[type=submit]');
     expect(await page.textContent('#code-error')).to.contain('not valid');
     await checkPage('totp-setup-wrong-code');
-    lastStepUsed = Math.floor(Date.now() / 30_000);
-    await page.fill('#code', await generate({ secret: totpSecret }));
+    await page.fill('#code', await laterCode());
     await Promise.all([page.waitForURL('**/console/two-factor/recovery-codes'), page.click('button[type=submit]')]);
     recoveryCodes = await page.$$eval('#recovery-codes code', (els) => els.map((e) => e.textContent!.trim()));
     expect(recoveryCodes).to.have.length(10);

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { generate } from 'otplib';
 import { TotpService } from '../../../api/console/totp';
-import { FormClient, fullySignedIn, secretOf, signIn, startConsole, type ConsoleHarness, type Onboarded, type Page } from './harness';
+import { FormClient, fullySignedIn, secretOf, signIn, startConsole, type ConsoleHarness, type Page, type SignedIn } from './harness';
 
 describe('Replacing the authenticator app (POST /console/security/authenticator)', function () {
   this.timeout(240_000);
@@ -17,37 +17,27 @@ describe('Replacing the authenticator app (POST /console/security/authenticator)
   after(async () => h?.stop());
 
   const totp = () => new TotpService(h.config.APP_SECRET!, h.api.deps.redis, h.config.QUEUE_PREFIX);
-  const secretNow = async (user: Onboarded) => {
+  const secretNow = async (user: SignedIn) => {
     const account = (await h.api.deps.accounts.get(user.customerId))!;
     return totp().openSecret(account.totpSecretEnc!, account._id);
   };
 
-  // Each code may be used once per 30-second step, only after the last one used (the replay guard), and one
-  // step of drift is allowed: a code for a later step than any used so far, waiting for the clock if needed.
-  let lastStepUsed = 0;
-  async function laterCode(secret: string): Promise<string> {
-    while (Math.floor(Date.now() / 30_000) + 1 <= lastStepUsed) await new Promise((r) => setTimeout(r, 250));
-    lastStepUsed = Math.max(lastStepUsed, Math.floor(Date.now() / 30_000)) + 1;
-    return generate({ secret, epoch: lastStepUsed * 30 });
-  }
-
-  async function startReplacing(user: Onboarded): Promise<Page> {
+  async function startReplacing(user: SignedIn): Promise<Page> {
     const page = await user.client.submit(await user.client.open('/console/security'), '/console/security/authenticator', {});
     expect(page.url).to.match(/\/console\/security\/authenticator$/);
     return page;
   }
 
   /** A second browser signing in with the password and a code from `secret`: the page it ends on. */
-  async function signInElsewhere(user: Onboarded, secret: string): Promise<{ client: FormClient; page: Page }> {
+  async function signInElsewhere(user: SignedIn, secret: string): Promise<{ client: FormClient; page: Page }> {
     const client = new FormClient(h.base);
     const challenge = await signIn(client, user.email, user.password);
-    const page = await client.submit(challenge, '/console/sign-in/two-factor', { code: await laterCode(secret) });
+    const page = await client.submit(challenge, '/console/sign-in/two-factor', { code: await user.totp.laterCode(secret) });
     return { client, page };
   }
 
   it('shows a new secret (QR code and key); a wrong code, even a valid one of the current app, keeps the current app', async () => {
     const user = await fullySignedIn(h);
-    lastStepUsed = Math.floor(Date.now() / 30_000); // fullySignedIn's setup code
     const before = await secretNow(user);
     const page = await startReplacing(user);
     const fresh = secretOf(page);
@@ -68,14 +58,13 @@ describe('Replacing the authenticator app (POST /console/security/authenticator)
 
   it('a code from the new secret replaces it: other sessions end, ten new recovery codes are shown once, audit entry and mail', async () => {
     const user = await fullySignedIn(h);
-    lastStepUsed = Math.floor(Date.now() / 30_000);
     const old = await secretNow(user);
     const other = await signInElsewhere(user, old);
     expect(other.page.url).to.match(/\/console\/dashboard$/);
     const page = await startReplacing(user);
     const fresh = secretOf(page);
 
-    const done = await user.client.submit(page, '/console/security/authenticator/confirm', { code: await laterCode(fresh) });
+    const done = await user.client.submit(page, '/console/security/authenticator/confirm', { code: await user.totp.laterCode(fresh) });
     expect(done.url).to.match(/\/console\/security\/recovery-codes$/);
     const codes = [...done.html.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/gi)].map((m) => m[1]);
     expect(codes).to.have.length(10);
@@ -90,7 +79,7 @@ describe('Replacing the authenticator app (POST /console/security/authenticator)
 
     const oldApp = new FormClient(h.base);
     const challenge = await signIn(oldApp, user.email, user.password);
-    const refused = await oldApp.submit(challenge, '/console/sign-in/two-factor', { code: await laterCode(old) }, false);
+    const refused = await oldApp.submit(challenge, '/console/sign-in/two-factor', { code: await user.totp.laterCode(old) }, false);
     expect(refused.status, 'the old app no longer signs in').to.equal(400);
   });
 });

@@ -11,7 +11,7 @@ import { linksIn, listMessages, type StoredMessage } from '../../../shared/mail/
 import type { PlanId } from '../../../shared/billing/plans';
 import { marketplaceSecret, signEntitlement } from '../../../shared/marketplace/entitlements';
 import type { Clock } from '../../../shared/billing/month';
-import { generate } from 'otplib';
+import { TotpSteps } from '../../support/totp';
 import type { Config } from '../../../shared/config';
 import { isolation } from '../../support/engines';
 import { quietLog, testConfig } from '../../support/config';
@@ -219,11 +219,16 @@ export async function subscriptionOf(h: ConsoleHarness, customerId: string): Pro
   return (await h.api.deps.accounts.get(customerId))!.marketplace!.subscriptionId!;
 }
 
+export interface SignedIn extends Onboarded {
+  /** The account's TOTP codes from here on: its replay guard has seen the setup code's step. */
+  totp: TotpSteps;
+}
+
 /** Onboarded, signed in with e-mail and password and TOTP set up: on the dashboard. */
-export async function fullySignedIn(h: ConsoleHarness, plan: PlanId = 'starter'): Promise<Onboarded> {
-  const user = await registerAndActivate(h, plan);
+export async function fullySignedIn(h: ConsoleHarness, plan: PlanId = 'starter'): Promise<SignedIn> {
+  const user = { ...(await registerAndActivate(h, plan)), totp: new TotpSteps() };
   const setup = await signIn(user.client, user.email, user.password);
-  const codes = await user.client.submit(setup, '/console/two-factor/setup', { code: await generate({ secret: secretOf(setup) }) });
+  const codes = await user.client.submit(setup, '/console/two-factor/setup', { code: await user.totp.laterCode(secretOf(setup)) });
   if (!codes.url.endsWith('/console/two-factor/recovery-codes')) throw new Error(`expected the recovery codes, got ${codes.url} (${codes.status})`);
   const dash = await user.client.open('/console/dashboard');
   if (dash.status !== 200) throw new Error(`expected the dashboard, got ${dash.url} (${dash.status})`);
