@@ -77,6 +77,8 @@ interface StoreResult {
   burst: Tally;
   burstFresh: Tally;
   burstExisting: Tally;
+  /** How many of its calls each of the 60 customers got answered with 200, ascending. */
+  answeredPerCustomer: number[];
   hostileNoFace: Tally;
   hostileUploads: Tally;
   usage: Tally;
@@ -166,12 +168,19 @@ async function runStore(store: Store, scaleF: number, reseed: boolean, pgHost: s
     return await measure(store, label, manifest, seededNow, startMs, svc, img);
   } finally {
     await svc.stop();
+    // Every process's log lines (access log with each request's stages), for a look at where calls waited.
+    fs.writeFileSync(path.join(runDir, 'service.log'), svc.logs.join('\n') + '\n');
   }
 }
 
 async function measure(store: Store, label: string, m: SeedManifest, seededNow: boolean, startMs: number, svc: Service, img: Images): Promise<StoreResult> {
   const base = svc.livenessUrl;
-  const customers = [...m.existing.map((c, j) => ({ ...c, j, fresh: false })), ...m.fresh.map((c, j) => ({ ...c, j, fresh: true }))];
+  // Sent in turns (existing 0, new 0, existing 1, …) so that neither group is first in the accept queue by the
+  // bench's own order.
+  const customers = m.existing.flatMap((c, j) => [
+    { ...c, j, fresh: false },
+    { ...m.fresh[j]!, j, fresh: true },
+  ]);
   const addressOf = (j: number) => `127.0.0.${10 + j}`;
   // Each process's RSS once started and idle (sampled for a second), then the peaks from the burst on.
   svc.resetPeaks();
@@ -187,6 +196,7 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     customers.flatMap((c) =>
       Array.from({ length: CALLS_PER_CUSTOMER }, async () => ({
         fresh: c.fresh,
+        customerId: c.customerId,
         shot: await call(`${base}/v1/check/liveness`, {
           method: 'POST',
           headers: { 'x-api-key': c.key, 'content-type': 'application/json' },
@@ -282,6 +292,7 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     burst: tally(shots),
     burstFresh: tally(calls.filter((c) => c.fresh).map((c) => c.shot)),
     burstExisting: tally(calls.filter((c) => !c.fresh).map((c) => c.shot)),
+    answeredPerCustomer: customers.map((c) => calls.filter((k) => k.customerId === c.customerId && k.shot.status === 200).length).sort((a, b) => a - b),
     hostileNoFace: tally(hostileShots.noFace),
     hostileUploads: tally(hostileShots.uploads),
     usage: tally(usage),
@@ -315,6 +326,11 @@ function print(r: StoreResult): void {
   );
   console.log(line('  of which 30 new customers', r.burstFresh));
   console.log(line('  of which 30 existing customers', r.burstExisting));
+  const per = r.answeredPerCustomer;
+  const share = (k: number) => per.filter((n) => n === k).length;
+  console.log(
+    `  200s per customer (of ${CALLS_PER_CUSTOMER}): min ${per[0]}, median ${per[per.length >> 1]}, max ${per.at(-1)}; ${Array.from({ length: CALLS_PER_CUSTOMER + 1 }, (_, k) => `${share(k)} × ${k}`).join(', ')}`,
+  );
   console.log(line(`hostile: ${r.hostileNoFace.n} no-face 40 MP images`, r.hostileNoFace));
   console.log(line(`hostile: ${r.hostileUploads.n} × 10 MB, throttled`, r.hostileUploads));
   console.log(line(`GET /v1/usage (${r.usage.n} at once)`, r.usage));

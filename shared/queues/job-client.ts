@@ -21,6 +21,7 @@ import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus, type WorkerCycle } from './result-bus';
 import { ServiceTimeEstimate } from './service-time';
 import { FAIR_QUANTUM_SHARE, priorityOfRound, TenantWaiting } from './fair-queue';
+import { WarmUpTime } from './warm-up-time';
 
 export interface JobClientOptions {
   /** Producer connection: fails fast while Redis is down. */
@@ -157,10 +158,12 @@ export class JobClient {
   private readonly bus: ResultBus;
   private readonly processId = randomUUID();
   private readonly tenants: TenantWaiting;
+  private readonly warmUp: WarmUpTime;
 
   constructor(private readonly opts: JobClientOptions) {
     this.keys = queueKeys(opts.prefix);
     this.tenants = new TenantWaiting(opts.redis, opts.prefix, opts.queueName);
+    this.warmUp = new WarmUpTime(opts.redis, opts.prefix, opts.queueName);
     this.queue = new Queue(opts.queueName, {
       connection: opts.redis,
       prefix: opts.prefix,
@@ -234,6 +237,11 @@ export class JobClient {
     const workers = await deadline.race('admission', this.workerCount());
     if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
     const remainingMs = deadline.remainingMs();
+    if (this.serviceTime.ms === null) {
+      // No outcome seen yet (a cold start): the workers' warm-up time stands in, so a burst is not admitted blind.
+      const warmUpMs = await deadline.race('admission', this.warmUp.read());
+      if (warmUpMs !== null) this.serviceTime.observeProvisional(warmUpMs);
+    }
     const serviceMs = this.serviceTime.ms;
     const usableMs = remainingMs * ADMISSION_HEADROOM;
     const fair = await deadline.race(

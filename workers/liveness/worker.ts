@@ -4,6 +4,7 @@ import { systemClock } from '../../shared/billing/month';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
+import { WarmUpTime } from '../../shared/queues/warm-up-time';
 import { startWorker, type RunningWorker, type WorkerDefinition } from '../runtime/worker-process';
 import { configuredEngineOptions, LivenessEngine, verifyLivenessModels } from './engine';
 import { createLivenessHandler, createLivenessSettle, warmUpLiveness } from './handler';
@@ -11,11 +12,12 @@ import { createLivenessHandler, createLivenessSettle, warmUpLiveness } from './h
 export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> = {
   queueName: QUEUE_NAMES.liveness,
   parseInput: (raw) => livenessInputSchema.parse(raw),
-  async createHandler({ config, metrics, log }) {
+  async createHandler({ config, metrics, log, redis }) {
     const engine = await LivenessEngine.load(configuredEngineOptions(config));
     for (const m of engine.modelInfo) metrics.modelInfo.set({ name: m.name, sha256: m.sha256 }, 1);
     log.info({ models: engine.modelInfo.map((m) => m.name) }, 'liveness models loaded');
-    await warmUpLiveness(engine, config.MODELS_DIR, log);
+    const warmMs = await warmUpLiveness(engine, config.MODELS_DIR, log);
+    if (warmMs !== undefined) await new WarmUpTime(redis, config.QUEUE_PREFIX, QUEUE_NAMES.liveness).publish(warmMs);
     return createLivenessHandler(engine);
   },
   createSettle({ config, models, redis }) {

@@ -1,7 +1,7 @@
 // The admission estimate (shared/queues/job-client.ts, service-time.ts) is fed by the cycle each worker reports
 // with its outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs, a sample from a job its
 // handler refused (the work was done), and a backlog measured settle to settle, one job's work per cycle, not the
-// round trip the API sees.
+// round trip the API sees. Before any outcome, the workers' warm-up time stands in (shared/queues/warm-up-time.ts).
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -10,6 +10,8 @@ import { InvalidInputError } from '../../../shared/errors';
 import type { JobClient } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
 import { WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
+import { CapacityError } from '../../../shared/queues/job-client';
+import { WarmUpTime } from '../../../shared/queues/warm-up-time';
 import { startTestQueue, type TestQueue } from '../../support/test-queue';
 
 interface SleepInput {
@@ -72,5 +74,41 @@ describe("admission estimate from the workers' cycle times", () => {
     expect(admission.serviceMs).to.equal(client.serviceTimeMs);
     // Nothing ahead: its own time (whole milliseconds).
     expect(admission.expectedWaitMs).to.be.closeTo(client.serviceTimeMs!, 1);
+  });
+
+  it("admits a cold burst with the workers' warm-up time before the first outcome: what would not fit is refused at once", async () => {
+    const cold = await startTestQueue('admission-cold', { outcomeSchema, handler: sleeper, expectedWorkers: 1 });
+    try {
+      const api = cold.clients[0]!;
+      const burst = async () => {
+        const admitted = [];
+        let refused = 0;
+        for (let i = 0; i < 8; i++) {
+          try {
+            admitted.push(await api.assertCapacity(Deadline.after(2_000), { tenant: 'cold', jobId: randomUUID() }));
+          } catch (err) {
+            expect(err).to.be.instanceOf(CapacityError);
+            refused++;
+          }
+        }
+        for (const a of admitted) api.withdraw(a);
+        await new Promise((r) => setTimeout(r, 100)); // the withdrawals reach Redis
+        return { admitted, refused };
+      };
+      // Nothing to go by: every job is admitted (only a count ceiling could refuse one).
+      const blind = await burst();
+      expect([blind.admitted.length, blind.refused]).to.deep.equal([8, 0]);
+      // A worker warmed up at 500 ms a job: one worker does three in the 1.8 s the budget leaves for waiting.
+      await new WarmUpTime(cold.producer, cold.prefix, cold.queueName).publish(500);
+      const estimated = await burst();
+      expect(estimated.admitted.map((a) => a.expectedWaitMs)).to.deep.equal([500, 1000, 1500]);
+      expect(estimated.refused).to.equal(5);
+      expect(api.serviceTimeMs).to.equal(500);
+      // A second worker warmed up slower (it started beside the first): the lower figure stands.
+      await new WarmUpTime(cold.producer, cold.prefix, cold.queueName).publish(900);
+      expect(await new WarmUpTime(cold.producer, cold.prefix, cold.queueName).read()).to.equal(500);
+    } finally {
+      await cold.close();
+    }
   });
 });

@@ -8,6 +8,10 @@ import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import type { HttpResult } from '../../support/http';
 import { sendAll } from '../../support/buckets';
+import { randomUUID } from 'node:crypto';
+import { Deadline } from '../../../shared/deadline';
+import { QUEUE_NAMES } from '../../../shared/queues/contracts';
+import { WarmUpTime } from '../../../shared/queues/warm-up-time';
 
 /**
  * 7744 × 5163 (just under the 40 MP limit), flat grey, no face: 235 KB to send, decoded and searched in full by the
@@ -30,6 +34,17 @@ describe('POST /v1/check/liveness: one customer never takes the service from ano
     [face, big] = await Promise.all([portrait(), noFace40Mp()]);
   });
   after(() => stack?.stop());
+
+  it("admits before its first outcome with the worker's warm-up time (a cold burst is not admitted blind)", async () => {
+    const jobs = await stack.api.deps.jobsFor(QUEUE_NAMES.liveness);
+    expect(jobs.serviceTimeMs, 'no call answered yet').to.equal(null);
+    const warmUpMs = await new WarmUpTime(stack.api.deps.redis, stack.prefix, QUEUE_NAMES.liveness).read();
+    // The engine's least CPU time of a warm run on the fixture (orientation search included).
+    expect(warmUpMs).to.be.within(5, 1000);
+    const admission = await jobs.assertCapacity(Deadline.after(10_000), { tenant: 'cold-check', jobId: randomUUID() });
+    jobs.withdraw(admission);
+    expect([admission.serviceMs, admission.expectedWaitMs]).to.deep.equal([warmUpMs, warmUpMs]);
+  });
 
   it("answers another customer's calls within the budget (≥ 95 % × 200) while a free key floods 40 MP images without a face", async () => {
     const flooder = await stack.createAccount('free');
