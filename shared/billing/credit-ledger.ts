@@ -7,14 +7,15 @@
 // and month, changed only by atomic Lua scripts, while MongoDB keeps the durable ledger: one insert-only
 // usage event per billed call (unique request id), written through the outbox (usage-outbox.ts), and the
 // drainer adds each to the customer's usage counter document for the month (usage-counters.ts). A missing hash
-// (Redis restarted, new month, a cold customer) is rebuilt from that one document plus the outbox's entries it
-// does not hold yet, before use: one read by `_id` however long the history, never a scan of the events.
+// (Redis restarted, new month, a cold customer) is rebuilt from that one document plus the customer's billed calls
+// of the month still in the outbox (its undrained index, usage-outbox.ts) it does not hold yet, before use: one read
+// by `_id` however long the history and one hash read however long the outbox, never a scan.
 // Every key a script touches carries the `{prefix}` hash tag, so Redis Cluster puts them on one slot.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from './plans';
 import { monthOf, nextMonthStart, type Clock } from './month';
-import { encodeOutboxEvent, outboxKey, pendingOutboxEntries } from './usage-outbox';
+import { encodeOutboxEvent, outboxKey, undrainedCalls, undrainedKey, type UndrainedCall } from './usage-outbox';
 import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
 import { luaScript } from '../redis-script';
@@ -73,7 +74,7 @@ const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 
 // The hash's fields, and each script's KEYS, ARGV and reply: the headers of shared/lua/credits-*.lua.
 const RESERVE = luaScript('credits-reserve-1');
-const SETTLE = luaScript('credits-settle-4');
+const SETTLE = luaScript('credits-settle-5');
 const RELEASE = luaScript('credits-release-1');
 const SEED = luaScript('credits-seed-1');
 
@@ -97,23 +98,24 @@ export class CreditLedger {
 
   /**
    * Rebuilds the month's counters (called when Redis does not have them) from the customer's usage counter
-   * document and the outbox entries it does not hold yet, counted once per request id.
+   * document and its undrained calls the document does not hold yet, counted once per request id.
    */
   private seed(customerId: string, month: string): Promise<void> {
     return this.seeds.run(`${customerId}:${month}`, () => this.rebuild(customerId, month));
   }
 
   /**
-   * The document is read around the outbox read, until no drainer wrote it in between (its `rev` unchanged): then
-   * an entry still in the outbox is either in the document's applied ids (counted, not yet acknowledged) or
-   * not counted, and an entry gone from the outbox is counted. A missing document counts nothing (README
+   * The document is read around the read of the undrained calls, until no drainer wrote it in between (its `rev`
+   * unchanged): then a call still undrained is either in the document's applied ids (counted, not yet
+   * acknowledged) or not counted, and a call gone from the index is counted (the drainer removes it with the
+   * outbox entry's acknowledgement, after the count). A missing document counts nothing (README
    * Decisions: the backfill gives every month with events a document).
    */
   private async rebuild(customerId: string, month: string): Promise<void> {
     let doc = await this.counters.month('liveness', customerId, month);
-    let undrained: Awaited<ReturnType<typeof pendingOutboxEntries>> = [];
+    let undrained: UndrainedCall[] = [];
     for (let attempt = 0; attempt < REBUILD_READS; attempt++) {
-      undrained = await pendingOutboxEntries(this.redis, this.prefix);
+      undrained = await undrainedCalls(this.redis, this.prefix, customerId, month);
       const again = await this.counters.month('liveness', customerId, month);
       const unchanged = (again?.rev ?? 0) === (doc?.rev ?? 0);
       doc = again;
@@ -123,16 +125,11 @@ export class CreditLedger {
     const daily = new Map<string, number>(Object.entries((doc?.daily ?? {}) as Record<string, number>));
     let used = doc?.used ?? 0;
     let overage = doc?.overage ?? 0;
-    const seen = new Set<string>();
-    for (const entry of undrained) {
-      if (held.has(entry.requestId) || seen.has(entry.requestId)) continue;
-      const e = JSON.parse(entry.event) as { service?: string; customerId?: string; month?: string; billable?: boolean; at: number };
-      if (e.service !== 'liveness' || e.customerId !== customerId || e.month !== month || !e.billable) continue;
-      seen.add(entry.requestId);
+    for (const call of undrained) {
+      if (held.has(call.requestId)) continue;
       used++;
-      if (entry.overage === '1') overage++;
-      const day = new Date(e.at).toISOString().slice(8, 10);
-      daily.set(day, (daily.get(day) ?? 0) + 1);
+      if (call.overage) overage++;
+      daily.set(call.day, (daily.get(call.day) ?? 0) + 1);
     }
     await this.seedCounts(customerId, month, used, overage, daily);
   }
@@ -194,8 +191,8 @@ export class CreditLedger {
       at: reservedAt,
     });
     const credits = this.key(r.customerId, r.month);
-    // Without an idempotency entry the credits key stands in for it: the script declares four keys and skips it.
-    const keys = [credits, r.resultKey, outboxKey(this.prefix), r.idempotency?.key ?? credits];
+    // Without an idempotency entry the credits key stands in for it: the script declares five keys and skips it.
+    const keys = [credits, r.resultKey, outboxKey(this.prefix), r.idempotency?.key ?? credits, undrainedKey(this.prefix, r.customerId, r.month)];
     const [committed, stored] = (await SETTLE.run(this.redis, keys, [
       r.requestId,
       String(r.limit),

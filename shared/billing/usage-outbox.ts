@@ -16,6 +16,29 @@ export function outboxKey(prefix: string): string {
   return `${prefix}:outbox:usage`;
 }
 
+/**
+ * A customer's billed liveness calls of a month that are in the outbox and not yet written by a drainer: request
+ * id -> 'overage:DD' ('0'/'1', the reservation's day of the month). The settle script adds a call with its outbox
+ * entry; the drainer removes it with the entry's acknowledgement, once MongoDB holds the event and its count. So a
+ * cold customer's counters are rebuilt from its own undrained calls, never from a read of the whole outbox
+ * (which holds everyone's, and grows while MongoDB is down).
+ */
+export function undrainedKey(prefix: string, customerId: string, month: string): string {
+  return `${prefix}:outbox:undrained:${customerId}:${month}`;
+}
+
+export interface UndrainedCall {
+  requestId: string;
+  overage: boolean;
+  /** The day of the month ('01'..'31'). */
+  day: string;
+}
+
+export async function undrainedCalls(redis: Redis, prefix: string, customerId: string, month: string): Promise<UndrainedCall[]> {
+  const h = await redis.hgetall(undrainedKey(prefix, customerId, month));
+  return Object.entries(h).map(([requestId, v]) => ({ requestId, overage: v.startsWith('1:'), day: v.slice(2) }));
+}
+
 /** One outbox entry's fields: the request id, the event (JSON, without overage), and overage ('0'/'1', decided by the commit). */
 export interface OutboxEntry {
   streamId: string;

@@ -2,6 +2,7 @@
 // commit, stored answer, usage event in the outbox; the answer is the OpenAPI document's example result), and wait
 // until the outbox drainers have written every event (outboxDrained lives with the process harness, which the
 // benchmarks share).
+import type { Redis } from 'ioredis';
 import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
 import type { PlanView } from '../../shared/billing/plans';
 import { queueKeys } from '../../shared/queues/keys';
@@ -40,4 +41,10 @@ export async function settledCount(count: () => Promise<number>, expected: numbe
     n = await count();
   }
   return n;
+}
+
+/** How many times Redis has run `command` since it started (its own command statistics). */
+export async function commandCalls(redis: Redis, command: string): Promise<number> {
+  const stats = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'));
+  return Number(stats?.[1] ?? 0);
 }

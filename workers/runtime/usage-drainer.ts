@@ -2,14 +2,15 @@
 // one consumer per process in a shared consumer group, batches written with insertMany (unordered; a duplicate
 // _id means "already written"), then added to the usage counter documents (shared/billing/usage-counters.ts:
 // one lease per owner and one update per owner and month in the batch, idempotent per request id), and XACK +
-// XDEL only for entries MongoDB holds in both. A dead consumer's unacknowledged entries are taken over with
+// XDEL only for entries MongoDB holds in both (a billed call leaves its customer's undrained index in the same
+// step). A dead consumer's unacknowledged entries are taken over with
 // XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
 // before the next one is written: the counters' replay check relies on it.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
 import type { Logger } from '../../shared/logger';
-import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
+import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
 import { UsageCounters } from '../../shared/billing/usage-counters';
 import type { FaultHook } from './fault-hook';
 
@@ -284,11 +285,17 @@ export class UsageDrainer {
     for (const id of duplicates) await this.o.models.UsageEvent.updateOne({ _id: id, counted: { $ne: true } }, { $set: { counted: true } });
     this.o.fault?.('in_drainer');
     const done = held.map((e) => e.streamId);
-    await this.o.redis
+    const ack = this.o.redis
       .multi()
       .xack(this.key, OUTBOX_GROUP, ...done)
-      .xdel(this.key, ...done)
-      .exec();
+      .xdel(this.key, ...done);
+    // With the acknowledgement, each billed call leaves its customer's undrained index (credit-ledger.ts rebuilds).
+    docs.forEach((doc: Record<string, unknown>, i) => {
+      const { service, billable, customerId, month } = doc;
+      if (failed.has(i) || service !== 'liveness' || billable !== true || typeof customerId !== 'string' || typeof month !== 'string') return;
+      ack.hdel(undrainedKey(this.o.prefix, customerId, month), entries[i]!.requestId);
+    });
+    await ack.exec();
   }
 
   /** `replayable`: the entries were delivered before (taken over, or re-read): the counters check for replays. */

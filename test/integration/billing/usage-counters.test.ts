@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { connectMongo } from '../../../shared/db/mongo';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
-import { encodeOutboxEvent, OUTBOX_GROUP, outboxKey } from '../../../shared/billing/usage-outbox';
+import { encodeOutboxEvent, OUTBOX_GROUP, outboxKey, undrainedKey } from '../../../shared/billing/usage-outbox';
 import { storeOutcome } from '../../../shared/queues/outcome-store';
 import { counterId, UsageCounters } from '../../../shared/billing/usage-counters';
 import { CreditLedger } from '../../../shared/billing/credit-ledger';
@@ -18,7 +18,7 @@ import { monthOf } from '../../../shared/billing/month';
 import { UsageDrainer } from '../../../workers/runtime/usage-drainer';
 import { usageByKey, usageByToken } from '../../../api/console/usage';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
-import { outboxDrained, settleReserved } from '../../support/billing';
+import { commandCalls, outboxDrained, settleReserved } from '../../support/billing';
 import { quietLog } from '../../support/config';
 import { StallableProxy } from '../../support/stallable-proxy';
 
@@ -240,19 +240,31 @@ describe('usage counter documents', () => {
     expect(await cold.snapshot(customerId, plan)).to.deep.equal(before);
   });
 
-  it('adds the undrained outbox entries the counter document does not hold yet, each once', async () => {
+  it('adds the undrained billed calls the counter document does not hold yet, each once, without reading the outbox', async () => {
     const customerId = randomUUID();
     const plan = { plan: 'business' as const, monthlyLimit: 1000, hardCap: true };
     const ledger = new CreditLedger(redis, prefix, models, () => NOW);
+    const bill = async () => {
+      const requestId = randomUUID();
+      const r = await ledger.reserve(customerId, plan, requestId);
+      await settleReserved(ledger, prefix, { customerId, month: r.month, at: r.at, requestId, plan });
+    };
     await drainedWhile(async () => {
-      for (let i = 0; i < 3; i++) await appendLiveness(customerId, 'key-0');
+      for (let i = 0; i < 3; i++) await bill();
     });
-    // Two more that no drainer has written yet (none is running).
-    await appendLiveness(customerId, 'key-0');
-    await appendLiveness(customerId, 'key-1');
-    expect((await ledger.snapshot(customerId, plan)).used).to.equal(5);
+    // Two more that no drainer has written yet (none is running), among 500 other customers' entries.
+    await bill();
+    await bill();
+    for (let i = 0; i < 500; i++) await appendLiveness(randomUUID(), 'key-9');
+    await redis.del(`${prefix}:credits:${customerId}:${MONTH}`);
+    const xrangeBefore = await commandCalls(redis, 'xrange');
+    const cold = new CreditLedger(redis, prefix, models, () => NOW);
+    expect((await cold.snapshot(customerId, plan)).used).to.equal(5);
+    expect((await commandCalls(redis, 'xrange')) - xrangeBefore, 'the outbox is not read').to.equal(0);
     await drainedWhile();
     expect((await counters.month('liveness', customerId, MONTH))?.used).to.equal(5);
+    // Drained: its undrained index is empty again.
+    expect(await redis.hlen(undrainedKey(prefix, customerId, MONTH))).to.equal(0);
   });
 
   it("gives the console's per-key and per-token figures from the counters", async () => {

@@ -68,10 +68,10 @@ describe('Lua scripts (shared/lua/)', () => {
 
   it('a call with another number of keys is refused before Redis is asked', async () => {
     // The settle step once took its idempotency entry as an optional fourth key; now it is always declared.
-    const settle = luaScript('credits-settle-4');
+    const settle = luaScript('credits-settle-5');
     const noRedis = null as unknown as Redis; // never reached: the count is checked first
     let caught: unknown;
     await settle.run(noRedis, ['credits', 'result', 'outbox']).catch((err: unknown) => (caught = err));
-    expect((caught as Error).message).to.equal('Lua script credits-settle-4 takes 4 keys, the call passed 3');
+    expect((caught as Error).message).to.equal('Lua script credits-settle-5 takes 5 keys, the call passed 3');
   });
 });

@@ -3,12 +3,14 @@
 -- nothing. Without it (the API released it when it gave up, or this job was committed before), nothing is billed
 -- and the first stored outcome stays. Either way the stored outcome is published to the reply channel in the same step.
 -- KEYS[1]: credits hash, KEYS[2]: result key, KEYS[3]: outbox stream, KEYS[4]: the caller's idempotency entry, or
---   the credits hash again when the call has none (a declared key in the same slot; the script skips it).
+--   the credits hash again when the call has none (a declared key in the same slot; the script skips it),
+--   KEYS[5]: the customer's undrained billed calls of the month (request id -> 'overage:DD'; usage-outbox.ts), which
+--   the drainer empties as it writes them and which outlives the credits hash as long as it would.
 -- ARGV: request id, limit, hard cap ('1'/'0'), day (DD of the reservation), result JSON, worker ms, result TTL ms,
 --   event JSON, abandoned outcome JSON, idempotency TTL ms, reply channel ('' = none), reply head.
 -- Returns {committed (1/0), stored outcome}.
 --- @include "publish-stored"
-local credits, resultKey, outbox, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local credits, resultKey, outbox, idem, undrained = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local rid, limit, capped, day = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 if redis.call('HDEL', credits, 'p:' .. rid) == 0 then
   redis.call('SET', resultKey, ARGV[9], 'PX', ARGV[7], 'NX')
@@ -30,6 +32,9 @@ local usage = '{"remaining":' .. remaining .. ',"overLimit":' .. overageCalls ..
 local outcome = '{"ok":true,"value":{"result":' .. ARGV[5] .. ',"usage":' .. usage .. '},"workerMs":' .. ARGV[6] .. '}'
 redis.call('SET', resultKey, outcome, 'PX', ARGV[7])
 redis.call('XADD', outbox, '*', 'id', rid, 'event', ARGV[8], 'overage', tostring(over))
+redis.call('HSET', undrained, rid, tostring(over) .. ':' .. day)
+local creditsTtl = redis.call('PTTL', credits)
+if creditsTtl > 0 then redis.call('PEXPIRE', undrained, creditsTtl) end
 if idem ~= credits and redis.call('HGET', idem, 'rid') == rid and redis.call('HGET', idem, 'state') == 'pending' then
   redis.call('HSET', idem, 'state', 'committed', 'outcome', outcome)
   redis.call('PEXPIRE', idem, ARGV[10])
