@@ -81,9 +81,3 @@ export function parseOutboxEntries(raw: Array<[string, string[] | null]>): Outbo
   }
   return out;
 }
-
-/** Entries not yet removed from the outbox (written or not), for counting what MongoDB may not hold yet. */
-export async function pendingOutboxEntries(redis: Redis, prefix: string): Promise<OutboxEntry[]> {
-  const raw = (await redis.xrange(outboxKey(prefix), '-', '+')) as Array<[string, string[]]>;
-  return parseOutboxEntries(raw);
-}

@@ -3,6 +3,7 @@
 // until the outbox drainers have written every event (outboxDrained lives with the process harness, which the
 // benchmarks share).
 import type { Redis } from 'ioredis';
+import { outboxKey, parseOutboxEntries, type OutboxEntry } from '../../shared/billing/usage-outbox';
 import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
 import type { PlanView } from '../../shared/billing/plans';
 import { queueKeys } from '../../shared/queues/keys';
@@ -47,4 +48,10 @@ export async function settledCount(count: () => Promise<number>, expected: numbe
 export async function commandCalls(redis: Redis, command: string): Promise<number> {
   const stats = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'));
   return Number(stats?.[1] ?? 0);
+}
+
+/** Every entry still in the outbox (written by a drainer or not). */
+export async function pendingOutboxEntries(redis: Redis, prefix: string): Promise<OutboxEntry[]> {
+  const raw = (await redis.xrange(outboxKey(prefix), '-', '+')) as Array<[string, string[]]>;
+  return parseOutboxEntries(raw);
 }

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { CreditLedger, STALE_RESERVATION_MS } from '../../../shared/billing/credit-ledger';
-import { OUTBOX_GROUP, outboxKey, pendingOutboxEntries, usageDocOf } from '../../../shared/billing/usage-outbox';
+import { OUTBOX_GROUP, outboxKey, usageDocOf } from '../../../shared/billing/usage-outbox';
 import type { PlanView } from '../../../shared/billing/plans';
 import type { Models } from '../../../shared/db/models';
 import { DONE_TTL_MS, IdempotencyStore, PENDING_MARGIN_MS } from '../../../api/liveness/idempotency';
 import { isolation, testRedisUrl } from '../../support/engines';
-import { settleReserved } from '../../support/billing';
+import { pendingOutboxEntries, settleReserved } from '../../support/billing';
 
 /** Whole ms since `t0`, rounded up: a TTL read back can have lost at most this much (however busy the machine). */
 const elapsedSince = (t0: number) => Math.ceil(performance.now() - t0) + 1;
