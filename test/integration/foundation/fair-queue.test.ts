@@ -75,7 +75,7 @@ describe('fair queueing across tenants', function () {
   it("runs a polite tenant's first job before a flooding tenant's backlog beyond its first quantum", async () => {
     // Measured first (about 50 ms a job), so the flood's work is known.
     for (let i = 0; i < 4; i++) await submit('warm', 50);
-    // A 3 s budget: a 60 ms quantum, about one of the flood's jobs per round.
+    // A 3 s budget: a 300 ms quantum, about six of the flood's jobs per round.
     const flood = Array.from({ length: 20 }, () => submit('flooder', 50, 3000));
     // Once the flood is queued (admission counts it at once), the polite tenant's one job.
     await new Promise((r) => setTimeout(r, 100));
@@ -85,26 +85,6 @@ describe('fair queueing across tenants', function () {
     // Before it: the warm-up, the jobs the workers had taken and the flood's first round; never its whole backlog.
     expect(place - 4, started.join(',')).to.be.within(0, 10);
     expect(started.filter((t) => t === 'flooder')).to.have.length(20);
-  });
-
-  it("serves every tenant's first calls of a burst before any tenant's later ones, though they arrive tenant after tenant", async () => {
-    // The shape of a cold burst (bench:field): each customer's calls reach the queue together, one customer after
-    // another. Each job ~200 ms on the clock (20 ms of CPU, then waiting, so the two workers overlap): the whole
-    // burst is queued while the first two run, even on a loaded machine.
-    for (let i = 0; i < 4; i++) await submit('warm', 20, 20_000, 180);
-    started = [];
-    const tenants = ['A', 'B', 'C', 'D', 'E', 'F'];
-    // A 5 s budget: a 100 ms quantum, one or two of these jobs (the estimate counts their CPU time and the clock
-    // ratio of recent jobs).
-    const burst = tenants.flatMap((t) => Array.from({ length: 4 }, () => submit(t, 20, 5000, 180)));
-    const results = await Promise.all(burst);
-    expect(results.every((r) => 'ok' in r && r.ok)).to.equal(true);
-    // First come, first served by customer would run A's four before F's first (AAAABBBB…); in rounds, every
-    // customer's first call starts before any customer's third.
-    const nth = (t: string, n: number) => started.reduce((at, s, i) => (at.length < n && s === t ? [...at, i] : at), [] as number[])[n - 1]!;
-    const lastFirst = Math.max(...tenants.map((t) => nth(t, 1)));
-    const earliestThird = Math.min(...tenants.map((t) => nth(t, 3)));
-    expect(lastFirst, started.join('')).to.be.below(earliestThird);
   });
 
   it("sheds a flooding tenant's late jobs at admission: the jobs ahead of them in fair order would not fit the budget", async () => {
