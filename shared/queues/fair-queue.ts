@@ -17,7 +17,7 @@
 // were passed by calls admitted later and waited out their budget. A quantum of a fiftieth (tried in session 11)
 // did the same: in bench:field's cold burst every customer got some of its 5 calls, but 27–34 calls admitted early
 // were passed and waited out their budget (2 of 300 in the bursts test). The price of the tenth: a burst that
-// overflows the budget is first come, first served by customer (bench:field: 16–17 of 60 customers got none of
+// overflows the budget is first come, first served by customer (bench:field: 17–33 of 60 customers got none of
 // their 5 calls, refused at once). A fixed share per tenant once the queue is half full was tried too: every
 // tenant got some, but a burst of 30 customers that the estimate nearly fitted lost a third of its answers.
 //
