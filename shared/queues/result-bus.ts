@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../logger';
+import { waitUntilReady } from '../redis';
 import type { JobOutcome } from './contracts';
 import type { QueueKeys } from './keys';
 
@@ -48,6 +49,10 @@ export class ResultBus {
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.channel) this.deliver(message);
     });
+    // Subscribed only once the connection is ready: a SUBSCRIBE sent during ioredis' handshake can reach Redis before
+    // its ready check's INFO, which Redis then refuses in subscriber mode, and the subscription is lost (ioredis
+    // issue #2037; seen in a full test run as a bus that never heard its results). Reconnects resubscribe by themselves.
+    await waitUntilReady(this.subscriber);
     await this.subscriber.subscribe(this.channel);
   }
 

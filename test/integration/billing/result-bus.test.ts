@@ -69,4 +69,25 @@ describe('result bus: outcomes parsed with the queue contract', () => {
     await redis.publish(channel, JSON.stringify({ jobId, outcome }));
     expect(await first).to.deep.equal(outcome);
   });
+
+  it('hears its results when started while its connection was still in its handshake (30 fresh subscribers)', async () => {
+    for (let i = 0; i < 30; i++) {
+      const fresh = createRedis(testRedisUrl(), 'subscriber');
+      const own = queueKeys(`${prefix}-fresh`).replies(randomUUID());
+      const freshBus = new ResultBus(fresh, own, redis, keys, log, JOB_OUTCOME_SCHEMAS.liveness);
+      try {
+        // Connected but not ready (the handshake and ready check in flight): the moment ioredis issue #2037 needs.
+        await new Promise((r) => fresh.once('connect', r));
+        await freshBus.start();
+        const jobId = randomUUID();
+        const waiting = freshBus.expect(jobId).wait(5_000);
+        const outcome = { ok: false, error: { code: 'invalid_image', message: 'No face', httpStatus: 400 }, workerMs: 1 };
+        await redis.publish(own, JSON.stringify({ jobId, outcome }));
+        expect(await waiting, `subscriber ${i}`).to.deep.equal(outcome);
+      } finally {
+        await freshBus.close();
+        await closeRedis(fresh);
+      }
+    }
+  });
 });
