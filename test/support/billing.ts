@@ -44,12 +44,6 @@ export async function settledCount(count: () => Promise<number>, expected: numbe
   return n;
 }
 
-/** How many times Redis has run `command` since it started (its own command statistics). */
-export async function commandCalls(redis: Redis, command: string): Promise<number> {
-  const stats = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'));
-  return Number(stats?.[1] ?? 0);
-}
-
 /** Every entry still in the outbox (written by a drainer or not). */
 export async function pendingOutboxEntries(redis: Redis, prefix: string): Promise<OutboxEntry[]> {
   const raw = (await redis.xrange(outboxKey(prefix), '-', '+')) as Array<[string, string[]]>;

@@ -35,3 +35,9 @@ export function testRedisConnections(): { conn: (role: 'producer' | 'worker' | '
     },
   };
 }
+
+/** How many times Redis has run `command` since it started (its own command statistics, INFO commandstats). */
+export async function commandCalls(redis: Redis, command: string): Promise<number> {
+  const stats = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'));
+  return Number(stats?.[1] ?? 0);
+}

@@ -10,8 +10,7 @@ import { createModels, ensureIndexes } from '../../../shared/db/models';
 import { CreditLedger } from '../../../shared/billing/credit-ledger';
 import { systemClock } from '../../../shared/billing/month';
 import type { PlanView } from '../../../shared/billing/plans';
-import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
-import { commandCalls } from '../../support/billing';
+import { commandCalls, isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 
 describe('credit ledger: counters rebuilt once per customer and month', () => {
   const { prefix, dbName } = isolation('ledger-rebuild');

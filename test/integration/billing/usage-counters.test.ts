@@ -17,8 +17,8 @@ import { CreditLedger } from '../../../shared/billing/credit-ledger';
 import { monthOf } from '../../../shared/billing/month';
 import { UsageDrainer } from '../../../workers/runtime/usage-drainer';
 import { usageByKey, usageByToken } from '../../../api/console/usage';
-import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
-import { commandCalls, outboxDrained, settleReserved } from '../../support/billing';
+import { commandCalls, isolation, testMongoUri, testRedisUrl } from '../../support/engines';
+import { outboxDrained, settleReserved } from '../../support/billing';
 import { quietLog } from '../../support/config';
 import { StallableProxy } from '../../support/stallable-proxy';
 

@@ -5,14 +5,7 @@ import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { LuaScript } from '../../../shared/redis-script';
 import { waitUntilReady } from '../../../shared/redis';
-import { isolation, testRedisConnections } from '../../support/engines';
-
-/** Calls of one command so far, from INFO commandstats. */
-async function calls(redis: Redis, command: string): Promise<number> {
-  const info = await redis.info('commandstats');
-  const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info);
-  return m ? Number(m[1]) : 0;
-}
+import { commandCalls as calls, isolation, testRedisConnections } from '../../support/engines';
 
 describe('Lua scripts by SHA1', () => {
   const { prefix } = isolation('lua-script');
