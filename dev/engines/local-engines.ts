@@ -16,14 +16,39 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A loopback port free now, for a process started next. Chosen below the kernel's ephemeral range: a port the kernel
+ * handed out for `listen(0)` is free again once probed, and a worker's metrics server or an outgoing connection could
+ * take it before our process binds it (seen in bench:field: the liveness API found its port held by a worker's
+ * `/metrics` and the bench talked to that instead).
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PRIVATE_PORTS_FROM + Math.floor(Math.random() * Math.max(1, low - PRIVATE_PORTS_FROM));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port found in ${PRIVATE_PORTS_FROM}-${low - 1}`);
+}
+
+/** Where freePort looks from: above the registered ports most local services use. */
+const PRIVATE_PORTS_FROM = 20_000;
+
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high && low > PRIVATE_PORTS_FROM + 1000) return [low, high];
+  } catch {
+    // Not Linux: the IANA ephemeral range.
+  }
+  return [49_152, 65_535];
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 
