@@ -16,10 +16,21 @@
 // 30 customers × 10 calls was then reordered across customers as it arrived, and 34–46 of 300 calls admitted early
 // were passed by calls admitted later and waited out their budget. A quantum of a fiftieth (tried in session 11)
 // did the same: in bench:field's cold burst every customer got some of its 5 calls, but 27–34 calls admitted early
-// were passed and waited out their budget (2 of 300 in the bursts test). The price of the tenth: a burst that
-// overflows the budget is first come, first served by customer (bench:field: 17–33 of 60 customers got none of
-// their 5 calls, refused at once). A fixed share per tenant once the queue is half full was tried too: every
-// tenant got some, but a burst of 30 customers that the estimate nearly fitted lost a third of its answers.
+// were passed and waited out their budget (2 of 300 in the bursts test). A fixed share per tenant once the queue is
+// half full was tried too: every tenant got some, but a burst of 30 customers that the estimate nearly fitted lost
+// a third of its answers.
+//
+// A full queue (push-out). With a tenth, a burst that overflows the budget was first come, first served by
+// customer (bench:field: 17–33 of 60 customers got none of their 5 calls). So a job that does not fit takes the
+// place of a waiting job instead of being refused, when that is fair: the latest job of the tenant with the most
+// waiting work whose latest job is ahead of this one, and only if that tenant keeps at least as much waiting work
+// as this job's tenant then has (a tenant's only job is never taken; a flooding tenant's own next job finds no one
+// to take from). The taken job leaves its tenant's set and is marked evicted in the same script; the evicting API
+// process moves it to the front of the BullMQ queue, where the next free worker answers it 503 "at capacity" without
+// running it (unbilled, like a refusal at admission), so its caller hears within a job's time, not at its deadline.
+// A job evicted before its enqueue landed is moved up by its own API process, which looks once it is enqueued; a
+// worker taking a job asks, in one MULTI with its leaving the set, whether it was evicted. Work ahead of every other
+// job only shrinks: the newcomer joins the end of its round, where the evicted job's time was.
 //
 // The waiting jobs are one sorted set per tenant (member: job id, score: the job's deadline) and a sorted set of
 // tenants. A job enters its tenant's set at admission (one Lua script decides and adds atomically, so concurrent
@@ -42,6 +53,17 @@ import { luaScript } from '../redis-script';
 
 /** The quantum as a share of the request's remaining budget at admission (see the header). */
 export const FAIR_QUANTUM_SHARE = 0.1;
+
+/** What a caller refused for capacity hears: at admission, or when its waiting job gave its place to another tenant's. */
+export const AT_CAPACITY = 'The service is at capacity; try again shortly';
+
+/**
+ * The most work one admission may take the place of, in quanta per worker: a job that does not fit by more is
+ * refused. Each evicted job shortens the wait by its time ÷ the workers; usually one is enough, but when the time per
+ * job is measured higher during a burst, the queue admitted at the lower figure overflows for every later caller, and
+ * a cap of two jobs per worker then left 9 of 30 customers of the bursts test with no answer at all.
+ */
+const EVICTABLE_QUANTA_PER_WORKER = 1;
 
 /** BullMQ's highest priority number (lowest priority): rounds above it share it. */
 const MAX_PRIORITY = 2_097_151;
@@ -77,6 +99,8 @@ export interface FairAdmission {
   waiting: number;
   /** The jobs ahead at their tenants' time per job, shared by the workers, plus this job's own; null before a measure. */
   expectedWaitMs: number | null;
+  /** The waiting jobs whose place this one took (see the header); usually none. */
+  evicted: Array<{ tenant: string; jobId: string }>;
 }
 
 const VERDICTS = ['admitted', 'expected_wait', 'ceiling'] as const;
@@ -99,7 +123,7 @@ export class TenantWaiting {
 
   /** Decides and, when admitted, counts the job as its tenant's waiting job, in one step. */
   async admit(tenant: string, jobId: string, deadlineAt: number, rule: FairAdmissionRule): Promise<FairAdmission> {
-    const [verdict, rank, ahead, waiting, expected, round] = (await ADMIT.run(
+    const [verdict, rank, ahead, waiting, expected, round, ...taken] = (await ADMIT.run(
       this.redis,
       [`${this.base}:tenants`, this.tenantKey(tenant)],
       [
@@ -115,9 +139,33 @@ export class TenantWaiting {
         rule.scale,
         `${this.base}:cost:`,
         Math.max(1, rule.quantumMs),
+        this.evictedKey(''),
+        EVICTABLE_QUANTA_PER_WORKER * Math.max(1, rule.quantumMs) * Math.max(1, rule.workers),
       ],
-    )) as [number, number, number, number, number, number];
-    return { verdict: VERDICTS[verdict]!, rank, round, ahead, waiting, expectedWaitMs: expected < 0 ? null : expected };
+    )) as [number, number, number, number, number, number, ...string[]];
+    const evicted: FairAdmission['evicted'] = [];
+    for (let i = 0; i + 1 < taken.length; i += 2) evicted.push({ jobId: taken[i]!, tenant: taken[i + 1]! });
+    return { verdict: VERDICTS[verdict]!, rank, round, ahead, waiting, expectedWaitMs: expected < 0 ? null : expected, evicted };
+  }
+
+  private evictedKey(jobId: string): string {
+    return `${this.base}:evicted:${jobId}`;
+  }
+
+  /** Whether another tenant's job took this job's place (it must not run: its worker answers it 503 at once). */
+  async isEvicted(jobId: string): Promise<boolean> {
+    return (await this.redis.exists(this.evictedKey(jobId))) === 1;
+  }
+
+  /**
+   * A worker takes the job: it stops waiting, in one step with the question whether it was evicted (then it must
+   * not run). Evicted and taken exclude each other: admission evicts only a job still in its tenant's set.
+   */
+  async take(tenant: string, jobId: string): Promise<{ evicted: boolean }> {
+    const replies = await this.redis.multi().zrem(this.tenantKey(tenant), jobId).exists(this.evictedKey(jobId)).exec();
+    const [err, exists] = replies?.[1] ?? [new Error('transaction aborted'), 0];
+    if (err) throw err;
+    return { evicted: exists === 1 };
   }
 
   /** A tenant's cost per job in the estimate's base unit (ServiceTimeEstimate.baseOf), for every API process's admissions. */

@@ -20,7 +20,7 @@ import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName 
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus, type WorkerCycle } from './result-bus';
 import { ServiceTimeEstimate } from './service-time';
-import { FAIR_QUANTUM_SHARE, priorityOfRound, TenantWaiting } from './fair-queue';
+import { AT_CAPACITY, FAIR_QUANTUM_SHARE, priorityOfRound, TenantWaiting } from './fair-queue';
 import { WarmUpTime } from './warm-up-time';
 
 export interface JobClientOptions {
@@ -132,6 +132,8 @@ export interface Admission {
   remainingMs: number;
   /** Set while the admitted job is counted as its tenant's waiting job by this process (until enqueued or withdrawn). */
   counted?: boolean;
+  /** The waiting jobs of other tenants whose place this one took (fair-queue.ts). */
+  evicted?: Array<{ tenant: string; jobId: string }>;
 }
 
 export class CapacityError extends ServiceUnavailableError {
@@ -139,7 +141,7 @@ export class CapacityError extends ServiceUnavailableError {
     readonly admission: Admission,
     retryAfterSeconds: number,
   ) {
-    super('The service is at capacity; try again shortly', retryAfterSeconds);
+    super(AT_CAPACITY, retryAfterSeconds);
   }
 }
 
@@ -276,7 +278,25 @@ export class JobClient {
       throw new CapacityError(admission, 2);
     }
     admission.counted = true;
+    if (fair.evicted.length > 0) {
+      admission.evicted = fair.evicted;
+      this.opts.log.info({ tenant: who.tenant, rank: fair.rank, evicted: fair.evicted }, 'admission took the place of waiting jobs');
+      for (const { jobId } of fair.evicted) void this.hurryEvicted(jobId);
+    }
     return admission;
+  }
+
+  /**
+   * An evicted job goes to the front of the queue, where the next free worker answers it 503 without running it
+   * (fair-queue.ts): its caller hears at once, not at its deadline. A job not enqueued yet is hurried by its own
+   * API process once it is (run()); one a worker has taken is answered the same way.
+   */
+  private async hurryEvicted(jobId: string): Promise<void> {
+    try {
+      await (await this.queue.getJob(jobId))?.changePriority({ priority: 0, lifo: true });
+    } catch (err) {
+      this.opts.log.warn({ err, jobId }, 'evicted job not moved up; a worker answers it in its turn');
+    }
   }
 
   private refused(a: Admission, reason: string): void {
@@ -360,6 +380,8 @@ export class JobClient {
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
     o.onQueued?.();
+    // Evicted while its body was read or its enqueue was on its way: the evicting process may not have found it.
+    if (o.admission && (await this.tenants.isEvicted(jobId).catch(() => false))) void this.hurryEvicted(jobId);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
       this.observe(outcome, waiting.cycle, o.admission?.tenant);

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { JobOutcome } from '../../shared/queues/contracts';
 import { JobClient } from '../../shared/queues/job-client';
 import { waitUntilReady } from '../../shared/redis';
-import { JobRunner, type JobHandler } from '../../workers/runtime/job-runner';
+import { JobRunner, type JobHandler, type JobRunnerOptions } from '../../workers/runtime/job-runner';
 import { quietLog } from './config';
 import { isolation, testRedisConnections } from './engines';
 
@@ -34,6 +34,8 @@ export interface TestQueueOptions<I, R> {
   maxBacklogPerWorker?: number;
   /** A fixed worker count for shedding; default: the workers BullMQ sees. */
   expectedWorkers?: number;
+  /** What each worker reports once an outcome is published (the metrics hook of worker-process.ts). */
+  onFinished?: JobRunnerOptions<I, R>['onFinished'];
 }
 
 /** Starts the clients (each with its own result subscriber), then the workers. */
@@ -60,7 +62,16 @@ export async function startTestQueue<I, R>(label: string, o: TestQueueOptions<I,
   for (const client of clients) await client.start();
   const runners = Array.from(
     { length: o.workers ?? 1 },
-    () => new JobRunner<I, R>({ queueName, prefix, connection: conn('worker'), parseInput: (x) => x as I, handler: o.handler, log: quietLog }),
+    () =>
+      new JobRunner<I, R>({
+        queueName,
+        prefix,
+        connection: conn('worker'),
+        parseInput: (x) => x as I,
+        handler: o.handler,
+        log: quietLog,
+        ...(o.onFinished ? { onFinished: o.onFinished } : {}),
+      }),
   );
   for (const runner of runners) runner.start();
   return {

@@ -10,7 +10,7 @@ import { AppError, serializeJobError, ServiceUnavailableError } from '../../shar
 import type { Logger } from '../../shared/logger';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
 import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
-import { TenantWaiting } from '../../shared/queues/fair-queue';
+import { AT_CAPACITY, TenantWaiting } from '../../shared/queues/fair-queue';
 import { storeOutcome, type OutcomeReply } from '../../shared/queues/outcome-store';
 import type { FaultHook } from './fault-hook';
 
@@ -51,8 +51,11 @@ export interface JobRunnerOptions<I, R> {
   settle?: Settle<I, R>;
   /** The test-only fault hook (workers/runtime/fault-hook.ts). */
   fault?: FaultHook;
-  /** Called after the outcome is published, for metrics; handlerCpuMs: the process's CPU while the handler ran. */
-  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>, handlerCpuMs: number) => void;
+  /**
+   * Called after the outcome is published, for metrics; handlerCpuMs: the process's CPU while the handler ran;
+   * evicted: answered unrun because another tenant's job took its place (a capacity shed, not an error).
+   */
+  onFinished?: (outcome: JobOutcome<R>, envelope: JobEnvelope<I>, handlerCpuMs: number, evicted: boolean) => void;
 }
 
 /**
@@ -105,10 +108,13 @@ export class JobRunner<I, R> {
     const raw = parsed.data;
     const log = this.opts.log.child({ requestId: raw.requestId, jobId: job.id });
     const redis = this.opts.connection;
-    // Taken: no longer waiting, whatever happens next (sent now, ahead of this job's other commands).
-    if (raw.tenant) {
-      this.tenants.leave(raw.tenant, raw.requestId).catch((err: unknown) => log.warn({ err }, 'taken job not uncounted; it leaves at its deadline'));
-    }
+    // Taken: no longer waiting, whatever happens next; unless another tenant's job took its place (fair-queue.ts).
+    const taken = raw.tenant
+      ? await this.tenants.take(raw.tenant, raw.requestId).catch((err: unknown) => {
+          log.warn({ err }, 'taken job not uncounted; it leaves at its deadline');
+          return { evicted: false };
+        })
+      : { evicted: false };
     let outcome: JobOutcome<R>;
     let envelope: JobEnvelope<I> | undefined;
     // The fault hook's steps belong to jobs whose engine ran (a skipped or failed job commits nothing).
@@ -118,6 +124,12 @@ export class JobRunner<I, R> {
     let handlerCpuMs = 0;
     try {
       envelope = { ...raw, input: this.opts.parseInput(raw.input) };
+      if (taken.evicted) {
+        // Its place in the queue went to a tenant with less waiting: answered now, unrun and unbilled, like a refusal at admission.
+        await redis.del(raw.payloadKey);
+        log.info('job skipped: evicted by a tenant with less waiting');
+        throw new ServiceUnavailableError(AT_CAPACITY, 2);
+      }
       if (Date.now() > raw.deadline) {
         // Nobody waits any more; running it would only waste a slot (and could bill a 503'd request).
         await redis.del(raw.payloadKey);
@@ -158,7 +170,7 @@ export class JobRunner<I, R> {
     const publishedCpu = processCpuMs();
     this.previous = { settleAt, publishedAt, settleMs: publishedAt - settleAt, settleCpuAt, settleCpuMs: publishedCpu - settleCpuAt };
     if (engineRan) this.opts.fault?.('after_publish');
-    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope, handlerCpuMs);
+    if (envelope) this.opts.onFinished?.(JSON.parse(stored) as JobOutcome<R>, envelope, handlerCpuMs, taken.evicted);
   }
 
   /**
