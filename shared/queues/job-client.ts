@@ -210,12 +210,15 @@ export class JobClient {
 
   /**
    * Feeds the estimate with the worker's cycle, for answered and refused jobs alike (a refused job's work took the
-   * worker as long). An outcome without one (a job skipped before its handler ran, a worker's warm-up jobs) is no sample; until the first sample, its workerMs stands in (pessimistic: warm-up jobs are slow), so a
-   * burst on fresh workers is not admitted blind. The first sample replaces it.
+   * worker as long). An outcome without one (a job skipped before its handler ran, a worker's warm-up jobs) is no
+   * sample; until the first sample, a warm-up job's workerMs stands in (pessimistic: warm-up jobs are slow), so a
+   * burst on fresh workers is not admitted blind, while a job answered 503 unrun (evicted, expired) stands in for
+   * nothing. The first sample replaces it.
    */
   private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null, tenant: string | undefined): void {
     if (cycle === null) {
-      this.serviceTime.observeProvisional(outcome.workerMs);
+      // A job answered 503 before its handler ran (evicted, past its deadline, input gone) did no work to stand in.
+      if (outcome.ok || outcome.error.httpStatus !== 503) this.serviceTime.observeProvisional(outcome.workerMs);
       return;
     }
     this.serviceTime.observe(cycle);

@@ -1,5 +1,6 @@
 // The admission estimate (shared/queues/job-client.ts, service-time.ts) is fed by the cycle each worker reports
-// with its outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs, a sample from a job its
+// with its outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs (nor from a job answered
+// 503 unrun, which does not even stand in before the first sample), a sample from a job its
 // handler refused (the work was done), and a backlog measured settle to settle, one job's work per cycle, not the
 // round trip the API sees. Before any outcome, the workers' warm-up time stands in (shared/queues/warm-up-time.ts).
 import { expect } from 'chai';
@@ -12,6 +13,7 @@ import { Deadline } from '../../../shared/deadline';
 import { WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
 import { CapacityError } from '../../../shared/queues/job-client';
 import { WarmUpTime } from '../../../shared/queues/warm-up-time';
+import { AT_CAPACITY, TenantWaiting } from '../../../shared/queues/fair-queue';
 import { startTestQueue, type TestQueue } from '../../support/test-queue';
 
 interface SleepInput {
@@ -43,6 +45,33 @@ describe("admission estimate from the workers' cycle times", () => {
   after(() => queue.close());
 
   const run = (input: SleepInput) => client.run({ requestId: randomUUID(), input, payload: Buffer.from('x'), deadline: Deadline.after(10_000) });
+
+  it('takes nothing from a job answered 503 before its handler ran: an evicted job did no work to stand in', async () => {
+    expect(client.serviceTimeMs).to.equal(null);
+    const redis = queue.conn('producer');
+    const tenants = new TenantWaiting(redis, queue.prefix, queue.queueName);
+    const runner = queue.runners[0]!;
+    // Counted as waiting without a job behind them; taken out again below, so the next tests see an empty queue.
+    const bystanders = { victim: randomUUID(), other: randomUUID() };
+    await runner.worker.pause();
+    try {
+      // Two waiting jobs of one tenant, the later one enqueued; another tenant's job that does not fit takes its place.
+      const rule = { serviceMs: 100, scale: 1, workers: 1, usableMs: 250, maxWaiting: 0, quantumMs: 1000 };
+      await tenants.admit('victim', bystanders.victim, Date.now() + 5_000, rule);
+      const deadline = Deadline.after(10_000);
+      const requestId = randomUUID();
+      const admission = await client.assertCapacity(deadline, { tenant: 'victim', jobId: requestId });
+      const victim = client.run({ requestId, input: { sleepMs: 0 }, payload: Buffer.from('x'), deadline, admission });
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await tenants.admit('other', bystanders.other, Date.now() + 5_000, rule)).evicted).to.deep.equal([{ tenant: 'victim', jobId: requestId }]);
+      await runner.worker.resume();
+      expect(await victim).to.deep.include({ ok: false, error: { code: 'service_unavailable', message: AT_CAPACITY, httpStatus: 503 } });
+      expect(client.serviceTimeMs).to.equal(null);
+    } finally {
+      await runner.worker.resume();
+      await Promise.all(Object.entries(bystanders).map(([tenant, jobId]) => tenants.leave(tenant, jobId)));
+    }
+  });
 
   it("lets a worker's warm-up jobs stand in until the first cycle sample, which replaces them", async () => {
     expect(client.serviceTimeMs).to.equal(null);
