@@ -11,9 +11,12 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /**
  * The `outcome` label of a finished job: `ok`; `rejected` when the customer's input was refused (a 4xx: no
- * face, undecodable audio), which is not the system's fault and must not page anyone; `error` for the rest.
+ * face, undecodable audio), which is not the system's fault and must not page anyone; `shed` when it was answered
+ * 503 unrun because another tenant's job took its place in a full queue (fair-queue.ts: a capacity shed, not an
+ * error); `error` for the rest.
  */
-export function jobOutcomeLabel(outcome: { ok: true } | { ok: false; error: { httpStatus: number } }): 'ok' | 'rejected' | 'error' {
+export function jobOutcomeLabel(outcome: { ok: true } | { ok: false; error: { httpStatus: number } }, evicted = false): 'ok' | 'rejected' | 'shed' | 'error' {
+  if (evicted) return 'shed';
   if (outcome.ok) return 'ok';
   return outcome.error.httpStatus < 500 ? 'rejected' : 'error';
 }

@@ -23,7 +23,7 @@ export interface Engine {
  * `/metrics` and the bench talked to that instead).
  */
 export async function freePort(): Promise<number> {
-  const [low] = ephemeralRange();
+  const low = lowestEphemeralPort();
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = PRIVATE_PORTS_FROM + Math.floor(Math.random() * Math.max(1, low - PRIVATE_PORTS_FROM));
     if (await canListen(port)) return port;
@@ -34,14 +34,15 @@ export async function freePort(): Promise<number> {
 /** Where freePort looks from: above the registered ports most local services use. */
 const PRIVATE_PORTS_FROM = 20_000;
 
-function ephemeralRange(): [number, number] {
+/** The first port of the kernel's ephemeral range (where listen(0) and outgoing connections take theirs). */
+function lowestEphemeralPort(): number {
   try {
-    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (low && high && low > PRIVATE_PORTS_FROM + 1000) return [low, high];
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (low > PRIVATE_PORTS_FROM + 1000) return low;
   } catch {
     // Not Linux: the IANA ephemeral range.
   }
-  return [49_152, 65_535];
+  return 49_152;
 }
 
 function canListen(port: number): Promise<boolean> {

@@ -93,7 +93,7 @@ export async function startWorker<I, R>(def: WorkerDefinition<I, R>, o: { config
     log,
     onFinished: (outcome, envelope, handlerCpuMs, evicted) => {
       metrics.handlerCpu.inc({ queue: def.queueName }, handlerCpuMs / 1000);
-      const outcomeLabel = evicted ? 'shed' : jobOutcomeLabel(outcome);
+      const outcomeLabel = jobOutcomeLabel(outcome, evicted);
       metrics.jobs.inc({ queue: def.queueName, outcome: outcomeLabel });
       metrics.jobProcessing.observe({ queue: def.queueName, outcome: outcomeLabel }, outcome.workerMs / 1000);
       metrics.jobWait.observe({ queue: def.queueName }, Math.max(0, Date.now() - outcome.workerMs - envelope.enqueuedAt) / 1000);

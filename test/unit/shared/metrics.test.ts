@@ -8,6 +8,7 @@ describe('metrics: labels that keep alerts honest', () => {
     expect(jobOutcomeLabel({ ok: false, error: { httpStatus: 422 } })).to.equal('rejected');
     expect(jobOutcomeLabel({ ok: false, error: { httpStatus: 500 } })).to.equal('error');
     expect(jobOutcomeLabel({ ok: false, error: { httpStatus: 503 } })).to.equal('error');
+    expect(jobOutcomeLabel({ ok: false, error: { httpStatus: 503 } }, true)).to.equal('shed');
   });
 
   it('reads used_memory and maxmemory from INFO memory', () => {
