@@ -45,8 +45,9 @@ describe('usage drainer: batched writes', () => {
     });
   const written = (ids: string[]) => models.UsageEvent.countDocuments({ _id: { $in: ids } });
   /** How many of `ids` are in MongoDB once all are, or after 5 s. */
+  // Waits up to 15 s (a held window of 3 s plus writes to a busy store in a full run: 5 s was once too short).
   const allWritten = async (ids: string[]) => {
-    for (let i = 0; i < 100 && (await written(ids)) < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 300 && (await written(ids)) < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
     return written(ids);
   };
 
