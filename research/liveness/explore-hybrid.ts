@@ -36,3 +36,90 @@
 // ship nothing and report the figures. Reported whatever they say, none used to decide: each candidate's spread;
 // APCER per attack type as taken; the share of scored frames per variant with at least one padded window; the
 // thresholds t_k fitted on all repositories.
+//
+// (Code below added after the header's commit; the header above is unchanged.) S's logits are the engine's own; R's
+// come from explore-framing.ts's candidate scorer (the window centred on the engine's face box, replicate padding,
+// not levelled); r_k is explore-window-fit.ts's windowFraction on the same working image. The out-of-source fits
+// are eval-robustness.ts's, the hybrid logits chosen per fold through its extra-terms hook (no extra term).
+import fs from 'node:fs';
+import path from 'node:path';
+import { engineCacheKey, scoredFace } from './evaluation';
+import { AS_TAKEN, type Entry, type ExtraTerms, experimentSetup, outOfSourceScores, scoreAll, type ScoredVariant, VARIANTS_VERSION } from './eval-robustness';
+import { candidateScorer, FRAMING, framingReport, framingRule, type WindowRule } from './explore-framing';
+import { windowFraction } from './explore-window-fit';
+
+const WINDOWS: Record<string, WindowRule> = { R: { outside: 'replicate', level: false } };
+const COPIES = ['crop 1/1.25', 'crop 1/1.5'];
+/** t_k: this quantile of r_k over the fitting repositories' frames as taken. */
+const QUANTILE = 0.1;
+
+const fractions = (s: ScoredVariant) => s.entry.alt!.window!;
+
+/** The q-quantile (nearest rank) of xs. */
+function quantile(xs: number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** t_k per model from the frames as taken among `fitting`. */
+function thresholds(fitting: ScoredVariant[], models: string[]): Record<string, number> {
+  const asTaken = fitting.filter((s) => s.variant === AS_TAKEN && s.entry.features);
+  return Object.fromEntries(models.map((m) => [m, quantile(asTaken.map((s) => fractions(s)[m]!), QUANTILE)]));
+}
+
+const hybridLogits = (s: ScoredVariant, t: Record<string, number>) =>
+  Object.fromEntries(Object.keys(t).map((m) => [m, fractions(s)[m]! >= t[m]! ? s.entry.features!.spoofLogits[m]! : s.entry.alt!.R![m]!]));
+
+/** H / H+: the fold's thresholds from its own fitting rows, the hybrid logits, no extra term. */
+const hybrid = (models: string[]): ExtraTerms => ({
+  names: [],
+  forFold: (fitting) => {
+    const t = thresholds(fitting, models);
+    return (s) => ({ logits: hybridLogits(s, t), terms: {} });
+  },
+});
+
+async function main(): Promise<void> {
+  const { dirs, cacheFile, cfg, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-hybrid.json');
+  const withR = await candidateScorer(engine, cfg, WINDOWS);
+  const score = async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
+    const entry = await withR(bytes, format);
+    if (!entry.features || !entry.face) return entry;
+    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
+    entry.alt!.window = Object.fromEntries(engine.spoofSpecs.map((spec) => [spec.name, windowFraction(spec, face, img)]));
+    return entry;
+  };
+  const code = ['explore-framing.ts', 'explore-window-fit.ts'].map((f) => fs.readFileSync(path.join(__dirname, f), 'utf8'));
+  const t0 = Date.now();
+  const { scored, fresh } = await scoreAll(dirs, FRAMING, cacheFile, engineCacheKey(engine, VARIANTS_VERSION, ...code, WINDOWS), score);
+  console.log(`hybrid experiment: ${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+  const engineLogits = (s: ScoredVariant) => s.entry.features!.spoofLogits;
+  const candidates: Record<string, { fittedOn: string[]; extra?: ExtraTerms }> = {
+    S: { fittedOn: [AS_TAKEN] },
+    H: { fittedOn: [AS_TAKEN], extra: hybrid(models) },
+    'H+': { fittedOn: [AS_TAKEN, ...COPIES], extra: hybrid(models) },
+  };
+  const scores = Object.fromEntries(Object.entries(candidates).map(([n, c]) => [n, outOfSourceScores(scored, models, t, engineLogits, c.fittedOn, c.extra)]));
+  console.log(`out-of-source fits done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  const rates = framingReport(scored, scores, t);
+
+  const all = thresholds(scored, models);
+  console.log(`\nreported, not deciding: t_k on all repositories: ${models.map((m) => `${m} ${all[m]!.toFixed(3)}`).join(', ')}`);
+  console.log('share of scored frames with at least one padded window (t_k on all repositories):');
+  for (const v of FRAMING) {
+    const withFace = scored.filter((s) => s.variant === v.name && s.entry.features);
+    const padded = withFace.filter((s) => models.some((m) => fractions(s)[m]! < all[m]!)).length;
+    console.log(`  ${v.name}: ${padded} / ${withFace.length} (${((100 * padded) / withFace.length).toFixed(0)}%)`);
+  }
+
+  console.log('\ndecision rule (pre-registered in the header):');
+  const chosen = framingRule(rates, 'S', ['H', 'H+']);
+  console.log(chosen ? `ship: ${chosen}` : 'no candidate qualifies: ship nothing');
+}
+
+if (require.main === module)
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -80,7 +80,7 @@ const CUT = 0.8;
 const GEOMETRY_VERSION = 'window-fraction-1';
 
 /** r_k: the side of the window model `spec` actually reads for `face`, over the side it wants (spoof.ts's crops). */
-function windowFraction(spec: SpoofModelSpec, face: Box, img: RgbImage): number {
+export function windowFraction(spec: SpoofModelSpec, face: Box, img: RgbImage): number {
   const win = spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
   return Math.min(1, win.h / (face.h * spec.scale));
 }
@@ -173,7 +173,8 @@ async function main(): Promise<void> {
   console.log(chosen ? `ship: ${chosen}` : 'no candidate qualifies: ship nothing');
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
