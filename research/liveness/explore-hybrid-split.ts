@@ -26,3 +26,66 @@
 // most S's + 2 points, (3) on every framing variant its APCER is at most S's + 2 points. Ship the qualifying
 // candidate with the smallest spread (ties: P before P+); if none qualifies, ship nothing and report the figures.
 // Reported, not deciding: APCER per attack type as taken; the weights fitted on all repositories.
+//
+// (Code below added after the header's commit; the header above is unchanged.) Features, thresholds and the cache
+// are explore-hybrid.ts's; the out-of-source fits are eval-robustness.ts's, given the extra terms.
+import { AS_TAKEN, type ExtraTerms, fitOnVariants, outOfSourceScores, type ScoredVariant } from './eval-robustness';
+import { framingReport, framingRule } from './explore-framing';
+import { COPIES, fractions, scoreHybridFeatures, thresholds } from './explore-hybrid';
+
+/** P / P+: shifted windows in the model slots, padded ones in terms of their own, per the fold's thresholds. */
+const paddedApart = (models: string[]): ExtraTerms => ({
+  names: models.flatMap((m) => [`padded:${m}`, `ind:${m}`]),
+  forFold: (fitting) => {
+    const t = thresholds(fitting, models);
+    const shifted = (s: ScoredVariant, m: string) => fractions(s)[m]! >= t[m]!;
+    const mean = Object.fromEntries(
+      models.map((m) => {
+        const kept = fitting.filter((s) => shifted(s, m)).map((s) => s.entry.features!.spoofLogits[m]!);
+        return [m, kept.reduce((a, b) => a + b, 0) / kept.length];
+      }),
+    );
+    return (s) => ({
+      logits: Object.fromEntries(models.map((m) => [m, shifted(s, m) ? s.entry.features!.spoofLogits[m]! : mean[m]!])),
+      terms: Object.fromEntries(
+        models.flatMap((m) => [[`padded:${m}`, shifted(s, m) ? 0 : s.entry.alt!.R![m]!] as const, [`ind:${m}`, shifted(s, m) ? 0 : 1] as const]),
+      ),
+    });
+  },
+});
+
+async function main(): Promise<void> {
+  const { scored, t, models } = await scoreHybridFeatures(process.argv.slice(2));
+  const engineLogits = (s: ScoredVariant) => s.entry.features!.spoofLogits;
+  const candidates: Record<string, { fittedOn: string[]; extra?: ExtraTerms }> = {
+    S: { fittedOn: [AS_TAKEN] },
+    P: { fittedOn: [AS_TAKEN], extra: paddedApart(models) },
+    'P+': { fittedOn: [AS_TAKEN, ...COPIES], extra: paddedApart(models) },
+  };
+  const scores = Object.fromEntries(Object.entries(candidates).map(([n, c]) => [n, outOfSourceScores(scored, models, t, engineLogits, c.fittedOn, c.extra)]));
+  const rates = framingReport(scored, scores, t);
+
+  console.log('\nreported, not deciding: P and P+ fitted on all repositories (weights of standardised terms)');
+  for (const n of ['P', 'P+']) {
+    const c = candidates[n]!;
+    const { fusion } = fitOnVariants(
+      scored.filter((s) => c.fittedOn.includes(s.variant) && s.entry.features),
+      models,
+      t,
+      engineLogits,
+      c.extra,
+    );
+    const terms = [...Object.entries(fusion.weights), ...Object.entries(fusion.cues ?? {}).map(([k, v]) => [k, v.weight] as const)];
+    console.log(`  ${n}: ${terms.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}, bias ${fusion.bias.toFixed(3)}`);
+  }
+
+  console.log('\ndecision rule (pre-registered in the header):');
+  const chosen = framingRule(rates, 'S', ['P', 'P+']);
+  console.log(chosen ? `ship: ${chosen}` : 'no candidate qualifies: ship nothing');
+}
+
+if (require.main === module)
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

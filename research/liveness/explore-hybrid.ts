@@ -49,11 +49,11 @@ import { candidateScorer, FRAMING, framingReport, framingRule, type WindowRule }
 import { windowFraction } from './explore-window-fit';
 
 const WINDOWS: Record<string, WindowRule> = { R: { outside: 'replicate', level: false } };
-const COPIES = ['crop 1/1.25', 'crop 1/1.5'];
+export const COPIES = ['crop 1/1.25', 'crop 1/1.5'];
 /** t_k: this quantile of r_k over the fitting repositories' frames as taken. */
 const QUANTILE = 0.1;
 
-const fractions = (s: ScoredVariant) => s.entry.alt!.window!;
+export const fractions = (s: ScoredVariant) => s.entry.alt!.window!;
 
 /** The q-quantile (nearest rank) of xs. */
 function quantile(xs: number[], q: number): number {
@@ -62,9 +62,17 @@ function quantile(xs: number[], q: number): number {
 }
 
 /** t_k per model from the frames as taken among `fitting`. */
-function thresholds(fitting: ScoredVariant[], models: string[]): Record<string, number> {
+export function thresholds(fitting: ScoredVariant[], models: string[]): Record<string, number> {
   const asTaken = fitting.filter((s) => s.variant === AS_TAKEN && s.entry.features);
-  return Object.fromEntries(models.map((m) => [m, quantile(asTaken.map((s) => fractions(s)[m]!), QUANTILE)]));
+  return Object.fromEntries(
+    models.map((m) => [
+      m,
+      quantile(
+        asTaken.map((s) => fractions(s)[m]!),
+        QUANTILE,
+      ),
+    ]),
+  );
 }
 
 const hybridLogits = (s: ScoredVariant, t: Record<string, number>) =>
@@ -79,8 +87,13 @@ const hybrid = (models: string[]): ExtraTerms => ({
   },
 });
 
-async function main(): Promise<void> {
-  const { dirs, cacheFile, cfg, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-hybrid.json');
+/**
+ * Every framing variant of the frames in `argv`'s directories, with the engine's answer, R's logits and r_k
+ * (cached; explore-hybrid-split.ts reads the same cache).
+ */
+export async function scoreHybridFeatures(argv: string[]) {
+  const setup = await experimentSetup(argv, 'var/explore-hybrid.json');
+  const { dirs, cacheFile, cfg, engine } = setup;
   const withR = await candidateScorer(engine, cfg, WINDOWS);
   const score = async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
     const entry = await withR(bytes, format);
@@ -92,7 +105,13 @@ async function main(): Promise<void> {
   const code = ['explore-framing.ts', 'explore-window-fit.ts'].map((f) => fs.readFileSync(path.join(__dirname, f), 'utf8'));
   const t0 = Date.now();
   const { scored, fresh } = await scoreAll(dirs, FRAMING, cacheFile, engineCacheKey(engine, VARIANTS_VERSION, ...code, WINDOWS), score);
-  console.log(`hybrid experiment: ${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  console.log(`${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return { ...setup, scored };
+}
+
+async function main(): Promise<void> {
+  const { scored, t, models } = await scoreHybridFeatures(process.argv.slice(2));
+  const t0 = Date.now();
 
   const engineLogits = (s: ScoredVariant) => s.entry.features!.spoofLogits;
   const candidates: Record<string, { fittedOn: string[]; extra?: ExtraTerms }> = {
