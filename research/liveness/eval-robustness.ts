@@ -279,6 +279,27 @@ export function fitOnVariants(
   return { fusion: fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 }), features };
 }
 
+/** A candidate's fusion fitted on every repository's `fittedOn` variants, as one line of its terms' weights. */
+export function fittedWeightsLine(
+  name: string,
+  scored: ScoredVariant[],
+  fittedOn: readonly string[],
+  models: string[],
+  t: number,
+  logitsOf: (s: ScoredVariant) => Record<string, number>,
+  extra?: ExtraTerms,
+): string {
+  const { fusion } = fitOnVariants(
+    scored.filter((s) => fittedOn.includes(s.variant) && s.entry.features),
+    models,
+    t,
+    logitsOf,
+    extra,
+  );
+  const terms = [...Object.entries(fusion.weights), ...Object.entries(fusion.cues ?? {}).map(([k, v]) => [k, v.weight] as const)];
+  return `  ${name}: ${terms.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}, bias ${fusion.bias.toFixed(3)}`;
+}
+
 /**
  * Out of source: each repository's frames, in every variant, scored by a fusion fitted on the full frames of the
  * other repositories (unaltered, unless `fittedOn` names more variants: explore-closeups.ts fits on close-up

@@ -29,7 +29,7 @@
 //
 // (Code below added after the header's commit; the header above is unchanged.) Features, thresholds and the cache
 // are explore-hybrid.ts's; the out-of-source fits are eval-robustness.ts's, given the extra terms.
-import { AS_TAKEN, type ExtraTerms, fitOnVariants, outOfSourceScores, type ScoredVariant } from './eval-robustness';
+import { AS_TAKEN, type ExtraTerms, fittedWeightsLine, outOfSourceScores, type ScoredVariant } from './eval-robustness';
 import { framingReport, framingRule } from './explore-framing';
 import { COPIES, fractions, scoreHybridFeatures, thresholds } from './explore-hybrid';
 
@@ -66,18 +66,7 @@ async function main(): Promise<void> {
   const rates = framingReport(scored, scores, t);
 
   console.log('\nreported, not deciding: P and P+ fitted on all repositories (weights of standardised terms)');
-  for (const n of ['P', 'P+']) {
-    const c = candidates[n]!;
-    const { fusion } = fitOnVariants(
-      scored.filter((s) => c.fittedOn.includes(s.variant) && s.entry.features),
-      models,
-      t,
-      engineLogits,
-      c.extra,
-    );
-    const terms = [...Object.entries(fusion.weights), ...Object.entries(fusion.cues ?? {}).map(([k, v]) => [k, v.weight] as const)];
-    console.log(`  ${n}: ${terms.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}, bias ${fusion.bias.toFixed(3)}`);
-  }
+  for (const n of ['P', 'P+']) console.log(fittedWeightsLine(n, scored, candidates[n]!.fittedOn, models, t, engineLogits, candidates[n]!.extra));
 
   console.log('\ndecision rule (pre-registered in the header):');
   const chosen = framingRule(rates, 'S', ['P', 'P+']);

@@ -64,7 +64,7 @@ import {
   type Entry,
   type ExtraTerms,
   experimentSetup,
-  fitOnVariants,
+  fittedWeightsLine,
   outOfSourceScores,
   scoreAll,
   type ScoredVariant,
@@ -154,18 +154,7 @@ async function main(): Promise<void> {
   }
 
   console.log('\nreported, not deciding: G+ and D+ fitted on all repositories (weights of standardised terms)');
-  for (const n of ['G+', 'D+']) {
-    const c = candidates[n]!;
-    const { fusion } = fitOnVariants(
-      scored.filter((s) => c.fittedOn.includes(s.variant) && s.entry.features),
-      models,
-      t,
-      engineLogits,
-      c.extra,
-    );
-    const terms = [...Object.entries(fusion.weights), ...Object.entries(fusion.cues ?? {}).map(([k, v]) => [k, v.weight] as const)];
-    console.log(`  ${n}: ${terms.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}, bias ${fusion.bias.toFixed(3)}`);
-  }
+  for (const n of ['G+', 'D+']) console.log(fittedWeightsLine(n, scored, candidates[n]!.fittedOn, models, t, engineLogits, candidates[n]!.extra));
 
   console.log('\ndecision rule (pre-registered in the header):');
   // Ties go to the simpler candidate, in the header's order G0, G+, D+ (S+ is a control, not a candidate).
