@@ -5,7 +5,7 @@
 // sha256) is untouched.
 // The protobuf handling is the few fields of onnx.proto this needs; everything else is copied byte for byte.
 
-interface Field {
+export interface Field {
   field: number;
   wire: number;
   /** Byte range of the whole field (key included) and of its payload. */
@@ -28,7 +28,7 @@ function readVarint(b: Uint8Array, p: number): [number, number] {
   return [v, p];
 }
 
-function readFields(b: Uint8Array, start = 0, end = b.length): Field[] {
+export function readFields(b: Uint8Array, start = 0, end = b.length): Field[] {
   const out: Field[] = [];
   let p = start;
   while (p < end) {
@@ -71,9 +71,9 @@ function varint(v: number): number[] {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const bytesField = (field: number, payload: Uint8Array): Uint8Array =>
+export const bytesField = (field: number, payload: Uint8Array): Uint8Array =>
   Buffer.concat([Uint8Array.from([...varint(field * 8 + 2), ...varint(payload.length)]), payload]);
-const stringField = (field: number, s: string) => bytesField(field, enc.encode(s));
+export const stringField = (field: number, s: string) => bytesField(field, enc.encode(s));
 
 // onnx.proto field numbers used here.
 const MODEL_GRAPH = 7;
