@@ -27,3 +27,95 @@
 // variant its APCER is at most S's + 2 points. Ship the qualifying candidate with the smallest spread (ties: W
 // before WG); if none qualifies, ship nothing and report the figures. Reported, not deciding: APCER per attack
 // type as taken.
+//
+// (Code below added after the header's commit; the header above is unchanged.) The spoof models run through the
+// engine's own SpoofModel (its windows and sampling) on the normalised working image; the engine's logits are the
+// reference S.
+import { verifiedModelPath } from '../../models/manifest';
+import type { Box, RgbImage } from '../../workers/liveness/engine/image';
+import { openSpoofSession, SpoofModel } from '../../workers/liveness/engine/spoof';
+import { engineCacheKey, scoredFace } from './evaluation';
+import {
+  AS_TAKEN,
+  engineScore,
+  type Entry,
+  experimentSetup,
+  outOfSourceScores,
+  scoreAll,
+  type ScoredVariant,
+  VARIANTS,
+  VARIANTS_VERSION,
+} from './eval-robustness';
+import { framingReport, framingRule } from './explore-framing';
+
+const CAMERA = VARIANTS.filter((v) => [AS_TAKEN, 'JPEG q50', 'long side 480', 'warm WB', 'cool WB', 'gamma 1.3', 'gamma 1/1.3'].includes(v.name));
+const LUMA = [0.299, 0.587, 0.114];
+
+/** W: each channel scaled so its mean over the image equals the mean of the three channel means. */
+function greyWorld(img: RgbImage): RgbImage {
+  const sum = [0, 0, 0];
+  for (let i = 0; i < img.data.length; i++) sum[i % 3]! += img.data[i]!;
+  const grey = (sum[0]! + sum[1]! + sum[2]!) / 3;
+  const gain = sum.map((s) => (s > 0 ? grey / s : 1));
+  const data = new Uint8Array(img.data.length);
+  for (let i = 0; i < data.length; i++) data[i] = Math.min(255, Math.round(img.data[i]! * gain[i % 3]!));
+  return { ...img, data };
+}
+
+/** WG's exposure step: a gamma taking the face box's mean luma to 0.45, clamped to [0.5, 2]. */
+function exposure(img: RgbImage, face: Box): RgbImage {
+  let luma = 0,
+    n = 0;
+  const [x0, y0] = [Math.max(0, Math.floor(face.x)), Math.max(0, Math.floor(face.y))];
+  const [x1, y1] = [Math.min(img.width, Math.ceil(face.x + face.w)), Math.min(img.height, Math.ceil(face.y + face.h))];
+  for (let y = y0; y < y1; y++)
+    for (let x = x0; x < x1; x++) {
+      const p = (y * img.width + x) * 3;
+      luma += LUMA[0]! * img.data[p]! + LUMA[1]! * img.data[p + 1]! + LUMA[2]! * img.data[p + 2]!;
+      n++;
+    }
+  const m = Math.min(0.99, Math.max(0.01, luma / Math.max(1, n) / 255));
+  const g = Math.min(2, Math.max(0.5, Math.log(0.45) / Math.log(m)));
+  const table = Uint8Array.from({ length: 256 }, (_, v) => Math.round(255 * (v / 255) ** g));
+  return { ...img, data: img.data.map((v) => table[v]!) };
+}
+
+async function main(): Promise<void> {
+  const { dirs, cacheFile, cfg, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-camera-norm.json');
+  const spoof = await Promise.all(
+    engine.spoofSpecs.map(async (spec) => new SpoofModel(await openSpoofSession(verifiedModelPath(cfg.MODELS_DIR, spec.name), 1), spec)),
+  );
+  const shipped = engineScore(engine);
+  const score = async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
+    const entry = await shipped(bytes, format);
+    if (!entry.features || !entry.face) return entry;
+    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
+    const w = greyWorld(img);
+    const wg = exposure(w, face);
+    entry.alt = { W: {}, WG: {} };
+    for (const model of spoof) {
+      entry.alt.W![model.spec.name] = await model.fakeLogit(w, face);
+      entry.alt.WG![model.spec.name] = await model.fakeLogit(wg, face);
+    }
+    return entry;
+  };
+  const t0 = Date.now();
+  const key = engineCacheKey(engine, VARIANTS_VERSION, greyWorld.toString(), exposure.toString());
+  const { scored, fresh } = await scoreAll(dirs, CAMERA, cacheFile, key, score);
+  console.log(`camera-normalisation experiment: ${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+  const logitsOf = (features: 'S' | 'W' | 'WG') => (s: ScoredVariant) => (features === 'S' ? s.entry.features!.spoofLogits : s.entry.alt![features]!);
+  const scores = Object.fromEntries((['S', 'W', 'WG'] as const).map((n) => [n, outOfSourceScores(scored, models, t, logitsOf(n), [AS_TAKEN])]));
+  console.log(`out-of-source fits done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  const rates = framingReport(scored, scores, t, CAMERA);
+
+  console.log('\ndecision rule (pre-registered in the header):');
+  const chosen = framingRule(rates, 'S', ['W', 'WG'], CAMERA);
+  console.log(chosen ? `ship: ${chosen}` : 'no candidate qualifies: ship nothing');
+}
+
+if (require.main === module)
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

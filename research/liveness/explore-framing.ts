@@ -53,6 +53,7 @@ import {
   type ScoredVariant,
   VARIANTS,
   VARIANTS_VERSION,
+  type Variant,
 } from './eval-robustness';
 
 export type Outside = 'shift' | 'replicate' | 'reflect' | 'fit';
@@ -217,19 +218,19 @@ const p1 = (v: number) => (100 * v).toFixed(1);
  * (reported, not deciding) APCER per attack type as taken and the variants outside the issue's done-when bounds.
  * Returns the rates the decision rule reads.
  */
-export function framingReport(scored: ScoredVariant[], scores: Record<string, Map<ScoredVariant, number>>, t: number) {
+export function framingReport(scored: ScoredVariant[], scores: Record<string, Map<ScoredVariant, number>>, t: number, judged: readonly Variant[] = FRAMING) {
   const names = Object.keys(scores);
   const rates = (n: string, variant: string) => variantRates(scored, scores[n]!, variant, t);
 
   console.log(`\nout of source at ${t}: BPCER (rejected/live) APCER (accepted/spoof) per candidate`);
   console.log(`| variant | ${names.join(' | ')} |`);
   console.log(`|---|${names.map(() => '---').join('|')}|`);
-  for (const v of FRAMING) console.log(`| ${v.name} | ${names.map((n) => rates(n, v.name).text).join(' | ')} |`);
+  for (const v of judged) console.log(`| ${v.name} | ${names.map((n) => rates(n, v.name).text).join(' | ')} |`);
 
   console.log('\n95% bootstrap intervals over repositories: BPCER / APCER, percent');
   console.log(`| variant | ${names.join(' | ')} |`);
   console.log(`|---|${names.map(() => '---').join('|')}|`);
-  for (const v of FRAMING) {
+  for (const v of judged) {
     const cells = names.map((n) => {
       const { live, spoof } = rates(n, v.name);
       const [bl, bh] = rateInterval(live.map((s) => ({ group: s.row.group, hit: scores[n]!.get(s)! > t })));
@@ -240,7 +241,7 @@ export function framingReport(scored: ScoredVariant[], scores: Record<string, Ma
   }
 
   console.log('\nreported, not deciding: APCER per attack type as taken; the done-when check on these variants');
-  const variants = FRAMING.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
+  const variants = judged.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
   for (const n of names) {
     const { spoof } = rates(n, AS_TAKEN);
     const type = (ty: string) => {
@@ -262,8 +263,13 @@ export function framingReport(scored: ScoredVariant[], scores: Record<string, Ma
  * its APCER and BPCER are at most ref's + 2 points, (3) on every variant its APCER is at most ref's + 2 points. Prints
  * each candidate's verdict and returns the qualifying one with the smallest spread (ties: first in `order`).
  */
-export function framingRule(rates: (n: string, variant: string) => { bpcer: number; apcer: number }, ref: string, order: string[]): string | undefined {
-  const variants = FRAMING.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
+export function framingRule(
+  rates: (n: string, variant: string) => { bpcer: number; apcer: number },
+  ref: string,
+  order: string[],
+  judged: readonly Variant[] = FRAMING,
+): string | undefined {
+  const variants = judged.filter((v) => v.name !== AS_TAKEN).map((v) => v.name);
   const spread = (n: string) => Math.max(...variants.map((v) => Math.abs(rates(n, v).bpcer - rates(n, AS_TAKEN).bpcer)));
   const qualifying: Array<{ n: string; spread: number }> = [];
   for (const n of order) {
