@@ -146,7 +146,8 @@ async function main(): Promise<void> {
     return entry;
   };
   const t0 = Date.now();
-  const key = engineCacheKey(engine, VARIANTS_VERSION, fs.readFileSync(__filename, 'utf8').split('\nasync function main')[0]!);
+  // What the cached features depend on: the engine, the variants and how the embedding is read.
+  const key = engineCacheKey(engine, VARIANTS_VERSION, withOutputBefore.toString(), embeddingModel.toString());
   const { scored, fresh } = await scoreAll(dirs, FRAMING, cacheFile, key, score);
   console.log(`embedding experiment: ${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   console.log(`largest gap between this path's logit and the engine's: ${worstLogitGap} (box rounding in scoredFace may move it)`);
