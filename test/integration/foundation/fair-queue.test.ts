@@ -234,6 +234,8 @@ describe('fair queueing across tenants', function () {
         // Three jobs queued first; then a tenant with four waiting, its latest enqueued: the victim.
         const early = Array.from({ length: 3 }, (_, i) => runJob(`early-${n}`, `early-${i}`, budgetMs));
         for (let i = 0; i < 3; i++) await admit(`heavy-${n}`);
+        // Deadlines are whole milliseconds, and a tie goes to the greatest id: the victim's must be strictly later.
+        await new Promise((r) => setTimeout(r, 5));
         const victim = runJob(`heavy-${n}`, 'victim', budgetMs);
         await new Promise((r) => setTimeout(r, 100));
         // Tenants with three jobs each fill the queue; the first job that does not fit takes the victim's place.
