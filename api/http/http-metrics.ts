@@ -30,6 +30,7 @@ export function httpMetrics(metrics: Metrics) {
           bytesIn: Number(req.get('content-length') ?? 0),
           bytesOut: Number(res.getHeader('content-length') ?? 0),
           ip: req.ip,
+          ...(req.uploadCreditMs !== undefined && { uploadCreditMs: req.uploadCreditMs }),
           ...caller(req),
         },
         'request',
