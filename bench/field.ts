@@ -36,7 +36,8 @@ const HOSTILE_NO_FACE_CALLS = 40;
 const HOSTILE_BIG_UPLOADS = 20;
 const CONSOLE_LOADS = 5;
 const DATABASE_ERROR = /database unavailable|MongoServerSelectionError|MongoNetwork|MongoPoolCleared|MongoWaitQueueTimeout|MongoOperationTimeout|timed out/i;
-const BUDGET_ERROR = /No answer within the time budget/;
+/** A step ran out of the budget (shared/deadline.ts) or the job's result did not come in time (job-client.ts). */
+const BUDGET_ERROR = /No (answer|result) within the time budget/;
 
 interface Images {
   photo: string;
@@ -339,7 +340,7 @@ function print(r: StoreResult): void {
   );
   for (const p of r.pages)
     console.log(`  console /${p.page.padEnd(10)} ${p.status}  p50 ${f0(p.p50)}  max ${f0(p.max)} ms (${p.source}, ${CONSOLE_LOADS} loads)`);
-  console.log(`  service log: ${r.dbErrors} database errors, ${r.budgetErrors} "No answer within the time budget"`);
+  console.log(`  service log: ${r.dbErrors} database errors, ${r.budgetErrors} "No answer / No result within the time budget"`);
   for (const e of r.dbErrorExamples) console.log(`    e.g. ${e}`);
   console.log(`  RSS at rest (MiB): ${[...r.rssAtRest].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   console.log(`  peak RSS (MiB): ${[...r.rss].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
