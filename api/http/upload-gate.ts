@@ -5,6 +5,11 @@
 // its share is refused at once (429, nothing read, the connection closed by the error
 // handler); a body that would pass the total waits for room, within the request's deadline (503 after). So the
 // body bytes a process holds are bounded by the total, and one caller can hold at most its share of it.
+// Room goes to the waiting bodies fairly: first to the subject that has been given the fewest bytes since bodies
+// began to wait, then the one with the fewest bytes in flight, then the oldest; a new body joins the line. A burst
+// of many callers at once then reads one body of each waiting caller before a second of any, so the bodies read
+// last (and queued last) are callers' later calls, not every call of the callers that happened to come last
+// (bench:field: when the workers fell behind, whole customers got none of their calls).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppError } from '../../shared/errors';
 import { ServiceUnavailableError } from '../../shared/errors';
@@ -22,7 +27,10 @@ export interface UploadLimits {
 export class UploadGate {
   private total = 0;
   private readonly bySubject = new Map<string, number>();
-  private readonly waiters = new Set<() => void>();
+  /** Bodies waiting for room, oldest first; `grant` picks among them. */
+  private readonly waiting: Waiter[] = [];
+  /** Bytes given to each subject since bodies began to wait (forgotten when none waits). */
+  private readonly givenInLine = new Map<string, number>();
   /** For each request whose body is counted: gives its bytes back (once). */
   private readonly giveBack = new WeakMap<Request, () => void>();
 
@@ -47,7 +55,41 @@ export class UploadGate {
     const left = this.inFlight(subject) + bytes;
     if (left > 0) this.bySubject.set(subject, left);
     else this.bySubject.delete(subject);
-    if (bytes < 0) for (const wake of [...this.waiters]) wake();
+    if (bytes < 0) this.grant();
+  }
+
+  /** Bodies waiting for room (metrics and tests). */
+  waitingBodies(): number {
+    return this.waiting.length;
+  }
+
+  /** Whether `a` goes before `b`, an older waiter (see the header). */
+  private before(a: Waiter, b: Waiter): boolean {
+    const given = (this.givenInLine.get(a.subject) ?? 0) - (this.givenInLine.get(b.subject) ?? 0);
+    return given !== 0 ? given < 0 : this.inFlight(a.subject) < this.inFlight(b.subject);
+  }
+
+  /** Gives room to waiting bodies in turn while any fits (a body too big for the room left lets smaller ones by). */
+  private grant(): void {
+    for (;;) {
+      let best: Waiter | undefined;
+      for (const w of this.waiting) {
+        if (this.fits(w.subject, w.bytes) === 'total') continue;
+        if (!best || this.before(w, best)) best = w;
+      }
+      if (!best) break;
+      this.waiting.splice(this.waiting.indexOf(best), 1);
+      // Its subject's share filled while it waited: refused as it would have been on arrival.
+      if (this.fits(best.subject, best.bytes) === 'subject') {
+        best.settle(this.tooMany());
+        continue;
+      }
+      this.add(best.subject, best.bytes);
+      this.givenInLine.set(best.subject, (this.givenInLine.get(best.subject) ?? 0) + best.bytes);
+      best.granted = true;
+      best.settle();
+    }
+    if (this.waiting.length === 0) this.givenInLine.clear();
   }
 
   /** The request's body is in the queue (or no longer needed): its bytes no longer count. */
@@ -55,20 +97,23 @@ export class UploadGate {
     this.giveBack.get(req)?.();
   }
 
-  /** Waits until `bytes` fit the total (the subject's share is checked first and refuses at once). */
+  /** Waits for `bytes` of room in turn (see `grant`); the subject's share is checked first and refuses at once. */
   private async reserve(req: Request, subject: string, bytes: number): Promise<void> {
-    for (;;) {
-      const fit = this.fits(subject, bytes);
-      if (fit === 'yes') return this.add(subject, bytes);
-      if (fit === 'subject') throw this.tooMany();
-      let wake!: () => void;
-      const roomFreed = new Promise<void>((resolve) => (wake = resolve));
-      this.waiters.add(wake);
-      try {
-        await req.deadline.race('upload room', roomFreed);
-      } finally {
-        this.waiters.delete(wake);
-      }
+    const fit = this.fits(subject, bytes);
+    if (fit === 'subject') throw this.tooMany();
+    let settle!: (err?: AppError) => void;
+    const turn = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
+    const waiter: Waiter = { subject, bytes, granted: false, settle };
+    this.waiting.push(waiter);
+    this.grant();
+    try {
+      await req.deadline.race('upload room', turn);
+    } catch (err) {
+      // Out of time while waiting (or granted in the same instant): nothing of it stays counted or in line.
+      const at = this.waiting.indexOf(waiter);
+      if (at >= 0) this.waiting.splice(at, 1);
+      if (waiter.granted) this.add(subject, -bytes);
+      throw err;
     }
   }
 
@@ -126,4 +171,13 @@ export class UploadGate {
       parser(req, res, once);
     };
   }
+}
+
+interface Waiter {
+  subject: string;
+  bytes: number;
+  /** Its bytes were counted by `grant`. */
+  granted: boolean;
+  /** Resolves the wait, or refuses it with the share's error. */
+  settle: (err?: AppError) => void;
 }

@@ -11,13 +11,18 @@ import { quietLog } from '../../support/config';
 
 const BODY = Buffer.alloc(100_000, 1);
 
-/** An app whose route reads the body through the gate (room for one body), then waits until `release` is called. */
+/**
+ * An app whose route reads the body through the gate (room for one body), then waits until its `waiting` entry is
+ * called. Each body's caller is the `x-caller` header (the API's key id), and `readOrder` lists the `x-body` labels
+ * in the order the bodies were read.
+ */
 function gatedApp(handOff: boolean) {
   const gate = new UploadGate(
     { perSubjectBytes: 1_000_000, totalBytes: BODY.length, maxBodyBytes: 1_000_000 },
     () => new TooManyRequestsError('rate_limited', 'share', 1),
   );
   const waiting: Array<() => void> = [];
+  const readOrder: string[] = [];
   const app = express();
   app.use((req, _res, next) => {
     req.log = quietLog;
@@ -26,8 +31,9 @@ function gatedApp(handOff: boolean) {
   app.use(requestDeadline(1_500));
   app.post(
     '/upload',
-    gate.read(() => 'one caller', express.raw({ type: () => true, limit: 1_000_000 })),
+    gate.read((req) => req.get('x-caller') ?? 'one caller', express.raw({ type: () => true, limit: 1_000_000 })),
     async (req, res) => {
+      readOrder.push(req.get('x-body') ?? '');
       // As the liveness route does once the job and its bytes are in Redis.
       if (handOff) gate.handedOff(req);
       await new Promise<void>((resolve) => waiting.push(resolve));
@@ -35,7 +41,7 @@ function gatedApp(handOff: boolean) {
     },
   );
   app.use(errorHandler((err, _req, res) => res.status(err.httpStatus).json({ code: err.code })));
-  return { app, gate, waiting };
+  return { app, gate, waiting, readOrder };
 }
 
 async function listen(app: express.Express): Promise<{ server: Server; url: string }> {
@@ -67,6 +73,39 @@ describe('UploadGate: bodies in flight', () => {
       for (const release of waiting) release();
       expect((await first).status).to.equal(200);
       expect((await second).status).to.equal(200);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('gives room to the caller that has had the least since bodies began to wait, not to the oldest body', async () => {
+    const { app, gate, waiting: held, readOrder } = gatedApp(false);
+    const { server, url } = await listen(app);
+    const send = (caller: string, body: string) => fetch(url, { method: 'POST', body: BODY, headers: { 'x-caller': caller, 'x-body': body } });
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(done()).to.equal(true);
+    };
+    try {
+      const answers = [send('A', 'A1')];
+      await until(() => readOrder.length === 1);
+      // A's second and third bodies wait first, then B's first.
+      answers.push(send('A', 'A2'));
+      await until(() => gate.waitingBodies() === 1);
+      answers.push(send('A', 'A3'));
+      await until(() => gate.waitingBodies() === 2);
+      answers.push(send('B', 'B1'));
+      await until(() => gate.waitingBodies() === 3);
+      for (let read = 1; read < 4; read++) {
+        held[read - 1]!();
+        await until(() => readOrder.length === read + 1);
+      }
+      held[3]!();
+      // First come first served would read A1, A2, A3, B1: B waits behind every body A sent before it.
+      expect(readOrder).to.deep.equal(['A1', 'A2', 'B1', 'A3']);
+      for (const a of answers) expect((await a).status).to.equal(200);
+      expect(gate.inFlight()).to.equal(0);
+      expect(gate.waitingBodies()).to.equal(0);
     } finally {
       server.close();
     }
