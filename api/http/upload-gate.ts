@@ -101,6 +101,7 @@ export class UploadGate {
   private async reserve(req: Request, subject: string, bytes: number): Promise<void> {
     const fit = this.fits(subject, bytes);
     if (fit === 'subject') throw this.tooMany();
+    if (fit === 'yes' && this.waiting.length === 0) return this.add(subject, bytes);
     let settle!: (err?: AppError) => void;
     const turn = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
     const waiter: Waiter = { subject, bytes, granted: false, settle };
