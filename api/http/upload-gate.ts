@@ -6,10 +6,10 @@
 // handler); a body that would pass the total waits for room, within the request's deadline (503 after). So the
 // body bytes a process holds are bounded by the total, and one caller can hold at most its share of it.
 // Room goes to the waiting bodies fairly: first to the subject that has been given the fewest bytes since bodies
-// began to wait, then the one with the fewest bytes in flight, then the oldest; a new body joins the line. A burst
-// of many callers at once then reads one body of each waiting caller before a second of any, so the bodies read
-// last (and queued last) are callers' later calls, not every call of the callers that happened to come last
-// (bench:field: when the workers fell behind, whole customers got none of their calls).
+// began to wait, then the one with the fewest bytes in flight, then the oldest; while any waits, a new body joins
+// the line. A burst of many callers at once then reads one body of each waiting caller before a second of any, so
+// the bodies read last (and queued last) are callers' later calls, not every call of the callers that happened to
+// come last (bench:field: when the workers fell behind, whole customers got none of their calls).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppError } from '../../shared/errors';
 import { ServiceUnavailableError } from '../../shared/errors';
