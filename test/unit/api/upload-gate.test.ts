@@ -51,13 +51,14 @@ async function listen(app: express.Express): Promise<{ server: Server; url: stri
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload` };
 }
 
-async function untilReading(waiting: unknown[], n: number, ms: number): Promise<boolean> {
+/** Whether `done` holds within `ms`, polled every 10 ms. */
+async function eventually(done: () => boolean, ms = 1_000): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
-    if (waiting.length >= n) return true;
+    if (done()) return true;
     await new Promise((r) => setTimeout(r, 10));
   }
-  return false;
+  return done();
 }
 
 describe('UploadGate: bodies in flight', () => {
@@ -66,10 +67,10 @@ describe('UploadGate: bodies in flight', () => {
     const { server, url } = await listen(app);
     try {
       const first = fetch(url, { method: 'POST', body: BODY });
-      expect(await untilReading(waiting, 1, 1_000)).to.equal(true);
+      expect(await eventually(() => waiting.length >= 1)).to.equal(true);
       expect(gate.inFlight()).to.equal(0);
       const second = fetch(url, { method: 'POST', body: BODY });
-      expect(await untilReading(waiting, 2, 1_000), 'the second body is read while the first waits').to.equal(true);
+      expect(await eventually(() => waiting.length >= 2), 'the second body is read while the first waits').to.equal(true);
       for (const release of waiting) release();
       expect((await first).status).to.equal(200);
       expect((await second).status).to.equal(200);
@@ -82,23 +83,19 @@ describe('UploadGate: bodies in flight', () => {
     const { app, gate, waiting: held, readOrder } = gatedApp(false);
     const { server, url } = await listen(app);
     const send = (caller: string, body: string) => fetch(url, { method: 'POST', body: BODY, headers: { 'x-caller': caller, 'x-body': body } });
-    const until = async (done: () => boolean) => {
-      for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(done()).to.equal(true);
-    };
     try {
       const answers = [send('A', 'A1')];
-      await until(() => readOrder.length === 1);
+      expect(await eventually(() => readOrder.length === 1)).to.equal(true);
       // A's second and third bodies wait first, then B's first.
       answers.push(send('A', 'A2'));
-      await until(() => gate.waitingBodies() === 1);
+      expect(await eventually(() => gate.waitingBodies() === 1)).to.equal(true);
       answers.push(send('A', 'A3'));
-      await until(() => gate.waitingBodies() === 2);
+      expect(await eventually(() => gate.waitingBodies() === 2)).to.equal(true);
       answers.push(send('B', 'B1'));
-      await until(() => gate.waitingBodies() === 3);
+      expect(await eventually(() => gate.waitingBodies() === 3)).to.equal(true);
       for (let read = 1; read < 4; read++) {
         held[read - 1]!();
-        await until(() => readOrder.length === read + 1);
+        expect(await eventually(() => readOrder.length === read + 1)).to.equal(true);
       }
       held[3]!();
       // First come first served would read A1, A2, A3, B1: B waits behind every body A sent before it.
@@ -116,7 +113,7 @@ describe('UploadGate: bodies in flight', () => {
     const { server, url } = await listen(app);
     try {
       const first = fetch(url, { method: 'POST', body: BODY });
-      expect(await untilReading(waiting, 1, 1_000)).to.equal(true);
+      expect(await eventually(() => waiting.length >= 1)).to.equal(true);
       expect(gate.inFlight()).to.equal(BODY.length);
       const second = await fetch(url, { method: 'POST', body: BODY });
       expect(second.status).to.equal(503);
