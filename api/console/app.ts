@@ -5,18 +5,17 @@
 import express, { type Router } from 'express';
 import helmet from 'helmet';
 import { NotFoundError } from '../../shared/errors';
-import { Deadline } from '../../shared/deadline';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { AuditLog } from '../../shared/accounts/audit-log';
 import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { createMailer } from './mail/mailer';
-import { withDbDeadline } from '../../shared/db/deadline-scope';
 import type { Metrics } from '../../shared/metrics';
 import { CONSOLE_ASSETS_URL, serveAssets } from './assets';
 import { AttemptLimiter } from './attempts';
 import type { ConsoleDeps } from './context';
 import { csrfProtect, loadSession } from './http';
 import { consoleErrorHandler } from './errors';
+import { consoleRequestDeadline } from './request-deadline';
 import { HmacRegistrationSigner } from './registration-token';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, SessionStore } from './session';
 import { deriveKey } from './secrets';
@@ -126,12 +125,9 @@ export interface ConsoleApp {
 export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
-  // The console's own budget from the request's arrival at this router (the front-end's preamble before it is
-  // synchronous); every database call the request makes is bounded by it (shared/db/deadline-scope.ts).
-  router.use((req, _res, next) => {
-    req.deadline = Deadline.after(d.config.CONSOLE_BUDGET_MS);
-    withDbDeadline(req.deadline, next);
-  });
+  // The console's own budget; its database calls and, as a backstop, its answer are bounded by it.
+  const errors = consoleErrorHandler(d);
+  router.use(consoleRequestDeadline(d.config.CONSOLE_BUDGET_MS, errors));
   router.use(consoleHelmet(d.cookie.secure));
   router.use((_req, res, next) => {
     // Pages carry one-time secrets and CSRF tokens: never cache them anywhere.
@@ -159,7 +155,7 @@ export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   router.use(() => {
     throw new NotFoundError('There is no console page at this address.');
   });
-  router.use(consoleErrorHandler(d));
+  router.use(errors);
   // The marketplace's server-to-server entry point (signed events; no session or CSRF): see docs/billing.md.
   const marketplace = marketplaceRoutes({
     secret: marketplaceSecret(d.config)!,

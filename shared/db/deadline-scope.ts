@@ -3,8 +3,9 @@
 // aggregation started inside that scope the time left — maxTimeMS for the server and timeoutMS for the
 // driver, so a store that stops answering altogether still ends the call in time (MongoOperationTimeoutError,
 // which isDatabaseUnavailable maps to 503). Outside a scope (workers, scripts, start-up) nothing changes.
-// Not covered: Model.create/save (mongoose passes no timeout to insertOne); those stay bounded by the pool's
-// socketTimeoutMS (shared/db/mongo.ts), which equals the shipped 10 s console budget.
+// Not covered: Model.create/save (mongoose passes no timeout to insertOne), bounded only by the pool's
+// socketTimeoutMS (shared/db/mongo.ts); the console's answer is still bounded, by its backstop
+// (api/console/request-deadline.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Aggregate, MongooseQueryMiddleware, Query, Schema } from 'mongoose';
 import type { Deadline } from '../deadline';

@@ -1,0 +1,44 @@
+// Owns the console's request deadline: CONSOLE_BUDGET_MS from the request's arrival at the console router (the
+// front-end's preamble before it is synchronous). Two layers keep the promise "503 within the budget + 1 s":
+// - every database call the request makes is given the time left (shared/db/deadline-scope.ts), so a stalled
+//   store normally ends the waiting step at the deadline and the route's error becomes the 503;
+// - a backstop answers 503 itself if nothing has been sent shortly after the deadline, whatever step is still
+//   waiting. The driver does not always keep to the time it is given (mongodb 6.20 retries a read after its pool
+//   was cleared and selects a server for the retry with its own serverSelectionTimeoutMS, not the time left:
+//   measured 0.5–3 s late), and create/save carry no timeout at all.
+// After a backstop answer the late step's result or error is dropped (logged), never a second answer; work it
+// started (a database write) may still complete, as with any deadline.
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { Deadline, DeadlineExceededError } from '../../shared/deadline';
+import { withDbDeadline } from '../../shared/db/deadline-scope';
+
+/** How long after the deadline the backstop waits, so a step that timed out on its own is the one that answers (and is logged). */
+const BACKSTOP_GRACE_MS = 100;
+
+const ANSWERED_AT_DEADLINE = Symbol('answeredAtDeadline');
+type Marked = Response & { [ANSWERED_AT_DEADLINE]?: true };
+
+/** Sets `req.deadline`, scopes the request's database calls to it, and arms the backstop that answers through `answer`. */
+export function consoleRequestDeadline(budgetMs: number, answer: ErrorRequestHandler): RequestHandler {
+  return (req, res, next) => {
+    req.deadline = Deadline.after(budgetMs);
+    const backstop = setTimeout(() => {
+      if (res.headersSent) return;
+      req.log?.warn({ budgetMs }, 'console request still waiting at its deadline: answered 503 by the backstop');
+      void answer(new DeadlineExceededError('console request'), req, res, () => undefined);
+      (res as Marked)[ANSWERED_AT_DEADLINE] = true; // after the call: `answer` itself checks the mark
+    }, req.deadline.remainingMs() + BACKSTOP_GRACE_MS);
+    res.once('close', () => clearTimeout(backstop));
+    withDbDeadline(req.deadline, next);
+  };
+}
+
+/**
+ * True when the backstop already answered this request; the route's late outcome (an error, or the
+ * ERR_HTTP_HEADERS_SENT its own answer raises) is then only logged.
+ */
+export function answeredAtDeadline(req: Request, res: Response, late: unknown): boolean {
+  if (!(res as Marked)[ANSWERED_AT_DEADLINE]) return false;
+  req.log?.info({ err: late }, 'late outcome of a console request answered at its deadline: dropped');
+  return true;
+}
