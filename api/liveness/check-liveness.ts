@@ -79,7 +79,7 @@ export function parseLivenessJson(body: Buffer): LivenessRequest {
   const format = members?.get('image_format')?.toString('latin1');
   const othersPlain = members !== null && [...members].every(([name, value]) => name === 'image' || !hasControlCharacter(value));
   if (text && text.length <= MAX_IMAGE_BASE64_CHARS && (format === 'jpeg' || format === 'png') && othersPlain) {
-    const image = decodeStrictBase64(text.toString('latin1'));
+    const image = decodeStrictBase64(text);
     if (image && image.length > 0) {
       return {
         image,

@@ -1,15 +1,20 @@
-// decodeStrictBase64 against the rule it replaces (the regular expression plus length % 4 !== 1), on edge
-// cases and on seeded random texts built from valid groups with one character changed.
+// decodeStrictBase64 against the rule it keeps (the regular expression plus length % 4 !== 1, then Buffer.from),
+// on edge cases and on seeded random texts built from valid groups with one character changed, as a string and
+// as bytes.
 import { expect } from 'chai';
 import { decodeStrictBase64 } from '../../../api/liveness/strict-base64';
 import { seededRandom } from '../../../research/stats';
 
 const oldRule = (t: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(t) && t.length % 4 !== 1;
 
+/** The text as the general JSON parser hands it over (a string) and as the body holds it (its UTF-8 bytes). */
 function agrees(t: string): void {
-  const bytes = decodeStrictBase64(t);
-  expect(bytes !== null, JSON.stringify(t)).to.equal(oldRule(t));
-  if (bytes) expect(bytes.equals(Buffer.from(t, 'base64')), JSON.stringify(t)).to.equal(true);
+  for (const form of [t, Buffer.from(t, 'utf8')]) {
+    const what = `${JSON.stringify(t)} as ${typeof form === 'string' ? 'a string' : 'bytes'}`;
+    const bytes = decodeStrictBase64(form);
+    expect(bytes !== null, what).to.equal(oldRule(t));
+    if (bytes) expect(bytes.equals(Buffer.from(t, 'base64')), what).to.equal(true);
+  }
 }
 
 describe("decodeStrictBase64 (the image field's Base64 check)", () => {
@@ -79,5 +84,6 @@ describe("decodeStrictBase64 (the image field's Base64 check)", () => {
   it('decodes what Buffer decodes for valid text', () => {
     const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) & 255));
     expect(decodeStrictBase64(bytes.toString('base64'))!.equals(bytes)).to.equal(true);
+    expect(decodeStrictBase64(Buffer.from(bytes.toString('base64')))!.equals(bytes)).to.equal(true);
   });
 });
