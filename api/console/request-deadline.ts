@@ -6,7 +6,8 @@
 //   waiting. The driver does not always keep to the time it is given (mongodb 6.20 retries a read after its pool
 //   was cleared and selects a server for the retry with its own serverSelectionTimeoutMS, not the time left:
 //   measured 0.5–3 s late), and create/save carry no timeout at all.
-// After a backstop answer the late step's result or error is dropped (logged), never a second answer; work it
+// A try-it route, whose job has its service's own budget from submission, moves the deadline to the job's when
+// that is later (moveConsoleDeadline). After a backstop answer the late step's result or error is dropped (logged), never a second answer; work it
 // started (a database write) may still complete, as with any deadline.
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { Deadline, DeadlineExceededError } from '../../shared/deadline';
@@ -22,15 +23,29 @@ type Marked = Response & { [ANSWERED_AT_DEADLINE]?: true };
 export function consoleRequestDeadline(budgetMs: number, answer: ErrorRequestHandler): RequestHandler {
   return (req, res, next) => {
     req.deadline = Deadline.after(budgetMs);
-    const backstop = setTimeout(() => {
-      if (res.headersSent) return;
-      req.log?.warn({ budgetMs }, 'console request still waiting at its deadline: answered 503 by the backstop');
-      void answer(new DeadlineExceededError('console request'), req, res, () => undefined);
-      (res as Marked)[ANSWERED_AT_DEADLINE] = true; // after the call: `answer` itself checks the mark
-    }, req.deadline.remainingMs() + BACKSTOP_GRACE_MS);
+    let backstop: NodeJS.Timeout;
+    const arm = () => {
+      backstop = setTimeout(() => {
+        if (res.headersSent) return;
+        // A route that took a later deadline (a try-it job's own budget: moveConsoleDeadline) is held to that one.
+        if (req.deadline.remainingMs() > 0) return arm();
+        req.log?.warn({ budgetMs }, 'console request still waiting at its deadline: answered 503 by the backstop');
+        void answer(new DeadlineExceededError('console request'), req, res, () => undefined);
+        (res as Marked)[ANSWERED_AT_DEADLINE] = true; // after the call: `answer` itself checks the mark
+      }, req.deadline.remainingMs() + BACKSTOP_GRACE_MS);
+    };
+    arm();
     res.once('close', () => clearTimeout(backstop));
     withDbDeadline(req.deadline, next);
   };
+}
+
+/**
+ * Moves a console request's deadline (and so its backstop) later, to `deadline`, when that is later: a try-it job
+ * has its service's own budget from its submission, which can end after the console's (a slow upload came first).
+ */
+export function moveConsoleDeadline(req: Request, deadline: Deadline): void {
+  if (deadline.at > req.deadline.at) req.deadline = deadline;
 }
 
 /**

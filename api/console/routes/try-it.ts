@@ -7,6 +7,7 @@ import express, { Router, type Request } from 'express';
 import { AppError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { monthOf, nextMonthStart } from '../../../shared/billing/month';
 import { Deadline } from '../../../shared/deadline';
+import { moveConsoleDeadline } from '../request-deadline';
 import {
   QUEUE_NAMES,
   type QueueName,
@@ -48,11 +49,13 @@ type TryService = 'emotion' | 'liveness';
  */
 async function runTryItJob<I, R>(d: ConsoleDeps, req: Request, queueName: QueueName, input: I, payload: Buffer, budgetMs: number): Promise<R> {
   const jobs = await d.jobsFor(queueName);
+  const deadline = Deadline.after(budgetMs);
+  moveConsoleDeadline(req, deadline);
   const answer = await jobs.call<I, R>({
     requestId: req.requestId,
     input,
     payload,
-    deadline: Deadline.after(budgetMs),
+    deadline,
     tenant: customerIdOf(req),
     log: req.log,
   });

@@ -7,7 +7,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { consoleErrorHandler } from '../../../api/console/errors';
 import type { ConsoleDeps } from '../../../api/console/context';
-import { consoleRequestDeadline } from '../../../api/console/request-deadline';
+import { consoleRequestDeadline, moveConsoleDeadline } from '../../../api/console/request-deadline';
+import { Deadline } from '../../../shared/deadline';
 import { ServiceUnavailableError } from '../../../shared/errors';
 import { createLogger } from '../../../shared/logger';
 
@@ -56,6 +57,12 @@ describe('The console request deadline backstop', function () {
       throw new ServiceUnavailableError('the store answered at last: unavailable');
     });
     router.get('/quick', (_req, res) => res.send('on time'));
+    // Like a try-it route: its job has a later deadline of its own, and answers after the console's first one.
+    router.get('/job-with-its-own-budget', async (req, res) => {
+      moveConsoleDeadline(req, Deadline.after(BUDGET_MS * 4));
+      await wait(BUDGET_MS * 2);
+      res.send('answered by the job');
+    });
     router.use(errors);
     const app = express();
     app.use('/console', router);
@@ -97,6 +104,12 @@ describe('The console request deadline backstop', function () {
     expect(logged).not.to.include('unhandled error');
     const next = await timedGet('/console/quick');
     expect(next.res.status).to.equal(200);
+  });
+
+  it("holds a route that moved its deadline later (a try-it job's own budget) to the later one", async () => {
+    const { res, html } = await timedGet('/console/job-with-its-own-budget');
+    expect(res.status).to.equal(200);
+    expect(html).to.equal('answered by the job');
   });
 
   it('leaves a request answered in time alone', async () => {
