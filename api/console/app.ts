@@ -126,8 +126,8 @@ export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   const d = buildConsoleDeps(deps);
   const router = express.Router();
   // The console's own budget; its database calls and, as a backstop, its answer are bounded by it.
-  const errors = consoleErrorHandler(d);
-  router.use(consoleRequestDeadline(d.config.CONSOLE_BUDGET_MS, errors));
+  const deadline = consoleRequestDeadline(d.config.CONSOLE_BUDGET_MS, consoleErrorHandler(d));
+  router.use(deadline.start);
   router.use(consoleHelmet(d.cookie.secure));
   router.use((_req, res, next) => {
     // Pages carry one-time secrets and CSRF tokens: never cache them anywhere.
@@ -155,7 +155,7 @@ export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   router.use(() => {
     throw new NotFoundError('There is no console page at this address.');
   });
-  router.use(errors);
+  router.use(deadline.errors);
   // The marketplace's server-to-server entry point (signed events; no session or CSRF): see docs/billing.md.
   const marketplace = marketplaceRoutes({
     secret: marketplaceSecret(d.config)!,

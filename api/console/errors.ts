@@ -7,7 +7,6 @@ import { AppError, PayloadTooLargeError } from '../../shared/errors';
 import { errorHandler, type FrameworkErrorWording } from '../http/error-handler';
 import { pageContext, sendPage, type ConsoleDeps } from './context';
 import { SessionRequiredError } from './http';
-import { answeredAtDeadline } from './request-deadline';
 import { errorPage } from './views/layout';
 
 /** The JSON routes the try-it pages' scripts call (paths under /console). */
@@ -59,10 +58,8 @@ async function renderPage(d: ConsoleDeps, e: AppError, req: Request, res: Respon
 }
 
 export function consoleErrorHandler(d: ConsoleDeps): ErrorRequestHandler {
-  const handle = errorHandler(
+  return errorHandler(
     async (e, req, res) => (isTryItApi(req) ? { error: { code: e.code, message: messageOf(e, req) } } : renderPage(d, e, req, res)),
     (req) => (isTryItApi(req) ? TRY_IT_WORDING : PAGE_WORDING),
   );
-  // A request the deadline's backstop already answered (request-deadline.ts) gets no second answer.
-  return (err, req, res, next) => (answeredAtDeadline(req, res, err) ? undefined : handle(err, req, res, next));
 }

@@ -19,9 +19,16 @@ const BACKSTOP_GRACE_MS = 100;
 const ANSWERED_AT_DEADLINE = Symbol('answeredAtDeadline');
 type Marked = Response & { [ANSWERED_AT_DEADLINE]?: true };
 
-/** Sets `req.deadline`, scopes the request's database calls to it, and arms the backstop that answers through `answer`. */
-export function consoleRequestDeadline(budgetMs: number, answer: ErrorRequestHandler): RequestHandler {
-  return (req, res, next) => {
+export interface ConsoleRequestDeadline {
+  /** First on the router: sets `req.deadline`, scopes the request's database calls to it and arms the backstop. */
+  start: RequestHandler;
+  /** Last on the router: `answer`, except for a request the backstop already answered (its late outcome is logged). */
+  errors: ErrorRequestHandler;
+}
+
+/** The console's deadline; `answer` is its error handler, which the backstop answers through too. */
+export function consoleRequestDeadline(budgetMs: number, answer: ErrorRequestHandler): ConsoleRequestDeadline {
+  const start: RequestHandler = (req, res, next) => {
     req.deadline = Deadline.after(budgetMs);
     let backstop: NodeJS.Timeout;
     const arm = () => {
@@ -30,14 +37,20 @@ export function consoleRequestDeadline(budgetMs: number, answer: ErrorRequestHan
         // A route that took a later deadline (a try-it job's own budget: moveConsoleDeadline) is held to that one.
         if (req.deadline.remainingMs() > 0) return arm();
         req.log?.warn({ budgetMs }, 'console request still waiting at its deadline: answered 503 by the backstop');
+        (res as Marked)[ANSWERED_AT_DEADLINE] = true;
         void answer(new DeadlineExceededError('console request'), req, res, () => undefined);
-        (res as Marked)[ANSWERED_AT_DEADLINE] = true; // after the call: `answer` itself checks the mark
       }, req.deadline.remainingMs() + BACKSTOP_GRACE_MS);
     };
     arm();
     res.once('close', () => clearTimeout(backstop));
     withDbDeadline(req.deadline, next);
   };
+  const errors: ErrorRequestHandler = (err, req, res, next) => {
+    if (!(res as Marked)[ANSWERED_AT_DEADLINE]) return answer(err, req, res, next);
+    // The route's late outcome: an error, or the ERR_HTTP_HEADERS_SENT its own answer raised.
+    req.log?.info({ err }, 'late outcome of a console request answered at its deadline: dropped');
+  };
+  return { start, errors };
 }
 
 /**
@@ -46,14 +59,4 @@ export function consoleRequestDeadline(budgetMs: number, answer: ErrorRequestHan
  */
 export function moveConsoleDeadline(req: Request, deadline: Deadline): void {
   if (deadline.at > req.deadline.at) req.deadline = deadline;
-}
-
-/**
- * True when the backstop already answered this request; the route's late outcome (an error, or the
- * ERR_HTTP_HEADERS_SENT its own answer raises) is then only logged.
- */
-export function answeredAtDeadline(req: Request, res: Response, late: unknown): boolean {
-  if (!(res as Marked)[ANSWERED_AT_DEADLINE]) return false;
-  req.log?.info({ err: late }, 'late outcome of a console request answered at its deadline: dropped');
-  return true;
 }

@@ -33,14 +33,14 @@ describe('The console request deadline backstop', function () {
   const log = createLogger('test', 'debug', { write: (line: string) => void logged.push(JSON.parse(line).msg) });
 
   function consoleLikeApp(): Express {
-    const errors = consoleErrorHandler(deps);
+    const deadline = consoleRequestDeadline(BUDGET_MS, consoleErrorHandler(deps));
     const router = express.Router();
     router.use((req, _res, next) => {
       req.log = log;
       req.requestId = 'req-1';
       next();
     });
-    router.use(consoleRequestDeadline(BUDGET_MS, errors));
+    router.use(deadline.start);
     router.get('/stuck-then-answers/:id', async (req, res) => {
       await wait(STUCK_MS);
       try {
@@ -63,7 +63,7 @@ describe('The console request deadline backstop', function () {
       await wait(BUDGET_MS * 2);
       res.send('answered by the job');
     });
-    router.use(errors);
+    router.use(deadline.errors);
     const app = express();
     app.use('/console', router);
     return app;
