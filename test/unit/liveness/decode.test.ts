@@ -27,7 +27,9 @@ describe('the working image of a JPEG', () => {
   it('keeps the long side at or above the minimum and below twice it once shrunk (up to 40 MP: 7300 px)', () => {
     for (let side = 2 * MIN; side <= 7300; side += 7) {
       const working = Math.floor(side / workingShrink(side, MIN));
-      expect(working, `long side ${side}`).to.be.at.least(MIN).and.below(2 * MIN);
+      expect(working, `long side ${side}`)
+        .to.be.at.least(MIN)
+        .and.below(2 * MIN);
     }
   });
 
