@@ -14,12 +14,13 @@ import sharp from 'sharp';
 import { createRedis, closeRedis, waitUntilReady } from '../shared/redis';
 import { createModels } from '../shared/db/models';
 import { outboxKey } from '../shared/billing/usage-outbox';
-import { defaultModelsDir, varDir } from '../shared/paths';
+import { varDir } from '../shared/paths';
 import { describeDocstore } from '../dev/engines/local-engines';
 import { DB_NAME, fullScale, pg, pgUrl, readSeed, seed, seedPlace, type SeedManifest, type Store } from './support/seed';
 import { call, f0, pct, tally, type Shot, type Tally } from './support/measure';
 import { postgresPeakMiB, startService, type Service } from './support/service';
 import { ConsoleVisitor, serverMsOf } from './support/console';
+import { phonePhoto } from '../dev/harness/sample-images';
 import { loadAvg, runMain } from './support/main';
 
 const argValue = (name: string): string | undefined => {
@@ -47,22 +48,16 @@ interface Images {
   tenMb: string;
 }
 
-/** The phone-sized photo: the shipped sample face upscaled to 1600x1200, the JPEG quality that lands nearest 250 KB. */
+/** The phone-sized photo (dev/harness/sample-images.ts), a 40 MP photo without a face, a 10 MB body. */
 async function images(): Promise<Images> {
-  const samples = fs.readFileSync(path.join(defaultModelsDir, 'fixtures', 'human-samples.jpg'));
-  const face = sharp(samples).extract({ left: 325, top: 0, width: 213, height: 160 }).resize(1600, 1200, { fit: 'cover' });
-  let best: Buffer | null = null;
-  for (const quality of [70, 80, 85, 90, 93, 95, 97]) {
-    const jpeg = await face.clone().jpeg({ quality }).toBuffer();
-    if (!best || Math.abs(jpeg.length - 250_000) < Math.abs(best.length - 250_000)) best = jpeg;
-  }
+  const best = await phonePhoto();
   // 40 megapixels without a face: grey with mild noise (decoding it costs the worker what a real 40 MP photo does).
   const noFace = await sharp({ create: { width: 7300, height: 5480, channels: 3, background: '#777', noise: { type: 'gaussian', mean: 120, sigma: 6 } } })
     .jpeg({ quality: 40 })
     .toBuffer();
   return {
-    photo: JSON.stringify({ image: best!.toString('base64'), image_format: 'jpeg' }),
-    photoBytes: best!.length,
+    photo: JSON.stringify({ image: best.toString('base64'), image_format: 'jpeg' }),
+    photoBytes: best.length,
     noFace: JSON.stringify({ image: noFace.toString('base64'), image_format: 'jpeg' }),
     noFaceBytes: noFace.length,
     tenMb: JSON.stringify({ image: 'A'.repeat(10 * 1024 * 1024 - 40), image_format: 'jpeg' }),

@@ -16,6 +16,7 @@ import { openSession, ort } from '../workers/runtime/onnx-session';
 import { BUILTIN_SPOOF_SPECS, openSpoofSession, SpoofModel } from '../workers/liveness/engine/spoof';
 import { median, timeMedian } from './timing';
 import { loadAvg, runMain } from './support/main';
+import { phonePhoto } from '../dev/harness/sample-images';
 
 const ms = (v: number) => v.toFixed(1).padStart(7);
 /** Milliseconds of CPU (user + system, all threads) since `from`. */
@@ -32,8 +33,7 @@ async function images(modelsDir: string): Promise<Array<{ name: string; bytes: B
   // Phone cameras write 3-5 MB at this size; an upscaled thumbnail is too smooth and would decode faster
   // than a real photo, so sensor-like noise is blended in to give the JPEG a realistic entropy.
   const twelve = await big(face);
-  // The phone-sized photo of bench:field: 1600x1200 at the JPEG quality that lands nearest 250 KB (97).
-  const phone = await face.clone().resize(1600, 1200, { fit: 'cover' }).jpeg({ quality: 97 }).toBuffer();
+  const phone = await phonePhoto();
   // Turned a quarter without an EXIF tag (an upload path that strips it): the engine searches the orientation.
   const turned = (bytes: Buffer, q: number) => sharp(bytes).rotate(90).jpeg({ quality: q }).toBuffer();
   return [

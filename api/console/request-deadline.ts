@@ -7,8 +7,8 @@
 //   was cleared and selects a server for the retry with its own serverSelectionTimeoutMS, not the time left:
 //   measured 0.5–3 s late), and create/save carry no timeout at all.
 // A try-it route, whose job has its service's own budget from submission, moves the deadline to the job's when
-// that is later (moveConsoleDeadline). After a backstop answer the late step's result or error is dropped (logged), never a second answer; work it
-// started (a database write) may still complete, as with any deadline.
+// that is later (moveConsoleDeadline). After a backstop answer the late step's result or error is dropped
+// (logged), never a second answer; work it started (a database write) may still complete, as with any deadline.
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { Deadline, DeadlineExceededError } from '../../shared/deadline';
 import { withDbDeadline } from '../../shared/db/deadline-scope';

@@ -21,6 +21,20 @@ export async function portraitAt(width: number, quality: number): Promise<Buffer
     .toBuffer();
 }
 
+/**
+ * bench:field's phone-sized photo: the sheet's third face (framed a little wider than `portrait`) upscaled to
+ * 1600x1200, at the JPEG quality that lands nearest 250 KB (97: 264 KB).
+ */
+export async function phonePhoto(): Promise<Buffer> {
+  const face = sharp(SAMPLES).extract({ left: 325, top: 0, width: 213, height: 160 }).resize(1600, 1200, { fit: 'cover' });
+  let best: Buffer | null = null;
+  for (const quality of [70, 80, 85, 90, 93, 95, 97]) {
+    const jpeg = await face.clone().jpeg({ quality }).toBuffer();
+    if (!best || Math.abs(jpeg.length - 250_000) < Math.abs(best.length - 250_000)) best = jpeg;
+  }
+  return best!;
+}
+
 /** A flat grey picture: decodes fine, shows no face. */
 export async function blank(format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
   const img = sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 128, g: 128, b: 128 } } });
