@@ -1,15 +1,12 @@
 -- Decides a job's admission to the fair queue and, when admitted, counts it as its tenant's waiting job, in one
--- step (shared/queues/fair-queue.ts; its header explains the estimate). Each tenant's keys are reached by name
--- from the prefix given: they share the queue prefix's hash tag, so they sit in the declared keys' slot.
+-- step; may push out other tenants' latest waiting jobs to make it fit (docs/reliability.md, "Fair queueing across
+-- tenants"). Tenants' keys are reached by name from the prefix given, in the declared keys' hash-tag slot.
 -- KEYS[1]: tenants, KEYS[2]: this tenant's waiting jobs.
 -- ARGV: key prefix of a tenant's set, tenant, job id, deadline (epoch ms), now (epoch ms), service ms (-1: not
 --   measured yet), workers, usable ms, ceiling of waiting jobs in all (0: none), scale (a tenant's cost figure x
 --   scale = its time per job), key prefix of a tenant's cost, quantum ms, key prefix of an evicted job's mark, most
 --   work (ms) one admission may evict.
--- Push-out: a job that does not fit takes the place of waiting jobs, one at a time, each the latest job of the
--- tenant with the most waiting work among those whose latest job is ahead of it and which keep at least as much
--- waiting work as this job's tenant will have, when taking at most that much work makes it fit (else nothing is taken).
--- A taken job leaves its tenant's set and is marked evicted (its worker answers it 503 at once, unrun).
+-- A pushed-out job leaves its tenant's set and is marked evicted (its worker answers it 503 at once, unrun).
 -- Returns {verdict (0 admitted, 1 expected wait too long, 2 ceiling), rank, ahead, waiting, expected wait ms (-1),
 --   round, then for each evicted job its id and its tenant}.
 local now = tonumber(ARGV[5])

@@ -1,62 +1,12 @@
-// Owns fair queueing across tenants: each tenant's waiting jobs in Redis, the round (queue priority) a new job
-// takes, and the admission decision made from the work that would be ahead of it in that order.
-//
-// Why fair queueing (and not a per-tenant concurrency cap): the workers are few (one emotion worker, a couple of
-// liveness workers), so a cap of "one worker per tenant" would either leave workers idle while a single tenant
-// has work (a tenant alone must be able to use them all) or still let one tenant hold every worker when the cap
-// is set to the worker count. Fair queueing costs nothing when a tenant is alone and bounds what a flooding tenant
-// does to the others to about one quantum of its work plus the jobs already running.
-//
-// The order is by rounds of work (deficit round robin in BullMQ priorities): a job's round is 1 + its tenant's
-// waiting work ahead of it (waiting jobs × the tenant's own time per job) ÷ the quantum (a tenth of the request's
-// budget: 1 s for liveness, 0.5 s for emotion), and its BullMQ priority is its round; within a round BullMQ keeps
-// arrival order. So everyone's first quantum of work is served in arrival order (a burst of ordinary calls keeps
-// FIFO, and admission's estimate of it holds), while a tenant with more waiting goes to later rounds, behind a
-// polite tenant's first job. Priorities by rank alone (a tenant's n-th job, priority n) were tried first: a burst of
-// 30 customers × 10 calls was then reordered across customers as it arrived, and 34–46 of 300 calls admitted early
-// were passed by calls admitted later and waited out their budget. A quantum of a fiftieth (tried in session 11)
-// did the same: in bench:field's cold burst every customer got some of its 5 calls, but 27–34 calls admitted early
-// were passed and waited out their budget (2 of 300 in the bursts test). A fixed share per tenant once the queue is
-// half full was tried too: every tenant got some, but a burst of 30 customers that the estimate nearly fitted lost
-// a third of its answers.
-//
-// A full queue (push-out). With a tenth, a burst that overflows the budget was first come, first served by
-// customer (bench:field: 17–33 of 60 customers got none of their 5 calls). So a job that does not fit takes the
-// place of waiting jobs instead of being refused, when that is fair: one at a time, each the latest job of the
-// tenant with the most waiting work whose latest job is ahead of this one, only while that tenant keeps at least as
-// much waiting work as this job's tenant then has (a tenant's only job is never taken; a flooding tenant's own next
-// job finds no one to take from), and only if at most a quantum of work per worker makes it fit (else it is refused
-// and nothing is taken). A taken job leaves its tenant's set and is marked evicted in the same script; the evicting API
-// process moves it to the front of the BullMQ queue, where the next free worker answers it 503 "at capacity" without
-// running it (unbilled, like a refusal at admission), so its caller hears within a job's time, not at its deadline.
-// A job evicted before its enqueue landed is moved up by its own API process, which looks once it is enqueued; a
-// worker taking a job asks, in one MULTI with its leaving the set, whether it was evicted. Work ahead of every other
-// job only shrinks: the newcomer joins the end of its round, where the evicted jobs' time was. Measured: README
-// Decisions (bench:field: every customer served in four of seven runs, as many answers in all). Not taken: a job in
-// a later round than the newcomer's (behind it anyway), nor the first-round jobs of a tenant whose latest job is in a
-// later round (the estimate counts that tenant's first round as full either way), so a burst of about a quantum per
-// customer, admitted while the time per job reads high, is still first come, first served by customer.
-//
-// The waiting jobs are one sorted set per tenant (member: job id, score: the job's deadline) and a sorted set of
-// tenants. A job enters its tenant's set at admission (one Lua script decides and adds atomically, so concurrent
-// admissions in several API processes see each other at once) and leaves it when a worker takes it, when it is
-// withdrawn or timed out by the API. A job whose API process died leaves by itself: entries past their deadline are
-// dropped at the next admission (a worker skips such a job anyway), so the counts heal without a sweeper. The
-// script reaches each tenant's keys by name from the prefix it is given: they share the queue prefix's hash tag
-// ({lc}), so they sit in one Redis Cluster slot with the keys it declares.
-//
-// Admission estimates a job's wait from the work ahead of it: its own tenant's waiting work, and of every other
-// tenant with jobs waiting, its work in rounds up to this job's (at most round × quantum) — and at least
-// (round − 1) × quantum, since that tenant's later jobs in earlier rounds will pass this one too — shared by the
-// workers, plus this job's own time; each tenant's work at its own time per job (a tenant's jobs may cost far more
-// than the average: long audio). A flooding tenant's late jobs see everyone's work ahead and are shed; a polite
-// tenant's first job sees at most a quantum per busy tenant and is admitted. Jobs of tenants idle at its admission
-// may still pass an admitted job of a later round; it then waits longer than estimated and, at worst, ends at its
-// deadline with 503, uncharged.
+// Owns fair queueing across tenants: each tenant's waiting jobs in Redis (one sorted set per tenant, scored by
+// deadline), the round (BullMQ priority) a new job takes, the admission decision made from the work that would be
+// ahead of it in that order, and push-out (a job that does not fit may take the place of the latest waiting jobs of
+// the tenants with the most waiting work). The design, its measurements and what was tried instead:
+// docs/reliability.md, "Fair queueing across tenants".
 import type { Redis } from 'ioredis';
 import { luaScript } from '../redis-script';
 
-/** The quantum as a share of the request's remaining budget at admission (see the header). */
+/** The quantum as a share of the request's remaining budget at admission (docs/reliability.md). */
 export const FAIR_QUANTUM_SHARE = 0.1;
 
 /** What a caller refused for capacity hears: at admission, or when its waiting job gave its place to another tenant's. */
