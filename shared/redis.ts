@@ -16,7 +16,7 @@ export function createRedis(url: string, role: RedisRole, name?: string): Redis 
   const common: RedisOptions = { retryStrategy, connectionName: name, lazyConnect: false };
   const byRole: Record<RedisRole, RedisOptions> = {
     // Auto-pipelining: the commands of one event-loop tick go out in one write (a burst's requests each make several
-    // small ones; one socket write per command was ~1.5 ms of the liveness API's CPU per call in bench:field).
+    // small ones, and a socket write per command costs the API process CPU it needs for the burst).
     producer: { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, enableAutoPipelining: true },
     worker: { maxRetriesPerRequest: null, enableReadyCheck: true },
     subscriber: { maxRetriesPerRequest: null },

@@ -108,8 +108,8 @@ export class CreditLedger {
    * The document is read around the read of the undrained calls, until no drainer wrote it in between (its `rev`
    * unchanged): then a call still undrained is either in the document's applied ids (counted, not yet
    * acknowledged) or not counted, and a call gone from the index is counted (the drainer removes it with the
-   * outbox entry's acknowledgement, after the count). A missing document counts nothing (README
-   * Decisions: the backfill gives every month with events a document).
+   * outbox entry's acknowledgement, after the count). A missing document counts nothing (docs/billing.md,
+   * "Usage counters on an upgraded deployment": the backfill gives every month with events a document).
    */
   private async rebuild(customerId: string, month: string): Promise<void> {
     let doc = await this.counters.month('liveness', customerId, month);

@@ -5,8 +5,8 @@
 // documents however long the history.
 //
 // Why a lease and a list of applied ids: FerretDB 1.24 on SQLite loses concurrent updates to one document, and
-// a conditional update on a revision loses them too (`npm run bench:docstore-probe`: 100 concurrent `$inc` kept
-// 4-60; 100 "read rev, update if unchanged" reported 1-7 matches and kept 1-2). So one writer at a time per
+// a conditional update on a revision loses them too (docs/billing.md, "Credits"; measured by
+// `npm run bench:docstore-probe`, bench/results/docstore.md). So one writer at a time per
 // owner: a short Redis lease (SET NX PX) held for one update per month document (and a read first when the
 // entries may be a replay; see `apply`). A drainer killed after its update
 // but before its XACK leaves entries that another drainer takes over (XAUTOCLAIM) and writes again; the

@@ -4,9 +4,8 @@
 import mongoose, { type Connection } from 'mongoose';
 
 /**
- * Driver pool size per process. `npm run bench:docstore` (300 concurrent reads, writes, mixed; FerretDB on
- * SQLite): no errors at 10-100 connections and no gain past 20 (the store serialises the work; see
- * docs/reliability.md), so 20.
+ * Driver pool size per process: the embedded store serialises the work, and more than 20 connections bring no
+ * steady gain (docs/reliability.md, "Document store alone"), so 20.
  */
 const MONGO_POOL_SIZE = 20;
 /**

@@ -405,7 +405,7 @@ export class JobClient {
    * bytes are not held while the caller waits for the answer.
    * The payload's SET is written at once, on its own (sendCommand, not the connection's auto-pipeline, which the job's
    * commands still take and flush after it): in the auto-pipeline, every payload of an event-loop tick was copied
-   * once more into one buffer for the tick's write, ~1.3 ms of the liveness API's CPU per call in bench:field's burst.
+   * once more into one buffer for the tick's write (docs/liveness-api.md, "The JSON form is read from its bytes").
    */
   private async enqueue<I>(payload: Buffer | JobPayload, envelope: JobEnvelope<I>, payloadTtlMs: number, admission?: Admission): Promise<void> {
     const bytes = payload instanceof JobPayload ? payload.take() : payload;

@@ -39,8 +39,8 @@ export interface UsageDrainerOptions {
 export const USAGE_BATCH_WINDOW_MS = 500;
 /**
  * ...and holds its batch one window more for as long as entries keep arriving, up to this long: during a burst the
- * drainers' writes (insertMany, one counter update per customer and batch, and the document store's CPU for them —
- * ~18 % of a 2-core machine's CPU in bench:field's burst) wait until it ends, and each customer's counters are
+ * drainers' writes (insertMany, one counter update per customer and batch, and the document store's CPU for them,
+ * which the burst's requests need) wait until it ends, and each customer's counters are
  * updated once for all its calls in the batch. An event then reaches MongoDB at most this much later; usage counts
  * are served from Redis, not from these documents.
  */
@@ -237,8 +237,8 @@ export class UsageDrainer {
    * Keeps the entries this drainer holds (in a batch window, or writing) its own: every third of
    * OUTBOX_CLAIM_IDLE_MS it resets their idle time (XCLAIM to itself, JUSTID: no delivery counted). Without it, a
    * batch held or written longer than the claim idle time (a slow store: counter updates under load) is taken over
-   * by another drainer, the two then wait on each other's counter leases, and the batch is retried over and over
-   * (seen seeding bench:field). A drainer that dies stops renewing, so its entries are still taken over after the
+   * by another drainer, the two then wait on each other's counter leases, and the batch is retried over and over.
+   * A drainer that dies stops renewing, so its entries are still taken over after the
    * idle time.
    */
   private async holdWhile<T>(entries: OutboxEntry[], work: () => Promise<T>): Promise<T> {

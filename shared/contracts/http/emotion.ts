@@ -61,7 +61,7 @@ export const emotionAnalysisSchema = z
   })
   .meta({ id: 'EmotionAnalysis' });
 
-/** Every error code the emotion API answers, by HTTP status (README Decisions, docs/emotion-engine.md). */
+/** Every error code the emotion API answers, by HTTP status (docs/emotion-api.md, docs/emotion-engine.md). */
 export const EMOTION_ERROR_CODES = {
   400: [
     'invalid_request',

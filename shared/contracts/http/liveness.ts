@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { PLAN_IDS } from '../../billing/plans';
 
-/** Machine-readable quality reasons next to `msg` (additive field; see README Decisions). */
+/** Machine-readable quality reasons next to `msg` (additive field; docs/liveness-api.md). */
 export const QUALITY_REASONS = ['face_too_small', 'face_cut_off', 'too_dark', 'too_bright', 'blurry', 'multiple_faces', 'low_confidence'] as const;
 
 export const rectangleSchema = z
@@ -64,7 +64,7 @@ export function successEnvelope<T extends z.ZodType>(data: T) {
   return z.strictObject({ metadata: successMetadataSchema, data });
 }
 
-/** Every error code the liveness API answers, by HTTP status (the spec's table plus README Decisions). */
+/** Every error code the liveness API answers, by HTTP status (the spec's table plus docs/liveness-api.md, "Codes beyond the table"). */
 export const LIVENESS_ERROR_CODES = {
   400: ['invalid_request', 'invalid_image'],
   401: ['invalid_api_key'],
