@@ -13,7 +13,8 @@ import { createModels, type Models } from '../../shared/db/models';
 import type { Connection } from 'mongoose';
 import { isolation, testMongoUri } from './engines';
 import { quietLog, testConfig } from './config';
-import { checkedFetch, registerContractPort, unregisterContractPort } from './openapi';
+import { checkedFetch, contractFetch, registerContractPort, unregisterContractPort } from './openapi';
+import { createEmotionClient, type EmotionClient, type RetryPolicy } from '../../clients/typescript/src';
 
 export interface EmotionStack {
   api: RunningEmotionApi;
@@ -24,6 +25,8 @@ export interface EmotionStack {
   analyze(body: Buffer | string, headers?: Record<string, string>, method?: string, urlPath?: string): Promise<Response>;
   /** Any request to the API (no default headers); the answer is checked against the OpenAPI document. */
   request(urlPath: string, init?: RequestInit): Promise<Response>;
+  /** The typed client (clients/typescript) for this API, with the stack's token unless another is given; answers are checked. */
+  client(o?: { token?: string; retry?: RetryPolicy }): EmotionClient;
   stop(): Promise<void>;
 }
 
@@ -51,6 +54,9 @@ export async function startEmotionStack(label: string, o: { env?: Record<string,
     },
     request(urlPath, init = {}) {
       return checkedFetch(api.port, urlPath, init);
+    },
+    client({ token = issued.token, retry } = {}) {
+      return createEmotionClient({ baseUrl: `http://127.0.0.1:${api.port}`, token, retry, fetch: contractFetch });
     },
     async stop() {
       unregisterContractPort(api.port);

@@ -8,7 +8,8 @@ import type { PlanId } from '../../shared/billing/plans';
 import { isolation } from './engines';
 import { quietLog, testConfig } from './config';
 import { http, type HttpResult } from './http';
-import { registerContractPort, unregisterContractPort } from './openapi';
+import { contractFetch, registerContractPort, unregisterContractPort } from './openapi';
+import { createLivenessClient, type LivenessClient, type RetryPolicy } from '../../clients/typescript/src';
 
 export interface LivenessStack {
   api: RunningLivenessApi;
@@ -18,6 +19,8 @@ export interface LivenessStack {
   createAccount(plan: PlanId, opts?: { hardCap?: boolean; monthlyLimit?: number }): Promise<{ customerId: string; primaryKey: string; secondaryKey: string }>;
   check(key: string, image: Buffer | string, format?: string, headers?: Record<string, string>): Promise<HttpResult>;
   usage(key: string): Promise<HttpResult>;
+  /** The typed client (clients/typescript) for this API with `key`; its answers are checked against the document. */
+  client(key: string, retry?: RetryPolicy): LivenessClient;
   stop(): Promise<void>;
 }
 
@@ -48,6 +51,9 @@ export async function startLivenessStack(label: string, o: { env?: Record<string
     },
     usage(key) {
       return http(api.port, '/v1/usage', { headers: { 'x-api-key': key } });
+    },
+    client(key, retry) {
+      return createLivenessClient({ baseUrl: `http://127.0.0.1:${api.port}`, apiKey: key, retry, fetch: contractFetch });
     },
     async stop() {
       unregisterContractPort(api.port);

@@ -217,3 +217,18 @@ export async function checkedFetch(port: number, path: string, init: RequestInit
   assertConforms(port, { method: init.method ?? 'GET', path, status: res.status, headers: res.headers, text });
   return res;
 }
+
+/** A fetch for the typed client (clients/typescript): every answer from a registered port is checked like http()'s. */
+export async function contractFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const res = await fetch(request);
+  const url = new URL(request.url);
+  assertConforms(Number(url.port), {
+    method: request.method,
+    path: `${url.pathname}${url.search}`,
+    status: res.status,
+    headers: res.headers,
+    text: await res.clone().text(),
+  });
+  return res;
+}
