@@ -1,15 +1,8 @@
-// Owns our Lua scripts and how they reach Redis. Every script is a file in shared/lua/, named
-// `<owner>-<name>-<numberOfKeys>.lua` (bullmq's style: the name states how many KEYS a call declares), with a header
-// comment giving its KEYS, ARGV and return value. They sit in one folder, not beside each caller, because they
-// are one kind of thing a newcomer looks for in one place (as bullmq's src/commands/), because a shared fragment
-// (`--- @include "name"`, from shared/lua/includes/) then has one home, and because a caller moving between
-// folders does not move its script; the owner prefix in the name says whose keys a script touches.
-//
-// `luaScript(name)` reads and expands a file once, at module load (start-up), and a call must declare exactly
-// the key count its name states (a different count throws before Redis is asked). A call goes by the script's
-// SHA1 (EVALSHA), so it carries its keys and arguments and not the text, and Redis neither re-reads nor
-// re-hashes the body on every call. A Redis that does not know the script yet (first use, a restart, SCRIPT
-// FLUSH) answers NOSCRIPT; the call is then repeated once with EVAL, which also loads the script for the next calls.
+// Owns our Lua scripts and how they reach Redis: each is a file in shared/lua/ named
+// `<owner>-<name>-<numberOfKeys>.lua` with a KEYS/ARGV/returns header, and `--- @include "name"` fragments from
+// shared/lua/includes/ (the convention: docs/STYLE.md). `luaScript(name)` reads and expands a file once at module
+// load; a call must declare exactly the key count its name states (else it throws before Redis is asked) and goes
+// by EVALSHA, falling back once to EVAL on NOSCRIPT (first use, a restart, SCRIPT FLUSH), which loads it again.
 // `npm run build` copies shared/lua/ into dist/shared/lua/ beside this module's compiled form.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

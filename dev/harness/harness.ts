@@ -1,6 +1,7 @@
-// Shared by the reliability suites and `npm run bench:load`: private engines this file may stop and restart
-// on the same port, the service as real OS processes, direct database/Redis access for the ledger checks,
-// and small polling/percentile helpers.
+// Owns the service as real OS processes on private engines, for the tests and benchmarks: PrivateEngines (a
+// redis-server and a FerretDB a suite may stop and restart on their ports), PrivateDeployment, the Ledger checks
+// (direct database and Redis access), and small polling, percentile and RSS helpers. Used by the reliability
+// suites, test/support/billing.ts, `npm run bench:load` and `npm run bench:chaos`.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,16 +1,8 @@
-// Owns the API-key cache: key digest -> the few account fields authentication needs, in Redis, so a
-// known key costs one Redis round trip and no database read. Credentials (password hash, TOTP secret)
-// and contact data are never cached.
-//
-// Staleness: every change made through AccountService (plan, hard cap, limit, status, scheduled change) or
-// ApiKeyService (key replacement) invalidates the customer's entries at once, and a lookup that read the database
-// before such a change cannot re-cache what it read: the change bumps a per-digest generation
-// (a tombstone that outlives any lookup) and an entry is written only if the generation is still the
-// one seen when the lookup started. A replaced key additionally gets a 'revoked' mark that every reader
-// checks in the same MGET. So the only stale window left is for edits that bypass those services (an
-// operator editing the database by hand): at most ENTRY_TTL_SECONDS. Scheduled changes that come due
-// are applied on the next authentication (ApiKeyService compares the cached due month with the clock, and
-// AccountService.current applies the change).
+// Owns the API-key cache: key digest -> the few account fields authentication needs, in Redis, so a known key costs
+// one Redis round trip and no database read (credentials and contact data are never cached). Changes through
+// AccountService or ApiKeyService invalidate at once, and a per-digest generation keeps a lookup that read before a
+// change from re-caching what it read; a replaced key also gets a 'revoked' mark. An edit that bypasses the services
+// is seen within ENTRY_TTL_SECONDS. The decision: docs/security.md, "API-key cache".
 import type { Redis } from 'ioredis';
 import { luaScript } from '../redis-script';
 

@@ -1,16 +1,8 @@
-// Owns monthly credits: reserve before enqueuing, settle on success (by the worker: commit, stored answer and
-// usage event in one Lua script), release on failure or when the API gives up.
-//
-// Why Redis and not a MongoDB counter document: FerretDB 1.24 (our local MongoDB-wire engine) loses
-// concurrent updates to one document — measured here on its SQLite handler (the embedded default), 100
-// concurrent `$inc` on one document kept between 1 and 16 of them. So the hot counters live in one Redis hash per customer
-// and month, changed only by atomic Lua scripts, while MongoDB keeps the durable ledger: one insert-only
-// usage event per billed call (unique request id), written through the outbox (usage-outbox.ts), and the
-// drainer adds each to the customer's usage counter document for the month (usage-counters.ts). A missing hash
-// (Redis restarted, new month, a cold customer) is rebuilt from that one document plus the customer's billed calls
-// of the month still in the outbox (its undrained index, usage-outbox.ts) it does not hold yet, before use: one read
-// by `_id` however long the history and one hash read however long the outbox, never a scan.
-// Every key a script touches carries the `{prefix}` hash tag, so Redis Cluster puts them on one slot.
+// Owns monthly credits: reserve before enqueuing, settle on success (by the worker: commit, stored answer, usage
+// event and publish in one Lua script), release on failure or when the API gives up; and the rebuild of a missing
+// month hash (Redis restarted, new month, a cold customer) from the usage counter document plus the customer's
+// undrained outbox calls, one read each however long the history. Why the counters live in Redis and not in a
+// MongoDB document: docs/billing.md, "Credits". Every key a script touches carries the `{prefix}` hash tag.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from './plans';

@@ -1,19 +1,12 @@
 // Owns the usage counter documents: one per owner (a customer's liveness calls, one emotion token's calls) and UTC
 // month, holding the month's billable calls, overage, calls per UTC day, per API key, audio seconds and the last
-// call per key. The usage drainer (workers/runtime/usage-drainer.ts) adds
-// each outbox entry to them; the credit ledger's cold rebuild and the console read them by `_id`, one or two
-// documents however long the history.
-//
-// Why a lease and a list of applied ids: FerretDB 1.24 on SQLite loses concurrent updates to one document, and
-// a conditional update on a revision loses them too (docs/billing.md, "Credits"; measured by
-// `npm run bench:docstore-probe`, bench/results/docstore.md). So one writer at a time per
-// owner: a short Redis lease (SET NX PX) held for one update per month document (and a read first when the
-// entries may be a replay; see `apply`). A drainer killed after its update
-// but before its XACK leaves entries that another drainer takes over (XAUTOCLAIM) and writes again; the
-// document keeps, per consumer, the request ids of that consumer's last write to it (`applied`), and those
-// are skipped. A consumer writes a document again only after acknowledging its previous batch (one batch at a
-// time per drainer, on a connection that waits for Redis rather than failing), so the ids of every
-// applied-but-unacknowledged entry are in the document. Single-document updates only: the same on MongoDB 7.
+// call per key. The usage drainer (workers/runtime/usage-drainer.ts) adds each outbox entry to them; the credit
+// ledger's cold rebuild and the console read them by `_id`, one or two documents however long the history.
+// One writer at a time per owner (a short Redis lease) and, per consumer, the request ids of its last write
+// (`applied`, skipped when a drainer killed before its XACK has its entries taken over), because FerretDB 1.24
+// loses concurrent updates to one document (docs/billing.md, "Credits"). A consumer writes a document again only
+// after acknowledging its previous batch, so every applied-but-unacknowledged id is in the document.
+// Single-document updates only: the same on MongoDB 7.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models, UsageCounterDoc } from '../db/models';

@@ -1,14 +1,8 @@
-// Owns the API side of the queue round trip: admit by time, store the bytes, enqueue a small job,
-// await the outcome and unwrap it (`call`: the value, or the worker's typed error thrown). Admission is by time, not by count: a job is shed (503) only when the wait the
-// backlog implies — the work ahead of it / workers, plus its own time — would not fit what is left of the
-// request's budget. The time per job comes from the cycle each worker reports with its
-// outcome (fetch, payload, engine, settle, publish, on the worker's own clock and in its CPU time;
-// job-runner.ts), turned into one figure by service-time.ts — not from the time the API sees between enqueue
-// and answer: that one also holds the API's own queueing during a burst and inflated the estimate until a
-// third of a servable burst was shed. A count cap stays as a ceiling for Redis memory and for the time before
-// the first outcome has been measured. Across tenants the queue is fair (fair-queue.ts): a job's wait is
-// estimated from the work that would run before it in fair order (each tenant's jobs at that tenant's own time
-// per job, which this module keeps from the cycles), and it is enqueued with its round in that order as priority.
+// Owns the API side of the queue round trip: admit by time (the work ahead of the job in fair order, shared by the
+// workers, plus its own time, must fit what is left of the request's budget; fair-queue.ts, service-time.ts), store
+// the bytes, enqueue a small job with its round as priority, await the outcome and unwrap it (`call`: the value, or
+// the worker's typed error thrown), and keep each tenant's time per job from the workers' cycles. A count cap stays
+// as a ceiling. The estimate and why: docs/reliability.md, "Admission by time" and "Fair queueing across tenants".
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Command, type Redis } from 'ioredis';

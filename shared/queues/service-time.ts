@@ -1,27 +1,9 @@
-// Owns the admission estimate of a worker's time per job, from the cycles the workers report with their
-// outcomes (workers/runtime/job-runner.ts: on the worker's clock and in its CPU time).
-//
-//   time per job = CPU time per job          EWMA, follows the jobs within about ten samples
-//                × floor                      a low clock ÷ CPU ratio of the last 100 cycles (the 10th
-//                                             percentile): what this work takes on the clock when it has the
-//                                             cores to itself (below 1 for a parallel engine, far above 1 for
-//                                             one that waits); a percentile, so one odd cycle cannot move it
-//                × contention                 how much above that floor the cycles run, smoothed slowly:
-//                                             about ten seconds of reported cycle time
-//
-// Why: the clock time alone decided admission before, and a burst taken in by the API on the same cores
-// inflated it about twice. The API parses and enqueues a 300-call burst in about a second while the workers
-// run at half speed, then they serve the rest at full speed, but every admission decision of the burst is
-// taken during that second (58–79 ms estimated while the workers then served at 29 ms: 65 of 300 calls
-// refused that would have been answered within 4.7 s). CPU time hardly stretches when other processes take
-// the cores; contention that lasts (other tenants, more workers than cores) reaches the estimate through the
-// slow factor, and through the floor once it holds for 100 cycles. The price: when such contention starts,
-// the estimate runs low for a few seconds, and calls admitted then may wait out their budget (503 at the
-// deadline, uncharged) instead of being refused at once.
-//
-// Jobs differ by tenant (ten minutes of audio against three seconds; a 40 MP image against a selfie): the API also
-// keeps each tenant's own figure in the same base unit (baseOf), and admission turns it into that tenant's time
-// per job with the same floor and contention (scale; shared/queues/fair-queue.ts).
+// Owns the admission estimate of a worker's time per job, from the cycles the workers report with their outcomes
+// (workers/runtime/job-runner.ts, on the worker's clock and in its CPU time): CPU time per job (EWMA) × a floor
+// (the 10th percentile of clock ÷ CPU over the last 100 cycles) × contention (how far above the floor the cycles
+// run, smoothed over about ten seconds); and each tenant's own figure in the same base unit (baseOf, scale), which
+// fair-queue.ts turns into that tenant's time per job. Why CPU time and not the clock: docs/reliability.md,
+// "Admission by time".
 import type { WorkerCycle } from './result-bus';
 
 /** Weight of the newest CPU sample (about the last ten jobs matter). */

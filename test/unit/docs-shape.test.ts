@@ -43,7 +43,7 @@ function section(text: string, heading: string): string {
   return text.slice(start, end === -1 ? undefined : end);
 }
 
-const relativeLinks = (text: string): string[] => [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((href) => !/^[a-z]+:|^#/.test(href));
+const relativeLinks = (text: string): string[] => [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '').filter((href) => !/^[a-z]+:|^#/.test(href));
 
 describe('the prose keeps its shape', () => {
   describe('README.md, the front door', () => {
@@ -59,14 +59,14 @@ describe('the prose keeps its shape', () => {
     });
 
     it('has the front door sections in order', () => {
-      const headings = [...readme().matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+      const headings = [...readme().matchAll(/^## (.+)$/gm)].map((m) => m[1] ?? '');
       const expected = ['Two commands', 'How it fits together', 'Configuration', 'Current figures', 'Where to read next', 'Tests'];
       expect(headings.filter((h) => expected.includes(h))).to.deep.equal(expected);
     });
 
     it('names only npm scripts that package.json has', () => {
       const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
-      const named = [...readme().matchAll(/\bnpm run (?:-s )?([\w:.-]+)/g)].map((m) => m[1]);
+      const named = [...readme().matchAll(/\bnpm run (?:-s )?([\w:.-]+)/g)].map((m) => m[1] ?? '');
       expect(named.filter((s) => !scripts.includes(s))).to.deep.equal([]);
       for (const builtin of ['start', 'test']) expect(scripts).to.include(builtin);
     });
@@ -81,12 +81,13 @@ describe('the prose keeps its shape', () => {
         expect(row, row).to.match(/\b20\d\d-\d\d-\d\d\b/);
         const history = relativeLinks(row).filter((href) => /^(bench|research)\/.*results\/[\w.-]+\.md$/.test(href));
         expect(history, `${row}: a link to bench/results/ or research/<area>/results/`).to.have.length(1);
-        expect(fs.existsSync(path.join(projectRoot, history[0])), history[0]).to.equal(true);
+        const [file = ''] = history;
+        expect(fs.existsSync(path.join(projectRoot, file)), file).to.equal(true);
       }
     });
 
     it('links only to files that exist', () => {
-      const missing = relativeLinks(readme()).filter((href) => !fs.existsSync(path.join(projectRoot, href.split('#')[0])));
+      const missing = relativeLinks(readme()).filter((href) => !fs.existsSync(path.join(projectRoot, href.split('#')[0] ?? '')));
       expect(missing).to.deep.equal([]);
     });
   });
