@@ -1,12 +1,14 @@
 // Document-store probe (`npm run bench:docstore-probe`), issue 27: what FerretDB does with concurrent updates to
 // one document ($inc; a conditional update on a revision) and whether a filter on an indexed field is answered
-// by the index or by a scan (explain). The usage-counter design (shared/billing/usage-counters.ts) rests on it.
+// by the index or by a scan (explain), and how long concurrent updates of different documents take. The
+// usage-counter design (shared/billing/usage-counters.ts) rests on it.
 import fs from 'node:fs';
 import os from 'node:os';
 import { loadAvg, runMain } from './support/main';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { startFerretDb } from '../dev/engines/local-engines';
+import { timedBurst, type BurstRow } from './support/measure';
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lc-probe-'));
@@ -49,6 +51,16 @@ async function main(): Promise<void> {
         console.log(`  ${label}: ${ms.toFixed(2)} ms per findOne over ${size} documents; explain: ${JSON.stringify(plan.queryPlanner ?? plan).slice(0, 300)}`);
       }
     }
+    // What serialising each collection's updates (dev/engines/ferretdb-serialise-updates.patch) costs: updates of
+    // different documents by _id, alone and beside updates whose filter uses no index (each reads every document).
+    const byId = (i: number) => c.updateOne({ _id: `k${(i * 7919) % 20_000}` }, { $set: { n: i } });
+    const unindexed = (i: number) => c.updateOne({ n: -1 - i }, { $set: { rev: i } });
+    const show = (label: string, r: BurstRow) =>
+      console.log(`  ${label}: ok ${r.ok}, errors ${r.errors}, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
+    for (const round of [1, 2]) show(`300 concurrent $set by _id, each its own document of 20,000 (burst ${round})`, await timedBurst(300, byId));
+    const [mixed, scans] = await Promise.all([timedBurst(300, byId), timedBurst(5, unindexed)]);
+    show('  the same beside 5 updates by an unindexed field', mixed);
+    show('  those 5 unindexed updates (each reads 20,000 documents)', scans);
   } finally {
     await conn.close();
     await engine.stop();

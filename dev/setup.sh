@@ -8,7 +8,7 @@ set -euo pipefail
 FERRETDB_VERSION=v1.24.2
 # Our build of it: upstream plus dev/engines/ferretdb-*.patch (the suffix changes when the patches do, so an
 # older build on this machine is rebuilt). dev/engines/local-engines.ts looks for the same name.
-FERRETDB_BUILD=$FERRETDB_VERSION-lc2
+FERRETDB_BUILD=$FERRETDB_VERSION-lc3
 ENGINE_HOME="${LC_ENGINE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/lc-engines}"
 FERRETDB_BIN="$ENGINE_HOME/ferretdb-$FERRETDB_BUILD"
 PATCHES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/engines"

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** FerretDB 1.24.2 with dev/engines/ferretdb-*.patch applied, as dev/setup.sh builds it. */
-const FERRETDB_BUILD = 'v1.24.2-lc2';
+const FERRETDB_BUILD = 'v1.24.2-lc3';
 
 export interface Engine {
   readonly name: string;
