@@ -17,7 +17,8 @@ import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generate } from 'otplib';
 import { TotpSteps } from '../../support/totp';
 import { checkBothWidths, DESKTOP, launchChromium, PHONE, SCREENSHOTS_DIR } from '../../support/browser';
-import { http } from '../../support/http';
+import { contractFetch } from '../../support/openapi';
+import { createLivenessClient } from '../../../clients/typescript/src';
 import { quietLog } from '../../support/config';
 import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessWorker } from '../../../workers/liveness/worker';
@@ -45,6 +46,9 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
   let totpSecret = '';
   let recoveryCodes: string[] = [];
   let shot = 0;
+
+  /** The liveness API as a customer calls it with the keys the console showed: the typed client (clients/typescript). */
+  const liveness = (apiKey: string) => createLivenessClient({ baseUrl: `http://127.0.0.1:${h.api.port}`, apiKey, fetch: contractFetch });
 
   /** The account's TOTP codes, each of a step the server accepts and has not seen (test/support/totp.ts). */
   const steps = new TotpSteps();
@@ -210,8 +214,8 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.isVisible('#already-shown')).to.equal(true);
     expect(await page.content()).to.not.contain(primaryKey);
     await checkPage('keys-already-shown');
-    const usage = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': primaryKey } });
-    expect(usage.status).to.equal(200);
+    const usage = await liveness(primaryKey).getUsage();
+    expect(usage.error, usage.error?.message).to.equal(undefined);
   });
 
   it('refuses the verification link a second time with a page that leads on', async () => {
@@ -313,11 +317,10 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     const audits = await h.api.deps.models.Audit.countDocuments({ action: 'key.regenerated' });
     expect(audits).to.equal(1);
 
-    const old = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': primaryKey } });
-    expect(old.status).to.equal(401);
-    expect(old.body.error.code).to.equal('invalid_api_key');
-    const fresh = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': newKey } });
-    expect(fresh.status).to.equal(200);
+    const old = await liveness(primaryKey).getUsage();
+    expect(old.error).to.include({ status: 401, code: 'invalid_api_key' });
+    const fresh = await liveness(newKey).getUsage();
+    expect(fresh.error, fresh.error?.message).to.equal(undefined);
     primaryKey = newKey;
   });
 
@@ -335,14 +338,14 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.textContent('#pending-change'))
       .to.contain('Pending')
       .and.contain('Standard');
-    expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } })).body.data).to.include({ plan: 'starter' });
+    expect((await liveness(secondaryKey).getUsage()).data?.data).to.include({ plan: 'starter' });
     await checkPage('plan-pending');
     const account = (await h.api.deps.accounts.getByEmail(email))!;
     expect((await h.entitle(account.marketplace!.subscriptionId!, 'standard')).body.status).to.equal('applied');
     await page.goto(`${h.base}/console/plan`);
     expect(await page.isVisible('#pending-change')).to.equal(false);
-    const usage = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } });
-    expect(usage.body.data).to.include({ plan: 'standard', monthly_limit: 5_000 });
+    const usage = await liveness(secondaryKey).getUsage();
+    expect(usage.data?.data).to.include({ plan: 'standard', monthly_limit: 5_000 });
 
     await page.click('tr[data-plan=starter] >> text=Downgrade…');
     const down = await mainText();
@@ -399,15 +402,15 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     expect(await page.getAttribute('#hard-cap-switch', 'aria-checked')).to.equal('false');
     await page.click('#hard-cap-switch');
     await page.waitForSelector('#hard-cap-switch[aria-checked="true"]');
-    expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } })).body.data.hard_cap_enabled).to.equal(true);
+    expect((await liveness(secondaryKey).getUsage()).data?.data.hard_cap_enabled).to.equal(true);
     await checkPage('plan-hard-cap-on');
     await page.click('#hard-cap-switch');
     expect(page.url()).to.contain('/console/hard-cap/off');
     expect(await mainText()).to.contain('$0.15 per call');
-    expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } })).body.data.hard_cap_enabled).to.equal(true);
+    expect((await liveness(secondaryKey).getUsage()).data?.data.hard_cap_enabled).to.equal(true);
     await checkPage('hard-cap-off-confirm');
     await Promise.all([page.waitForURL('**/console/plan'), page.click('button:has-text("Switch off")')]);
-    expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': secondaryKey } })).body.data.hard_cap_enabled).to.equal(false);
+    expect((await liveness(secondaryKey).getUsage()).data?.data.hard_cap_enabled).to.equal(false);
     await page.click('#hard-cap-switch');
     await page.waitForSelector('#hard-cap-switch[aria-checked="true"]');
   });
@@ -430,11 +433,11 @@ describe('Console in a real browser: from the marketplace link to the dashboard'
     const image = (await portrait()).toString('base64');
     const keys = [primaryKey, primaryKey, primaryKey, primaryKey, primaryKey, secondaryKey, secondaryKey, secondaryKey];
     for (const key of keys) {
-      const res = await http(h.api.port, '/v1/check/liveness', { method: 'POST', headers: { 'x-api-key': key }, json: { image, image_format: 'jpeg' } });
-      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const res = await liveness(key).checkLiveness({ image, image_format: 'jpeg' });
+      expect(res.error, res.error?.message).to.equal(undefined);
     }
-    const usage = await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': primaryKey } });
-    expect(usage.body.data.total_calls).to.equal(8);
+    const usage = await liveness(primaryKey).getUsage();
+    expect(usage.data?.data.total_calls).to.equal(8);
     const alert = await h.waitForMail(email, /80 % of this month's calls used/, 20_000);
     expect(alert.text)
       .to.match(/8 of 10 included calls for [A-Z][a-z]+ \d{4} /)
