@@ -119,6 +119,34 @@ describe('The typed client (clients/typescript) against the liveness API', () =>
   });
 });
 
+describe('The typed client (clients/typescript) against a liveness API with no worker running', () => {
+  let stack: LivenessStack;
+  before(async () => {
+    stack = await startLivenessStack('ts-client-noworker', { withWorker: false });
+  });
+  after(() => stack?.stop());
+
+  it('sends a 503 again after its Retry-After, up to maxAttempts, then gives the typed service_unavailable', async () => {
+    const { waits, sleep } = recordingSleep();
+    const client = stack.client((await stack.createAccount('free')).primaryKey, { sleep, maxAttempts: 3 });
+    const r = await client.checkLivenessImage(await portrait(), 'jpeg');
+    expect(r.error).to.include({ code: 'service_unavailable', status: 503, attempts: 3, retryAfterSeconds: 5 });
+    expect(waits).to.have.length(2);
+    for (const ms of waits) expect(ms).to.be.at.least(5000);
+  });
+
+  it('holds the next request of the same client until the Retry-After it was given has passed', async () => {
+    const { waits, sleep } = recordingSleep();
+    const client = stack.client((await stack.createAccount('free')).primaryKey, { sleep, maxAttempts: 2 });
+    expect((await client.checkLivenessImage(await portrait(), 'jpeg')).error).to.include({ code: 'service_unavailable', attempts: 2 });
+    expect(waits).to.have.length(1);
+    // Usage is free and never refused for want of a worker, but it leaves only once the 503's Retry-After is over.
+    expect((await client.getUsage()).error).to.equal(undefined);
+    expect(waits).to.have.length(2);
+    expect(waits[1]).to.be.above(0).and.at.most(waits[0]!);
+  });
+});
+
 describe('The typed client (clients/typescript) against the voice emotion API', () => {
   let stack: EmotionStack;
 
