@@ -160,6 +160,8 @@ export function createConsole(deps: ConsoleHostDeps): ConsoleApp {
   const marketplace = marketplaceRoutes({
     secret: marketplaceSecret(d.config)!,
     accounts: d.accounts,
+    models: d.models,
+    clock: d.clock,
     redis: d.redis,
     prefix: d.config.QUEUE_PREFIX,
     log: d.log,

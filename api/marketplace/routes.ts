@@ -5,12 +5,15 @@
 import express, { Router, type Request } from 'express';
 import type { Redis } from 'ioredis';
 import type { AccountService } from '../../shared/accounts/account-service';
+import type { Clock } from '../../shared/billing/month';
+import type { Models } from '../../shared/db/models';
 import { InvalidRequestError, UnauthenticatedError, type AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import { applyEntitlement } from '../../shared/marketplace/apply-entitlement';
 import {
-  applyEntitlement,
   entitlementEventSchema,
   SIGNATURE_HEADER,
+  SIGNATURE_TOLERANCE_S,
   TIMESTAMP_HEADER,
   verifyEntitlementSignature,
 } from '../../shared/marketplace/entitlements';
@@ -40,6 +43,8 @@ export const MARKETPLACE_ENTITLEMENTS_PATH = '/marketplace/entitlements';
 export interface MarketplaceDeps {
   secret: string;
   accounts: AccountService;
+  models: Models;
+  clock: Clock;
   redis: Redis;
   prefix: string;
   log: Logger;
@@ -77,7 +82,12 @@ export function marketplaceRoutes(d: MarketplaceDeps): Router {
       const issues = event.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ');
       return refuse(req, new InvalidRequestError(`Not a marketplace event: ${issues}`), { reason: 'not an event', issues });
     }
-    const outcome = await applyEntitlement(d.accounts, d.redis, d.prefix, event.data);
+    // An event cannot have happened after it was signed (beyond the clock skew allowed): one dated later would
+    // hold back every real event of its subscription until that time.
+    if (Date.parse(event.data.occurredAt) > Number(req.get(TIMESTAMP_HEADER)) * 1000 + SIGNATURE_TOLERANCE_S * 1000) {
+      return refuse(req, new InvalidRequestError('The event occurred after it was signed.'), { reason: 'occurredAt after the signature' });
+    }
+    const outcome = await applyEntitlement(d, event.data);
     req.log.info({ eventId: event.data.id, type: event.data.type, ...outcome }, 'marketplace event');
     res.status(200).json(outcome);
   });

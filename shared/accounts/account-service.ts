@@ -10,14 +10,45 @@ import { randomUUID } from 'node:crypto';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';
 import { isDuplicateKeyError } from '../db/models';
-import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, proratedFeeDifferenceCents, type PlanId, type PlanView } from '../billing/plans';
-import { hourOf, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
+import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId, type PlanView } from '../billing/plans';
+import { recordPlanFee, voidScheduledFee } from '../marketplace/plan-fees';
+import { monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
 import type { AuthCache } from './auth-cache';
 import { CredentialDigests } from './credential-digests';
 import { AuditLog } from './audit-log';
 import type { Deadline } from '../deadline';
 
 export type Account = AccountDoc & { _id: string };
+
+/** The filter that finds an account by its marketplace subscription id, through the `subscriptionId` index. */
+export function bySubscription(subscriptionId: string): { subscriptionId: string } {
+  return { subscriptionId };
+}
+
+/** Marks that every account written before the top-level `subscriptionId` existed has it (backfillSubscriptionIds). */
+const SUBSCRIPTION_BACKFILL_MARK = 'backfill:account-subscription-ids:v1';
+
+/**
+ * Once per store: copies `marketplace.subscriptionId` to the top-level `subscriptionId` of the accounts written
+ * before it existed, then sets a mark (kept with the credential digests' marks) so later start-ups cost one
+ * `_id` read. Idempotent: each copy is guarded by the field still being null.
+ */
+export async function backfillSubscriptionIds(models: Models): Promise<number> {
+  if (await models.CredentialDigest.exists({ _id: SUBSCRIPTION_BACKFILL_MARK })) return 0;
+  const missing = await models.Account.find({ subscriptionId: null, marketplace: { $ne: null } }, { marketplace: 1 }).lean();
+  const ops = missing
+    .filter((a) => a.marketplace?.subscriptionId)
+    .map((a) => ({ updateOne: { filter: { _id: a._id, subscriptionId: null }, update: { $set: { subscriptionId: a.marketplace!.subscriptionId } } } }));
+  for (let i = 0; i < ops.length; i += 500) await models.Account.bulkWrite(ops.slice(i, i + 500) as never, { ordered: false });
+  await models.CredentialDigest.updateOne(
+    { _id: SUBSCRIPTION_BACKFILL_MARK },
+    { $setOnInsert: { kind: 'mark', ownerId: '-', customerId: null } },
+    { upsert: true },
+  ).catch((err: unknown) => {
+    if (!isDuplicateKeyError(err)) throw err;
+  });
+  return ops.length;
+}
 
 export interface CreateAccountInput {
   email: string;
@@ -55,6 +86,11 @@ export class AccountService {
     this.auditLog = new AuditLog(models, clock);
   }
 
+  /** Drops cached authentications of this customer's keys after an account change made outside this class. */
+  async forgetCachedAuth(customerId: string): Promise<void> {
+    await this.accountChanged(customerId);
+  }
+
   /** Drops cached authentications of this customer's keys after an account change. */
   private async accountChanged(customerId: string): Promise<void> {
     if (!this.cache) return;
@@ -80,6 +116,7 @@ export class AccountService {
         hardCap: input.plan === 'free' ? true : (input.hardCap ?? false),
         status: input.status ?? 'active',
         marketplace: input.marketplace ?? null,
+        subscriptionId: input.marketplace?.subscriptionId ?? null,
       });
     } catch (err) {
       if (isDuplicateKeyError(err)) throw new InvalidRequestError('an account with this e-mail already exists');
@@ -166,45 +203,15 @@ export class AccountService {
     return { effective: effectiveMonth };
   }
 
-  /** The plan-fee metering record of one change (idempotent by change id), for the marketplace metering job. */
+  /** The plan-fee record of a change from `account`'s plan (shared/marketplace/plan-fees.ts). */
   private async recordPlanFee(account: Account, plan: PlanId, effectiveAt: Date, changeId: string): Promise<void> {
-    await this.models.MeteringRecord.updateOne(
-      { _id: `${account._id}:fee:${changeId}` },
-      {
-        $set: {
-          customerId: account._id,
-          subscriptionId: account.marketplace?.subscriptionId ?? null,
-          hour: hourOf(effectiveAt),
-          dimension: 'plan_fee_cents',
-          quantity: proratedFeeDifferenceCents(account.plan, plan, effectiveAt),
-          plan,
-          previousPlan: account.plan,
-          effectiveAt,
-        },
-        $setOnInsert: { reportedAt: null },
-      },
-      { upsert: true },
-    );
+    const subject = { customerId: account._id, subscriptionId: account.marketplace?.subscriptionId ?? null, previousPlan: account.plan };
+    await recordPlanFee(this.models, subject, plan, effectiveAt, changeId);
   }
 
-  /**
-   * Voids the fee record of a scheduled downgrade that will not happen (withdrawn or replaced): deleted while
-   * unreported, else answered by a reversing record, so the metered fees always match the changes made.
-   */
+  /** Voids the fee record of `account`'s scheduled downgrade, which will not happen now. */
   private async voidScheduledFee(account: Account): Promise<void> {
-    const changeId = account.scheduledChange?.changeId;
-    if (!changeId) return;
-    const id = `${account._id}:fee:${changeId}`;
-    const removed = await this.models.MeteringRecord.deleteOne({ _id: id, reportedAt: null });
-    if (removed.deletedCount === 1) return;
-    const reported = await this.models.MeteringRecord.findById(id).lean();
-    if (!reported) return;
-    const { _id: _reportedId, reportedAt: _reportedAt, ...record } = reported;
-    await this.models.MeteringRecord.updateOne(
-      { _id: `${id}:void` },
-      { $set: { ...record, quantity: -record.quantity, plan: record.previousPlan, previousPlan: record.plan }, $setOnInsert: { reportedAt: null } },
-      { upsert: true },
-    );
+    await voidScheduledFee(this.models, account._id, account.scheduledChange?.changeId);
   }
 
   /**
@@ -261,7 +268,7 @@ export class AccountService {
   }
 
   async getBySubscription(subscriptionId: string): Promise<Account | null> {
-    return await this.models.Account.findOne({ 'marketplace.subscriptionId': subscriptionId }).lean();
+    return await this.models.Account.findOne(bySubscription(subscriptionId)).lean();
   }
 
   /**

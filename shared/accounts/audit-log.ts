@@ -2,7 +2,10 @@
 // what detail), and the reads of it the console shows (the activity list, the count of sign-ins, the last entry
 // of one action), and the pruning of old entries the operator's retention command asks for
 // (api/admin/commands/retention.ts).
+import { createHash } from 'node:crypto';
+import { Types } from 'mongoose';
 import type { Models } from '../db/models';
+import { isDuplicateKeyError } from '../db/models';
 import type { Clock } from '../billing/month';
 
 export interface AuditEntry {
@@ -19,6 +22,19 @@ export class AuditLog {
 
   async record(customerId: string, action: string, detail: Record<string, unknown> | null): Promise<void> {
     await this.models.Audit.create({ customerId, action, detail, at: this.clock() });
+  }
+
+  /**
+   * The entry of one change that may be recorded again (a marketplace event completed on its retry): its `_id`
+   * is derived from `key`, so a second record of it is refused by the store and ignored.
+   */
+  async recordOnce(customerId: string, key: string, action: string, detail: Record<string, unknown> | null): Promise<void> {
+    const _id = new Types.ObjectId(createHash('sha256').update(`${customerId}\n${key}`).digest().subarray(0, 12));
+    try {
+      await this.models.Audit.create({ _id, customerId, action, detail, at: this.clock() });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
   }
 
   /** The customer's newest entries, newest first. */

@@ -3,9 +3,11 @@
 // rotation, cleared by an operator's reset)
 // and the recovery codes' hashes; each change that matters later is written to the audit log. Hashing, sealing
 // and checking them is the console's (api/console/); this module only stores them. The first password is set
-// with the account's activation (AccountService.activate).
+// with the account's activation (AccountService.activate). A credential write is read back before it is
+// reported done (shared/db/verified-update.ts): a lost password change would leave the old password working.
 import type { Models } from '../db/models';
 import type { Clock } from '../billing/month';
+import { updateVerified } from '../db/verified-update';
 import { AuditLog } from './audit-log';
 
 export class ConsoleCredentials {
@@ -20,7 +22,7 @@ export class ConsoleCredentials {
 
   /** A new console password (reset or change); the caller ends the account's other sessions. */
   async setPassword(customerId: string, passwordHash: string, how: 'reset' | 'changed'): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { passwordHash, passwordChangedAt: this.clock() } });
+    await updateVerified(this.models.Account, { _id: customerId }, { passwordHash, passwordChangedAt: this.clock() });
     await this.auditLog.record(customerId, `console.password_${how}`, null);
   }
 
@@ -34,7 +36,7 @@ export class ConsoleCredentials {
    * they are): the secret and the codes are gone, and the next sign-in sets up two-factor again.
    */
   async resetTwoFactor(customerId: string): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: false, totpSecretEnc: null, recoveryCodeHashes: [] } });
+    await updateVerified(this.models.Account, { _id: customerId }, { totpEnabled: false, totpSecretEnc: null, recoveryCodeHashes: [] });
     await this.auditLog.record(customerId, 'two_factor.reset_by_operator', null);
   }
 
@@ -59,12 +61,12 @@ export class ConsoleCredentials {
   }
 
   async enableTotp(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { totpEnabled: true, recoveryCodeHashes } });
+    await updateVerified(this.models.Account, { _id: customerId }, { totpEnabled: true, recoveryCodeHashes });
     await this.auditLog.record(customerId, 'console.two_factor_enabled', null);
   }
 
   async replaceRecoveryCodes(customerId: string, recoveryCodeHashes: string[]): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { recoveryCodeHashes } });
+    await updateVerified(this.models.Account, { _id: customerId }, { recoveryCodeHashes });
     await this.auditLog.record(customerId, 'console.recovery_codes_regenerated', null);
   }
 

@@ -29,8 +29,25 @@ const accountSchema = new Schema(
       ),
       default: null,
     },
+    /**
+     * The marketplace subscription id (as in `marketplace`), top level so that looking an account up by it uses
+     * its index on FerretDB 1.24 too, which answers a dotted path (`marketplace.subscriptionId`) with a scan.
+     * Null for an account without a subscription.
+     */
+    subscriptionId: { type: String, default: null },
     marketplace: {
-      type: new Schema({ accountId: String, subscriptionId: String }, { _id: false }),
+      type: new Schema(
+        {
+          accountId: String,
+          subscriptionId: String,
+          /**
+           * The newest entitlement event applied (the subscription's high-water mark, written in the same update
+           * as the change it makes) with the effects still to complete: shared/marketplace/apply-entitlement.ts.
+           */
+          lastEvent: { type: Schema.Types.Mixed, default: null },
+        },
+        { _id: false },
+      ),
       default: null,
     },
     /**
@@ -55,7 +72,8 @@ const accountSchema = new Schema(
   },
   { collection: 'accounts', timestamps: true, versionKey: false },
 );
-accountSchema.index({ 'marketplace.subscriptionId': 1 }, { sparse: true });
+// Not unique: FerretDB ignores `sparse`, and the accounts without a subscription all hold null.
+accountSchema.index({ subscriptionId: 1 });
 
 const apiKeySchema = new Schema(
   {

@@ -10,35 +10,38 @@
 //
 // Signature: `X-Marketplace-Timestamp` (Unix seconds) and `X-Marketplace-Signature: v1=<hex HMAC-SHA256 of
 // "<timestamp>.<raw body>">` under the shared secret. An event older or newer than SIGNATURE_TOLERANCE_S is
-// refused (a captured request cannot be replayed later), and an event id is applied once (a replay within
-// the tolerance is answered "already applied" and changes nothing).
+// refused (a captured request cannot be replayed later). Each event carries `occurredAt`, signed with the body:
+// apply-entitlement.ts applies an event id once and an event older than the newest applied one never.
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import type { Redis } from 'ioredis';
-import type { AccountService } from '../accounts/account-service';
 import { PLAN_IDS, type PlanId } from '../billing/plans';
-import { InvalidRequestError, NotFoundError } from '../errors';
 
-const SIGNATURE_TOLERANCE_S = 300;
+export const SIGNATURE_TOLERANCE_S = 300;
 export const TIMESTAMP_HEADER = 'x-marketplace-timestamp';
 export const SIGNATURE_HEADER = 'x-marketplace-signature';
 
 const eventId = z.string().regex(/^[A-Za-z0-9_.:-]{8,128}$/);
 const subscriptionId = z.string().min(1).max(128);
+/**
+ * When the marketplace made the change (ISO 8601 in UTC): signed with the body, it orders the events
+ * of one subscription (apply-entitlement.ts). Required: an event without it could not be placed.
+ */
+const occurredAt = z.iso.datetime();
 
 export const entitlementEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     /** The marketplace's event id: each is applied once. */
     id: eventId,
     type: z.literal('entitlement.updated'),
+    occurredAt,
     subscriptionId,
     /** The plan the subscription is entitled to from now on (an upgrade applies at once, a downgrade at the month end). */
     plan: z.enum(PLAN_IDS),
   }),
   /** The customer cancelled on the marketplace: the subscription ends at 00:00 UTC on the 1st of next month. */
-  z.strictObject({ id: eventId, type: z.literal('unsubscribe.pending'), subscriptionId }),
+  z.strictObject({ id: eventId, type: z.literal('unsubscribe.pending'), occurredAt, subscriptionId }),
   /** The subscription has ended: the account is cancelled now. */
-  z.strictObject({ id: eventId, type: z.literal('unsubscribe.success'), subscriptionId }),
+  z.strictObject({ id: eventId, type: z.literal('unsubscribe.success'), occurredAt, subscriptionId }),
 ]);
 export type EntitlementEvent = z.infer<typeof entitlementEventSchema>;
 
@@ -87,51 +90,5 @@ export type EntitlementOutcome =
   | { status: 'applied'; customerId: string; plan: PlanId; effective: string }
   | { status: 'applied'; customerId: string; subscription: 'ending' | 'ended'; effective: string }
   | { status: 'unchanged'; customerId: string; plan?: PlanId }
-  | { status: 'already_applied'; customerId: string | null };
-
-/**
- * Applies one event. The event id is claimed with a Redis SET NX first (kept a day: far longer than a signature
- * stays acceptable), so concurrent deliveries apply it once; AccountService audits each change with its
- * effective date (and a plan change writes its fee record).
- */
-export async function applyEntitlement(accounts: AccountService, redis: Redis, prefix: string, event: EntitlementEvent): Promise<EntitlementOutcome> {
-  const account = await accounts.getBySubscription(event.subscriptionId);
-  if (!account) throw new NotFoundError(`no account has subscription ${event.subscriptionId}`);
-  const claim = await redis.set(`${prefix}:marketplace:event:${event.id}`, account._id, 'EX', 86_400, 'NX');
-  if (claim !== 'OK') return { status: 'already_applied', customerId: account._id };
-  try {
-    return await applyClaimed(accounts, account._id, event);
-  } catch (err) {
-    // Not applied: a redelivery must be able to try again.
-    await redis.del(`${prefix}:marketplace:event:${event.id}`).catch(() => undefined);
-    throw err;
-  }
-}
-
-async function applyClaimed(accounts: AccountService, customerId: string, event: EntitlementEvent): Promise<EntitlementOutcome> {
-  const source = { by: 'marketplace', changeId: event.id } as const;
-  const current = await accounts.current(customerId);
-  if (!current) throw new NotFoundError(`no account has subscription ${event.subscriptionId}`);
-  if (event.type === 'unsubscribe.success') {
-    const ended = await accounts.endSubscription(customerId, source);
-    return ended ? { status: 'applied', customerId, subscription: 'ended', effective: 'now' } : { status: 'unchanged', customerId };
-  }
-  if (current.status === 'cancelled') throw new InvalidRequestError(`subscription ${event.subscriptionId} has ended`);
-  if (event.type === 'unsubscribe.pending') {
-    if (current.scheduledChange?.cancel) return { status: 'unchanged', customerId };
-    const { effective } = await accounts.scheduleCancellation(customerId, source);
-    return { status: 'applied', customerId, subscription: 'ending', effective };
-  }
-  if (current.plan === event.plan) {
-    // The subscription continues on the plan in effect: a scheduled downgrade or cancellation is withdrawn.
-    if (current.scheduledChange) {
-      await accounts.withdrawScheduledChange(customerId, source);
-      return { status: 'applied', customerId, plan: event.plan, effective: 'now' };
-    }
-    // Nothing to change (a confirmation of the plan in effect): a pending request it answers is settled.
-    if (current.pendingPlanChange && current.pendingPlanChange.kind !== 'cancel') await accounts.withdrawPlanChangeRequest(customerId).catch(() => undefined);
-    return { status: 'unchanged', customerId, plan: event.plan };
-  }
-  const { effective } = await accounts.changePlan(customerId, event.plan, source);
-  return { status: 'applied', customerId, plan: event.plan, effective };
-}
+  | { status: 'already_applied'; customerId: string | null }
+  | { status: 'stale'; customerId: string };

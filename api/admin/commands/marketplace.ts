@@ -3,12 +3,13 @@
 //   subscribe --plan P [--account ID] [--subscription ID]
 //       simulates a marketplace subscription and prints its registration link (the signed token the
 //       registration page accepts)
-//   entitle --subscription ID --plan P [--event ID] [--url BASE]
+//   entitle --subscription ID --plan P [--event ID] [--at ISO-TIME] [--url BASE]
 //       sends a signed entitlement.updated event (the subscription now has plan P; the plan in effect withdraws
 //       a scheduled downgrade or cancellation) to POST /marketplace/entitlements of the running liveness API,
 //       exactly as the marketplace would; --event replays an event id (applied once: a second delivery
-//       answers already_applied)
-//   unsubscribe --subscription ID [--ended] [--event ID] [--url BASE]
+//       answers already_applied); --at dates the event (default now): one older than the newest applied
+//       to the subscription is answered stale
+//   unsubscribe --subscription ID [--ended] [--event ID] [--at ISO-TIME] [--url BASE]
 //       sends unsubscribe.pending (the customer cancelled: the subscription ends at the month end), or with
 //       --ended unsubscribe.success (it has ended now), signed and replayable the same way
 import { randomUUID } from 'node:crypto';
@@ -20,7 +21,7 @@ import { readLocalSecret, readLocalState } from '../../../shared/local-state';
 import { optional, output, required, UsageError, type AdminContext, type Command, type Flags } from '../context';
 
 const USAGE =
-  'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--url BASE] | unsubscribe --subscription ID [--ended] [--event ID] [--url BASE]';
+  'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--at ISO-TIME] [--url BASE] | unsubscribe --subscription ID [--ended] [--event ID] [--at ISO-TIME] [--url BASE]';
 
 /** APP_SECRET, or the local one `npm start` generated under var/ (dev/start.ts). */
 function appSecret(config: { APP_SECRET?: string; VAR_DIR: string }): string {
@@ -59,13 +60,28 @@ async function deliver(ctx: AdminContext, flags: Flags, event: EntitlementEvent)
 
 const eventIdOf = (flags: Flags) => optional(flags, 'event') ?? `evt_admin_${randomUUID()}`;
 
+/** --at: when the change happened (a replay gives the original event's time), else now. */
+function occurredAtOf(flags: Flags): string {
+  const at = optional(flags, 'at');
+  if (at === undefined) return new Date().toISOString();
+  const ms = Date.parse(at);
+  if (!/^\d{4}-\d\d-\d\dT/.test(at) || Number.isNaN(ms)) throw new UsageError(`--at must be an ISO 8601 time, not "${at}"`);
+  return new Date(ms).toISOString();
+}
+
 export const marketplace: Command = async (ctx, words, flags) => {
   if (words[0] === 'entitle') {
-    return deliver(ctx, flags, { id: eventIdOf(flags), type: 'entitlement.updated', subscriptionId: required(flags, 'subscription'), plan: planFlag(flags) });
+    return deliver(ctx, flags, {
+      id: eventIdOf(flags),
+      type: 'entitlement.updated',
+      occurredAt: occurredAtOf(flags),
+      subscriptionId: required(flags, 'subscription'),
+      plan: planFlag(flags),
+    });
   }
   if (words[0] === 'unsubscribe') {
     const type = flags.ended ? 'unsubscribe.success' : 'unsubscribe.pending';
-    return deliver(ctx, flags, { id: eventIdOf(flags), type, subscriptionId: required(flags, 'subscription') });
+    return deliver(ctx, flags, { id: eventIdOf(flags), type, occurredAt: occurredAtOf(flags), subscriptionId: required(flags, 'subscription') });
   }
   if (words[0] !== 'subscribe') throw new UsageError(USAGE);
   const plan = planFlag(flags);

@@ -5,6 +5,7 @@ import { Router, type Request } from 'express';
 import { InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { alreadyRegisteredMail, verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
+import { bySubscription } from '../../../shared/accounts/account-service';
 import { RULES } from '../attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword } from '../passwords';
@@ -37,7 +38,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
    */
   async function subscriptionTaken(subscriptionId: string): Promise<boolean> {
     if ((await d.redis.exists(claimKey(subscriptionId))) === 1) return true;
-    return (await d.models.Account.exists({ 'marketplace.subscriptionId': subscriptionId })) !== null;
+    return (await d.models.Account.exists(bySubscription(subscriptionId))) !== null;
   }
 
   async function sendVerification(req: Request, account: { _id: string; email: string; firstName?: string | null }): Promise<void> {

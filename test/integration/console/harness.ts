@@ -29,13 +29,13 @@ export interface ConsoleHarness {
   entitle(
     subscriptionId: string,
     plan: PlanId,
-    o?: { id?: string; secret?: string; nowMs?: number },
+    o?: { id?: string; secret?: string; nowMs?: number; at?: Date },
   ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Delivers a signed unsubscribe.pending (the customer cancelled) or unsubscribe.success (it has ended) event. */
   unsubscribe(
     subscriptionId: string,
     type: 'unsubscribe.pending' | 'unsubscribe.success',
-    o?: { id?: string },
+    o?: { id?: string; at?: Date },
   ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Waits for a message to `to` whose subject matches, newest first. */
   waitForMail(to: string, subject: RegExp, timeoutMs?: number): Promise<StoredMessage & { links: string[] }>;
@@ -50,7 +50,7 @@ export async function startConsole(label: string, overrides: Record<string, stri
   const api = await startLivenessApi({ config, log: quietLog, dbName, console: true, clock });
   const base = `http://127.0.0.1:${api.port}`;
   const signer = new HmacRegistrationSigner(config.APP_SECRET!);
-  /** Signs the event as the marketplace would and POSTs it. */
+  /** Signs the event as the marketplace would and POSTs it; `occurredAt` is now unless the test dates it. */
   async function deliver(event: Record<string, string>, o: { secret?: string; nowMs?: number } = {}) {
     const body = JSON.stringify(event);
     const headers = signEntitlement(o.secret ?? marketplaceSecret(config)!, body, o.nowMs);
@@ -68,10 +68,11 @@ export async function startConsole(label: string, overrides: Record<string, stri
       return { url: registrationUrl(base, signer.sign(sub)), subscriptionId: sub.subscriptionId, marketplaceAccountId: sub.marketplaceAccountId };
     },
     async entitle(subscriptionId, plan, o = {}) {
-      return deliver({ id: o.id ?? `evt_test_${randomUUID()}`, type: 'entitlement.updated', subscriptionId, plan }, o);
+      const occurredAt = (o.at ?? new Date()).toISOString();
+      return deliver({ id: o.id ?? `evt_test_${randomUUID()}`, type: 'entitlement.updated', occurredAt, subscriptionId, plan }, o);
     },
     async unsubscribe(subscriptionId, type, o = {}) {
-      return deliver({ id: o.id ?? `evt_test_${randomUUID()}`, type, subscriptionId });
+      return deliver({ id: o.id ?? `evt_test_${randomUUID()}`, type, occurredAt: (o.at ?? new Date()).toISOString(), subscriptionId });
     },
     async waitForMail(to, subject, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;

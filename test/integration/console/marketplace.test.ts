@@ -202,7 +202,13 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
     it('refuses an event without a signature, with a wrong one, or signed outside the 5-minute window (401, nothing changes)', async () => {
       const user = await fullySignedIn(h, 'free');
       const subscriptionId = await subscriptionOf(h, user.customerId);
-      const body = JSON.stringify({ id: `evt_unsigned_${user.customerId}`, type: 'entitlement.updated', subscriptionId, plan: 'business' });
+      const body = JSON.stringify({
+        id: `evt_unsigned_${user.customerId}`,
+        type: 'entitlement.updated',
+        occurredAt: new Date().toISOString(),
+        subscriptionId,
+        plan: 'business',
+      });
       const unsigned = await fetch(`${h.base}/marketplace/entitlements`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       expect(unsigned.status).to.equal(401);
       expect(((await unsigned.json()) as { error: { code: string } }).error.code).to.equal('invalid_signature');
@@ -249,6 +255,77 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
     });
   });
 
+  describe('POST /marketplace/entitlements: events in order, each applied to the end (issue 41)', () => {
+    const accountOf = async (customerId: string) => (await h.api.deps.accounts.get(customerId))!;
+    const auditOf = (customerId: string, action: string) => h.api.deps.models.Audit.find({ customerId, action }).lean();
+    const ago = (s: number) => new Date(Date.now() - s * 1000);
+
+    it('an older event delivered after a newer one is answered "stale" and changes nothing; a redelivery of an applied one "already_applied"', async () => {
+      const user = await fullySignedIn(h, 'professional');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      const downgrade = `evt_down_${user.customerId}`;
+      expect((await h.entitle(subscriptionId, 'starter', { id: downgrade, at: ago(60) })).body).to.include({ status: 'applied', effective: '2026-12' });
+      // The marketplace's retry of an earlier confirmation of Professional arrives late: it must not withdraw the downgrade.
+      const late = await h.entitle(subscriptionId, 'professional', { at: ago(120) });
+      expect(late).to.deep.equal({ status: 200, body: { status: 'stale', customerId: user.customerId } });
+      expect((await accountOf(user.customerId)).scheduledChange).to.include({ plan: 'starter', effectiveMonth: '2026-12' });
+      expect(await feeRecords(user.customerId), "the downgrade's fee record stays").to.have.length(1);
+
+      expect((await h.unsubscribe(subscriptionId, 'unsubscribe.pending', { at: ago(30) })).body).to.include({ status: 'applied', subscription: 'ending' });
+      // An entitlement from before the cancellation, and the downgrade itself redelivered: neither undoes it.
+      expect((await h.entitle(subscriptionId, 'professional', { at: ago(45) })).body).to.include({ status: 'stale' });
+      expect((await h.entitle(subscriptionId, 'starter', { id: downgrade, at: ago(60) })).body).to.include({ status: 'already_applied' });
+      const after = await accountOf(user.customerId);
+      expect(after.scheduledChange).to.include({ cancel: true, effectiveMonth: '2026-12' });
+      expect(after.plan).to.equal('professional');
+      expect(await auditOf(user.customerId, 'plan.scheduled_change_withdrawn')).to.deep.equal([]);
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'professional' });
+    });
+
+    it('an event that stopped half way (its fee record failed) completes on its retry: fee record and audit entry written once', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const subscriptionId = await subscriptionOf(h, user.customerId);
+      // A real write failure after the account's update: a unique index the fee record collides with (built on
+      // a copy of the collection's records taken out of its way, so the other tests' records cannot collide).
+      const records = h.api.deps.models.MeteringRecord.collection;
+      const others = await records.find({}).toArray();
+      await records.deleteMany({});
+      await records.createIndex({ customerId: 1, dimension: 1 }, { unique: true, name: 'test_fee_blocker' });
+      await records.insertOne({
+        _id: `blocker-${user.customerId}`,
+        customerId: user.customerId,
+        dimension: 'plan_fee_cents',
+        hour: '2026-11-01T00',
+        quantity: 0,
+      } as never);
+      const id = `evt_half_${user.customerId}`;
+      const first = await h.entitle(subscriptionId, 'business', { id });
+      expect(first.status, 'the fee record could not be written').to.equal(500);
+      await records.deleteOne({ _id: `blocker-${user.customerId}` } as never);
+      await records.dropIndex('test_fee_blocker');
+      if (others.length > 0) await records.insertMany(others);
+      expect(await feeRecords(user.customerId)).to.deep.equal([]);
+
+      const retry = await h.entitle(subscriptionId, 'business', { id });
+      expect(retry).to.deep.equal({ status: 200, body: { status: 'applied', customerId: user.customerId, plan: 'business', effective: 'now' } });
+      const fees = await feeRecords(user.customerId);
+      expect(fees).to.have.length(1);
+      // (2,400 − 180) USD × 15/30 days left in November = 1,110 USD.
+      expect(fees[0]).to.include({ quantity: 111_000, plan: 'business', previousPlan: 'starter' });
+      expect(await auditOf(user.customerId, 'plan.upgraded')).to.have.length(1);
+      expect((await h.entitle(subscriptionId, 'business', { id })).body).to.include({ status: 'already_applied' });
+      expect(await auditOf(user.customerId, 'plan.upgraded')).to.have.length(1);
+      expect(await usageOf(user.primaryKey)).to.include({ plan: 'business', monthly_limit: 30_000 });
+    });
+
+    it('refuses an event dated after its signature (it would hold back every later event)', async () => {
+      const user = await fullySignedIn(h, 'starter');
+      const answer = await h.entitle(await subscriptionOf(h, user.customerId), 'business', { at: new Date(Date.now() + 3600_000) });
+      expect(answer.status).to.equal(400);
+      expect((await accountOf(user.customerId)).plan).to.equal('starter');
+    });
+  });
+
   describe('POST /marketplace/entitlements: the limit on bad deliveries', () => {
     /** One delivery from `address` (X-Forwarded-For through the trusted loopback proxy); `sign`: with the right secret. */
     async function deliverFrom(address: string, event: Record<string, string>, sign: boolean) {
@@ -265,7 +342,13 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
     it('counts only refused events, per address (IPv6 by its /64): past 20 they answer 429, and a signed event from there is still applied', async () => {
       const user = await fullySignedIn(h, 'starter');
       const subscriptionId = await subscriptionOf(h, user.customerId);
-      const event = (n: string, plan = 'starter') => ({ id: `evt_limit_${n}_${user.customerId}`, type: 'entitlement.updated', subscriptionId, plan });
+      const event = (n: string, plan = 'starter') => ({
+        id: `evt_limit_${n}_${user.customerId}`,
+        type: 'entitlement.updated',
+        occurredAt: new Date().toISOString(),
+        subscriptionId,
+        plan,
+      });
       for (let i = 0; i < 25; i++) {
         expect((await deliverFrom('2001:db8:1::1', event(`ok${i}`), true)).status, 'signed events are not counted').to.equal(200);
       }

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import mongoose from 'mongoose';
 import { isolation, testMongoUri } from '../../support/engines';
 import { createModels } from '../../../shared/db/models';
+import { prepareStore } from '../../../shared/db/prepare-store';
+import { AccountService } from '../../../shared/accounts/account-service';
 
 // Our reads and conditional updates select by `_id` or by an indexed field (shared/db/models.ts). The embedded
 // FerretDB/SQLite answers those from its indexes only with our patch (dev/engines/ferretdb-sqlite-index-lookups.patch);
@@ -80,6 +82,42 @@ describe('the document store answers look-ups from its indexes', () => {
     expect(await c.findOne({ email: 'nobody@example.com' })).to.equal(null);
     expect((await c.updateOne({ owner: 'owner-9', slot: 'primary', n: 59 }, { $set: { n: -59 } })).matchedCount).to.equal(1);
     expect((await c.findOne({ _id: 'd59' }))?.n).to.equal(-59);
+  });
+
+  it('finds an account by its marketplace subscription id through an index (the registration link and every marketplace event)', async () => {
+    const models = createModels(conn);
+    await prepareStore(models);
+    const accounts = new AccountService(models, () => new Date());
+    for (let i = 0; i < 200; i++) {
+      await accounts.create({ email: `sub-${i}@example.com`, plan: 'starter', marketplace: { accountId: 'mkt-acct', subscriptionId: `mkt-sub-${i}` } });
+    }
+    await accounts.create({ email: 'no-subscription@example.com', plan: 'free' });
+    // An account written before the top-level id existed: the start-up backfill gives it one.
+    await models.Account.collection.insertOne({
+      _id: 'written-before',
+      email: 'before@example.com',
+      plan: 'standard',
+      hardCap: false,
+      status: 'active',
+      marketplace: { accountId: 'mkt-acct', subscriptionId: 'mkt-sub-before' },
+    } as never);
+    await models.CredentialDigest.deleteOne({ _id: 'backfill:account-subscription-ids:v1' });
+    await prepareStore(models);
+
+    // The filter the service really sends, as the driver saw it.
+    const sent: object[] = [];
+    conn.set('debug', (collection: string, method: string, filter: object) => {
+      if (collection === 'accounts' && method === 'findOne') sent.push(filter);
+    });
+    try {
+      expect((await accounts.getBySubscription('mkt-sub-123'))?.email).to.equal('sub-123@example.com');
+      expect((await accounts.getBySubscription('mkt-sub-before'))?._id).to.equal('written-before');
+      expect(await accounts.getBySubscription('mkt-sub-nobody')).to.equal(null);
+    } finally {
+      conn.set('debug', false);
+    }
+    expect(sent).to.have.length(3);
+    await expectIndexUsed(models.Account.collection as never, sent[0]!);
   });
 
   it('our models keep no arrays in indexed fields (the patched engine finds a string, not an array holding it)', () => {

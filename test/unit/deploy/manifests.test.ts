@@ -499,12 +499,20 @@ describe('deploy/ manifests', () => {
       }
     });
 
+    it("the example Ingress routes the marketplace's POST /marketplace/entitlements to the liveness API", () => {
+      const routes = ofKind<IIngress>('Ingress').flatMap((ing) => (ing.spec?.rules ?? []).flatMap((rule) => rule.http?.paths ?? []));
+      const route = routes.find((p) => p.path === '/marketplace/entitlements');
+      expect(route, 'a route for /marketplace/entitlements').to.not.equal(undefined);
+      expect(route!.pathType).to.equal('Exact');
+      expect(route!.backend.service?.name).to.equal('liveness-api');
+    });
+
     it('the example Ingress routes only public paths to existing Services and ports', () => {
       for (const ing of ofKind<IIngress>('Ingress')) {
         expect(ing.spec?.tls, 'TLS at the ingress').to.not.be.empty;
         for (const rule of ing.spec?.rules ?? []) {
           for (const p of rule.http?.paths ?? []) {
-            expect(p.path ?? '/').to.match(/^\/(v1|console|feelings\/v3)$/);
+            expect(p.path ?? '/').to.match(/^\/(v1|console|feelings\/v3|marketplace\/entitlements)$/);
             const svc = ofKind<IService>('Service').find((s) => s.metadata?.name === p.backend.service?.name);
             expect(svc, `Service ${p.backend.service?.name}`).to.not.equal(undefined);
             expect(svc?.spec?.ports?.some((sp) => sp.name === p.backend.service?.port?.name)).to.equal(true);
