@@ -158,18 +158,63 @@ export async function scoreDataset(engine: LivenessEngine, dir: string, rows: Ma
 }
 
 /**
+ * The engines that score each repository: the configured one, or (--fold-models <dir>, written by
+ * research/liveness/train/train.py) one engine per fold with that fold's fine-tuned spoof models, each scoring
+ * only the repositories its models were trained without.
+ */
+export async function foldEngines(cfg: Config, foldDir: string | undefined, ...keyExtra: unknown[]) {
+  const base = configuredEngineOptions(cfg);
+  if (!foldDir) {
+    const engine = await LivenessEngine.load(base);
+    return { engines: [engine], engineFor: () => engine, key: engineCacheKey(engine, ...keyExtra) };
+  }
+  const { folds, groupFold } = JSON.parse(fs.readFileSync(path.join(foldDir, 'folds.json'), 'utf8')) as { folds: number; groupFold: Record<string, number> };
+  const engines: LivenessEngine[] = [];
+  for (let k = 0; k < folds; k++) {
+    const dir = path.join(foldDir, `fold${k}`);
+    const files = Object.fromEntries(
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.onnx'))
+        .map((f) => [f.replace(/\.onnx$/, ''), path.join(dir, f)]),
+    );
+    engines.push(await LivenessEngine.load({ ...base, spoofModelFiles: files }));
+  }
+  const engineFor = (row: ManifestRow) => {
+    const k = groupFold[row.group];
+    if (k === undefined) throw new Error(`${row.group} has no fold in ${foldDir}/folds.json`);
+    return engines[k]!;
+  };
+  return { engines, engineFor, key: engineCacheKey(engines[0]!, ...keyExtra, ...engines.map((e) => e.modelInfo)) };
+}
+
+/**
  * The exploration scripts' shared start: `<dir> [<dir>...] [--cache f.json] [--name value for each of valued]`
  * -> the configured engine, its spoof model names, every image of the sets scored (through the cache) and the
  * default threshold.
  */
 export async function scoreSetsFromArgs(args: string[], valued: readonly string[] = []) {
-  const takesValue = new Set(['--cache', ...valued]);
+  const takesValue = new Set(['--cache', '--fold-models', ...valued]);
   const cache = args.includes('--cache') ? args[args.indexOf('--cache') + 1] : undefined;
+  const foldDir = args.includes('--fold-models') ? args[args.indexOf('--fold-models') + 1] : undefined;
   const dirs = args.filter((a, i) => !a.startsWith('--') && !takesValue.has(args[i - 1] ?? ''));
   const config: Config = loadConfig();
-  const engine = await LivenessEngine.load(configuredEngineOptions(config));
+  const { engines, engineFor } = await foldEngines(config, foldDir);
+  const engine = engines[0]!;
   const scored: Scored[] = [];
-  for (const d of dirs) scored.push(...(await scoreDataset(engine, d, readManifest(d), cache)));
+  for (const d of dirs) {
+    // With fold models, each repository's full frames are scored by the fold trained without it (crops are not).
+    const rows = readManifest(d).filter((r) => !foldDir || r.kind === 'full');
+    for (const e of engines)
+      scored.push(
+        ...(await scoreDataset(
+          e,
+          d,
+          rows.filter((r) => engineFor(r) === e),
+          cache,
+        )),
+      );
+  }
   return { config, engine, models: engine.spoofSpecs.map((s) => s.name), scored, dirs, cache, threshold: config.FAKE_THRESHOLD };
 }
 

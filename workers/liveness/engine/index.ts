@@ -24,6 +24,8 @@ export interface LivenessEngineOptions {
   extraSpoofModels?: string;
   /** Override for scripts (cross-validation scores with each fold's own fusion). */
   fusion?: FusionParams;
+  /** Override for scripts: a built-in spoof model's ONNX file by name (cross-validation folds' own weights). */
+  spoofModelFiles?: Record<string, string>;
   decode?: Partial<DecodeOptions>;
   quality?: Partial<QualityThresholds>;
 }
@@ -54,6 +56,8 @@ export interface LivenessFeatures {
   /** Hand-crafted colour/texture statistics of the face box (cues.ts). */
   cues: Cues;
   orientation: Orientation;
+  /** Each spoof model's input tensor (its plain pass), when asked for with captureInputs. */
+  inputs?: Record<string, Float32Array>;
 }
 
 /** Which way up the frame was scored (see LivenessEngine.orient). */
@@ -118,7 +122,13 @@ export class LivenessEngine {
       else extras.push(spec);
     }
     const spoofModels: SpoofModel[] = [];
-    for (const spec of builtins) if (spec.weight > 0) spoofModels.push(new SpoofModel(await open(spec.name, openSpoofSession), spec));
+    for (const spec of builtins) {
+      if (spec.weight <= 0) continue;
+      const file = opts.spoofModelFiles?.[spec.name];
+      if (file) info.push({ name: spec.name, file, sha256: sha256File(file) });
+      const session = file ? await openSpoofSession(file, opts.intraOpThreads) : await open(spec.name, openSpoofSession);
+      spoofModels.push(new SpoofModel(session, spec));
+    }
     for (const spec of extras) {
       if (!spec.path) throw new Error(`EXTRA_SPOOF_MODELS: "${spec.name}" needs a path`);
       if (!fs.existsSync(spec.path)) throw new ModelIntegrityError(`spoof model file ${spec.path} is missing`);
@@ -156,7 +166,11 @@ export class LivenessEngine {
     return (await this.analyzeDetailed(image, format)).result;
   }
 
-  async analyzeDetailed(image: Buffer, format: ImageFormat): Promise<{ result: LivenessResult; features: LivenessFeatures }> {
+  async analyzeDetailed(
+    image: Buffer,
+    format: ImageFormat,
+    opts: { captureInputs?: boolean } = {},
+  ): Promise<{ result: LivenessResult; features: LivenessFeatures }> {
     const t0 = performance.now();
     const sent = await decodeImage(image, format, this.decodeOpts);
     const t1 = performance.now();
@@ -167,7 +181,8 @@ export class LivenessEngine {
     const face = largest(faces);
     if (!face) throw new InvalidInputError('invalid_image', 'No face was detected in the image.');
     const t2 = performance.now();
-    const { spoofLogits, passLogits } = await this.scoreSpoof(img, face.box);
+    const inputs: Record<string, Float32Array> | undefined = opts.captureInputs ? {} : undefined;
+    const { spoofLogits, passLogits } = await this.scoreSpoof(img, face.box, inputs);
     const t3 = performance.now();
 
     const cues = faceCues(img, face.box);
@@ -213,6 +228,7 @@ export class LivenessEngine {
         quality: quality.measures,
         cues,
         orientation: { turns: orientation.turns, searched: orientation.searched, upright: orientation.upright },
+        ...(inputs && { inputs }),
       },
     };
   }
@@ -255,11 +271,15 @@ export class LivenessEngine {
   }
 
   /** Every spoof model reads the one decoded image; nothing is decoded or resized twice. */
-  private async scoreSpoof(img: RgbImage, face: Box): Promise<{ spoofLogits: Record<string, number>; passLogits: Record<string, number> }> {
+  private async scoreSpoof(
+    img: RgbImage,
+    face: Box,
+    inputs?: Record<string, Float32Array>,
+  ): Promise<{ spoofLogits: Record<string, number>; passLogits: Record<string, number> }> {
     const spoofLogits: Record<string, number> = {};
     const passLogits: Record<string, number> = {};
     for (const m of this.spoofModels) {
-      const { logit, passes } = await m.score(img, face);
+      const { logit, passes } = await m.score(img, face, inputs && ((t) => (inputs[m.spec.name] = t)));
       spoofLogits[m.spec.name] = logit;
       passes.forEach((p, i) => (passLogits[i === 0 ? m.spec.name : `${m.spec.name}:mirror`] = p));
     }

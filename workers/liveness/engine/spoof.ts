@@ -176,8 +176,11 @@ export class SpoofModel {
     return spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
   }
 
-  /** Fake logit of one pass over the face's window: logit(1 - P(live)). */
-  async fakeLogit(img: RgbImage, face: Box, opts: { flip?: boolean } = {}): Promise<number> {
+  /**
+   * Fake logit of one pass over the face's window: logit(1 - P(live)). `capture` receives a copy of the input
+   * tensor (the training stack's windows are the very tensors the engine feeds; research/liveness/train/).
+   */
+  async fakeLogit(img: RgbImage, face: Box, opts: { flip?: boolean; capture?: (input: Float32Array) => void } = {}): Promise<number> {
     const { spec } = this;
     const S = spec.inputSize;
     const silent = spec.crop === 'silent-face';
@@ -198,6 +201,7 @@ export class SpoofModel {
       },
       this.buf,
     );
+    opts.capture?.(this.buf.slice());
     const shape = spec.layout === 'nchw' ? [1, 3, S, S] : [1, S, S, 3];
     const out = await this.session.run({ [this.inputName]: new ort.Tensor('float32', this.buf, shape) });
     const raw = tensorData(out, this.outputName);
@@ -209,8 +213,8 @@ export class SpoofModel {
   }
 
   /** The model's fake logit for the face: one pass, or the mean of the plain and mirrored passes. */
-  async score(img: RgbImage, face: Box): Promise<{ logit: number; passes: number[] }> {
-    const passes = [await this.fakeLogit(img, face)];
+  async score(img: RgbImage, face: Box, capture?: (input: Float32Array) => void): Promise<{ logit: number; passes: number[] }> {
+    const passes = [await this.fakeLogit(img, face, { capture })];
     if (this.spec.mirror) passes.push(await this.fakeLogit(img, face, { flip: true }));
     return { logit: passes.reduce((a, b) => a + b, 0) / passes.length, passes };
   }

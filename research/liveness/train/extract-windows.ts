@@ -1,0 +1,84 @@
+// Owns the training data of the liveness training stack: every labelled full frame of the given sets as taken and
+// under seeded random captures (capture-variants.ts randomCapture), run through the shipped engine, and each spoof
+// model's input tensor saved exactly as the engine fed it (BGR 0..255, rounded to bytes) with the frame's label,
+// source repository, variant and quality gate. The Python trainer (train.py) reads what this writes.
+//   npx tsx research/liveness/train/extract-windows.ts <dir> [<dir>...] [--draws 14] [--out var/liveness-train]
+// Out: <out>/meta.jsonl (one line per window set) and <out>/<model>.u8 (N x 3 x S x S bytes, in meta's order).
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { loadConfig } from '../../../shared/config';
+import { AppError } from '../../../shared/errors';
+import { configuredEngineOptions, LivenessEngine } from '../../../workers/liveness/engine/index';
+import { readManifest } from '../evaluation';
+import { randomCapture, type Source, type Variant } from '../capture-variants';
+
+const AS_TAKEN: Variant = { name: 'as taken', what: 'the frame as stored', make: async (src) => src.bytes };
+
+/** A stable 31-bit seed from a frame's identity and draw number (FNV-1a). */
+function seedOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h & 0x7fffffff;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const valued = new Set(['--draws', '--out']);
+  const dirs = args.filter((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
+  const opt = (n: string) => (args.includes(n) ? args[args.indexOf(n) + 1] : undefined);
+  const draws = Number(opt('--draws') ?? 14);
+  const out = opt('--out') ?? 'var/liveness-train';
+  if (dirs.length === 0) throw new Error('usage: extract-windows.ts <dir> [<dir>...] [--draws 14] [--out var/liveness-train]');
+  const engine = await LivenessEngine.load(configuredEngineOptions(loadConfig()));
+  fs.mkdirSync(out, { recursive: true });
+  const meta = fs.openSync(path.join(out, 'meta.jsonl'), 'w');
+  const tensors = new Map(engine.spoofSpecs.map((s) => [s.name, fs.openSync(path.join(out, `${s.name}.u8`), 'w')]));
+  fs.writeFileSync(
+    path.join(out, 'models.json'),
+    JSON.stringify(engine.spoofSpecs.map((s) => ({ name: s.name, inputSize: s.inputSize, liveIndex: s.liveIndex }))),
+  );
+  let n = 0;
+  const t0 = Date.now();
+  for (const dir of dirs) {
+    for (const row of readManifest(dir).filter((r) => r.kind === 'full')) {
+      const bytes = fs.readFileSync(path.join(dir, row.file));
+      const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
+      const { data, info } = await sharp(bytes).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+      const src: Source = { bytes, format, raw: data, width: info.width, height: info.height };
+      const variants = [AS_TAKEN, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${row.dataset}|${row.file}|${k}`)))];
+      for (const [k, v] of variants.entries()) {
+        const made = await v.make(src);
+        const base = { dataset: row.dataset, file: row.file, group: row.group, label: row.label, type: row.type, draw: k, variant: v.name };
+        if (!made) {
+          fs.writeSync(meta, `${JSON.stringify({ ...base, error: 'not made' })}\n`);
+          continue;
+        }
+        try {
+          const { result, features } = await engine.analyzeDetailed(made, k === 0 ? format : 'jpeg', { captureInputs: true });
+          if (k === 0) src.face = result.faceRectArea;
+          for (const [name, fd] of tensors) {
+            const t = features.inputs![name]!;
+            const u8 = Buffer.alloc(t.length);
+            for (let i = 0; i < t.length; i++) u8[i] = Math.max(0, Math.min(255, Math.round(t[i]!)));
+            fs.writeSync(fd, u8);
+          }
+          const line = { ...base, index: n++, logits: features.spoofLogits, valid: result.isValidFace, reasons: result.reasons };
+          fs.writeSync(meta, `${JSON.stringify(line)}\n`);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          fs.writeSync(meta, `${JSON.stringify({ ...base, error: err.code })}\n`);
+        }
+      }
+      if (!src.face) continue;
+    }
+    console.log(`${dir}: ${n} window sets so far, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  }
+  fs.closeSync(meta);
+  for (const fd of tensors.values()) fs.closeSync(fd);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,145 @@
+"""Fine-tunes the engine's spoof models for a verdict the camera cannot move (issue 40).
+
+Reads the windows extract-windows.ts wrote (each frame as taken and under seeded random captures, as the engine fed
+them) and fine-tunes each named model's own ONNX graph (onnx_torch.py) with two terms:
+  - distillation: the frozen model's softmax on the frame's canonical window (as taken) is the target for every
+    capture of that frame: what the model knew about the frame, asked to survive a close-up, a roll, blur, dim
+    light and noise, compression, white balance;
+  - labels: binary cross-entropy of P(live) against the frame's label (class-balanced), so attacks degraded on
+    purpose are taught to stay attacks and the teacher's own misses are corrected where the data says so.
+Folds are grouped by source repository (greedy by frame count, fixed order): every fold's model is trained
+without its repositories, so the evaluation scores each repository with a model that never saw it; the final
+model is trained on all repositories with the same recipe. Fixed seeds; two threads.
+
+  /usr/bin/python3 research/liveness/train/train.py --data var/liveness-train --out var/liveness-train/run \
+      --models silent-face-v2,silent-face-v1se --folds 3 --steps 110
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from onnx_torch import OnnxModule  # noqa: E402
+
+SOURCE_FILES = {
+    "faceplugin-liveness": "models/dist/fr_liveness.onnx",
+    "silent-face-v2": "models/dist/MiniFASNetV2_2.7_80x80.onnx",
+    "silent-face-v1se": "models/dist/MiniFASNetV1SE_4.0_80x80.onnx",
+}
+
+
+def load(data):
+    meta = [json.loads(l) for l in open(os.path.join(data, "meta.jsonl"))]
+    rows = [m for m in meta if "index" in m]
+    specs = {m["name"]: m for m in json.load(open(os.path.join(data, "models.json")))}
+    return rows, specs
+
+
+def folds_of(rows, k):
+    """Source repositories in k folds: largest first into the fold with the fewest frames (ties: lowest index)."""
+    frames = {}
+    for r in rows:
+        if r["draw"] == 0:
+            frames[r["group"]] = frames.get(r["group"], 0) + 1
+    fold, size = {}, [0] * k
+    for g in sorted(frames, key=lambda g: (-frames[g], g)):
+        i = min(range(k), key=lambda j: (size[j], j))
+        fold[g] = i
+        size[i] += frames[g]
+    return fold
+
+
+def teacher_targets(teacher, X, rows):
+    """The frozen model's softmax on each frame's canonical (as-taken) window, by frame key."""
+    canon = [r for r in rows if r["draw"] == 0]
+    out = {}
+    with torch.no_grad():
+        for i in range(0, len(canon), 128):
+            part = canon[i:i + 128]
+            x = torch.from_numpy(X[[r["index"] for r in part]].astype(np.float32))
+            p = torch.softmax(teacher(x), 1)
+            for r, q in zip(part, p):
+                out[(r["dataset"], r["file"])] = q
+    return out
+
+
+def train_one(name, spec, X, rows, targets, steps, batch, lr, seed, kd_weight):
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    student = OnnxModule(onnx.load(SOURCE_FILES[name]))
+    student.train()
+    opt = torch.optim.Adam(student.parameters(), lr=lr)
+    live_idx = spec["liveIndex"]
+    usable = [r for r in rows if (r["dataset"], r["file"]) in targets]
+    live = [r for r in usable if r["label"] == "live"]
+    spoof = [r for r in usable if r["label"] == "spoof"]
+    t0 = time.time()
+    for step in range(steps):
+        # Class-balanced batches: half live, half attacks, captures drawn uniformly.
+        part = [rng.choice(live) for _ in range(batch // 2)] + [rng.choice(spoof) for _ in range(batch - batch // 2)]
+        x = torch.from_numpy(X[[r["index"] for r in part]].astype(np.float32))
+        flip = torch.rand(len(part)) < 0.5
+        x[flip] = x[flip].flip(3)
+        tgt = torch.stack([targets[(r["dataset"], r["file"])] for r in part])
+        y_live = torch.tensor([1.0 if r["label"] == "live" else 0.0 for r in part])
+        logits = student(x)
+        logp = F.log_softmax(logits, 1)
+        kd = F.kl_div(logp, tgt, reduction="batchmean")
+        p_live = logp[:, live_idx].exp().clamp(1e-6, 1 - 1e-6)
+        lab = F.binary_cross_entropy(p_live, y_live)
+        loss = kd_weight * kd + lab
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 20 == 0 or step == steps - 1:
+            print(f"    {name} step {step + 1}/{steps}: kd {kd.item():.3f} label {lab.item():.3f} ({time.time() - t0:.0f} s)", flush=True)
+    student.eval()
+    return student
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="var/liveness-train")
+    ap.add_argument("--out", default="var/liveness-train/run")
+    ap.add_argument("--models", default="silent-face-v2,silent-face-v1se")
+    ap.add_argument("--folds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=110)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--kd", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=40)
+    ap.add_argument("--only", default="", help="comma list of folds to train (0..k-1, 'final'); default all")
+    a = ap.parse_args()
+    torch.set_num_threads(2)
+    rows, specs = load(a.data)
+    fold = folds_of(rows, a.folds)
+    os.makedirs(a.out, exist_ok=True)
+    json.dump({"folds": a.folds, "groupFold": fold, "args": vars(a)}, open(os.path.join(a.out, "folds.json"), "w"), indent=1)
+    todo = [str(k) for k in range(a.folds)] + ["final"]
+    if a.only:
+        todo = [t for t in todo if t in a.only.split(",")]
+    for name in a.models.split(","):
+        spec = specs[name]
+        S = spec["inputSize"]
+        X = np.fromfile(os.path.join(a.data, f"{name}.u8"), dtype=np.uint8).reshape(-1, 3, S, S)
+        teacher = OnnxModule(onnx.load(SOURCE_FILES[name])).eval()
+        targets = teacher_targets(teacher, X, rows)
+        for t in todo:
+            train_rows = rows if t == "final" else [r for r in rows if fold[r["group"]] != int(t)]
+            print(f"  {name} fold {t}: {len(train_rows)} windows from {len({r['group'] for r in train_rows})} repositories", flush=True)
+            student = train_one(name, spec, X, train_rows, targets, a.steps, a.batch, a.lr, a.seed, a.kd)
+            d = os.path.join(a.out, f"fold{t}" if t != "final" else "final")
+            os.makedirs(d, exist_ok=True)
+            student.export(os.path.join(d, f"{name}.onnx"))
+
+
+if __name__ == "__main__":
+    main()
