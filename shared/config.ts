@@ -116,7 +116,7 @@ export const configSchema = z
     FFMPEG_PATH: z.string().default('ffmpeg'),
     FFPROBE_PATH: z.string().default('ffprobe'),
 
-    /** Fair-use throttle per API key: a token bucket (burst, refill per second). */
+    /** Fair-use throttle per account (all its keys): a token bucket (burst, refill per second). */
     THROTTLE_BURST: positiveInt.default(60),
     THROTTLE_RATE_PER_SEC: z.coerce.number().positive().default(20),
     /**
@@ -124,6 +124,10 @@ export const configSchema = z
      * owes one more per started 100 ms (a selfie takes 20–40 ms; a 40 MP image without a face 100–220 ms).
      */
     THROTTLE_WORK_MS_PER_TOKEN: positiveInt.default(100),
+    /** Declared body bytes one liveness fair-use token pays for, taken before the body is read (a 10 MB body: 11 tokens). */
+    THROTTLE_BYTES_PER_TOKEN: positiveInt.default(1024 * 1024),
+    /** Milliseconds of the API's own parse work one liveness fair-use token pays for, charged after the parse (a debt). */
+    THROTTLE_PARSE_MS_PER_TOKEN: positiveInt.default(5),
     /**
      * Emotion fair use per account, in seconds of audio: the bucket holds 10 min of audio and refills 10 s of audio
      * per second (36,000 s an hour, several real-time streams); a call takes 1 s before the work and the rest of its
@@ -141,11 +145,15 @@ export const configSchema = z
     EMOTION_FAIR_USE_SECONDS_PER_WORKER_SECOND: positiveInt.default(100),
 
     /**
-     * Request body bytes in flight per caller (API key; emotion account or token) and in total per API process,
-     * counted before a body is read (api/http/upload-gate.ts). Per caller: at least one largest body (10 MB).
+     * Request body bytes in flight per account (all its keys and tokens, and its console try-its) and in total per API
+     * process, counted before a body is read (api/http/upload-gate.ts, docs/reliability.md "Upload room and fair
+     * use"). Per account: at least one largest body (10 MB) and at most a quarter of the total.
      */
-    UPLOAD_BYTES_PER_CALLER: positiveInt.min(11 * 1024 * 1024).default(24 * 1024 * 1024),
-    UPLOAD_BYTES_TOTAL: positiveInt.min(11 * 1024 * 1024).default(48 * 1024 * 1024),
+    UPLOAD_BYTES_PER_CALLER: positiveInt.min(11 * 1024 * 1024).default(12 * 1024 * 1024),
+    UPLOAD_BYTES_TOTAL: positiveInt.min(44 * 1024 * 1024).default(48 * 1024 * 1024),
+    /** A body must arrive at this many bytes a second once UPLOAD_GRACE_MS have passed, or it is cut (400). */
+    UPLOAD_FLOOR_BYTES_PER_SEC: positiveInt.default(64 * 1024),
+    UPLOAD_GRACE_MS: positiveInt.default(2_000),
 
     /** Failed authentications allowed per client address (a token bucket): brute force against keys and tokens. */
     AUTH_FAILURE_BURST: positiveInt.default(30),
@@ -209,6 +217,13 @@ export const configSchema = z
     // origin check on http://, would hand sessions and one-time links to anyone on the path.
     if (cfg.NODE_ENV === 'production' && !cfg.SECURE_COOKIES) {
       ctx.addIssue({ code: 'custom', path: ['SECURE_COOKIES'], message: 'must be true in production (console cookies only over HTTPS)' });
+    }
+    if (cfg.UPLOAD_BYTES_PER_CALLER * 4 > cfg.UPLOAD_BYTES_TOTAL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['UPLOAD_BYTES_PER_CALLER'],
+        message: 'must be at most a quarter of UPLOAD_BYTES_TOTAL (one account never holds more)',
+      });
     }
     if (cfg.NODE_ENV === 'production' && cfg.PUBLIC_BASE_URL && !cfg.PUBLIC_BASE_URL.startsWith('https://')) {
       ctx.addIssue({ code: 'custom', path: ['PUBLIC_BASE_URL'], message: 'must be an https:// address in production' });

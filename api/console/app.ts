@@ -39,7 +39,7 @@ import { marketplaceRoutes } from '../marketplace/routes';
 import { marketplaceSecret } from '../../shared/marketplace/entitlements';
 
 /** What the console takes from the front-end that serves it (the liveness front-end's dependencies). */
-export type ConsoleHostDeps = Pick<ConsoleDeps, 'config' | 'log' | 'models' | 'accounts' | 'apiKeys' | 'ledger' | 'redis' | 'clock' | 'jobsFor'> & {
+export type ConsoleHostDeps = Pick<ConsoleDeps, 'config' | 'log' | 'models' | 'accounts' | 'apiKeys' | 'ledger' | 'redis' | 'clock' | 'jobsFor' | 'uploads'> & {
   metrics: Metrics;
 };
 
@@ -71,6 +71,7 @@ export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
     registration: new HmacRegistrationSigner(config.APP_SECRET),
     mailer: createMailer(config, log, (outcome) => deps.metrics.mailSent.inc({ outcome })),
     jobsFor: deps.jobsFor,
+    uploads: deps.uploads,
     cookie: { secure: config.SECURE_COOKIES },
     mailboxDir,
   };

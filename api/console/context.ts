@@ -15,6 +15,7 @@ import type { Mailer } from './mail/mailer';
 import type { JobClient } from '../../shared/queues/job-client';
 import type { QueueName } from '../../shared/queues/contracts';
 import type { Redis } from 'ioredis';
+import type { UploadGate } from '../http/upload-gate';
 import type { AttemptLimiter } from './attempts';
 import { customerIdOf, ensureSession, SessionRequiredError, type CookieOptions } from './http';
 import type { RegistrationTokenSigner } from './registration-token';
@@ -49,6 +50,8 @@ export interface ConsoleDeps {
   mailer: Mailer;
   /** The job client of a queue, on the liveness process's connections (the try-it pages run both queues' jobs). */
   jobsFor: (queueName: QueueName) => Promise<JobClient>;
+  /** The host process's upload room (api/http/upload-gate.ts): try-it bodies count in the account's one share. */
+  uploads: UploadGate;
   cookie: CookieOptions;
   /** Local mail sink folder when the dev mailbox page is on; null otherwise. */
   mailboxDir: string | null;

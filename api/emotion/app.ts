@@ -8,7 +8,6 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
-  TooManyRequestsError,
   UnauthenticatedError,
 } from '../../shared/errors';
 import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
@@ -19,7 +18,7 @@ import { emotionOpenApi, EMOTION_OPENAPI_PATH } from '../openapi/emotion-documen
 import { bodyWithinDeadline } from '../http/deadline';
 import { createFrontEndApp, type PreambleDeps } from '../http/preamble';
 import type { AuthFailureGuard, AuthOutcome, Throttle } from '../http/throttle';
-import { UploadGate } from '../http/upload-gate';
+import type { UploadGate } from '../http/upload-gate';
 
 /**
  * The fair-use bucket a call spends from: its account's when the token has one, so every token of an account
@@ -51,8 +50,8 @@ export interface EmotionAppDeps extends PreambleDeps {
   secondsPerWorkerSecond: number;
   /** Failed authentications per client address and credential prefix (the same guard as /v1). */
   authFailures: AuthFailureGuard;
-  /** Body bytes in flight per fair-use subject and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
-  uploadLimits: { perCallerBytes: number; totalBytes: number };
+  /** The process's upload room, each account in one share (api/http/upload-gate.ts). */
+  uploads: UploadGate;
 }
 
 declare module 'express-serve-static-core' {
@@ -132,12 +131,13 @@ export function createEmotionApp(d: EmotionAppDeps): Express {
     res.status(204).end();
   });
 
-  const uploads = new UploadGate(
-    { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: MAX_AUDIO_BYTES },
-    () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this account; wait for their answers', 1),
+  // Read once the account's share of body bytes in flight holds it (a refusal closes the connection unread; a body
+  // slower than the floor rate is cut).
+  const audioBody = d.uploads.read(
+    (req) => fairUseSubject(req.emotionToken!),
+    bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES })),
+    MAX_AUDIO_BYTES,
   );
-  // Read once the caller's share of body bytes in flight holds it (a refusal closes the connection unread).
-  const audioBody = uploads.read((req) => fairUseSubject(req.emotionToken!), bodyWithinDeadline(express.raw({ type: () => true, limit: MAX_AUDIO_BYTES })));
   app.post(
     ANALYSIS_PATH,
     cors,

@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase } from '../http/front-end';
 import { authFailureGuard, Throttle } from '../http/throttle';
+import { uploadGate } from '../http/upload-gate';
 import { createEmotionApp } from './app';
 
 export interface RunningEmotionApi {
@@ -46,7 +47,7 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     authFailures: authFailureGuard(base.redis, config),
     trustProxy: config.TRUST_PROXY,
     budgetMs: config.EMOTION_BUDGET_MS,
-    uploadLimits: { perCallerBytes: config.UPLOAD_BYTES_PER_CALLER, totalBytes: config.UPLOAD_BYTES_TOTAL },
+    uploads: uploadGate(config),
     readiness: base.readiness,
   });
   return base.serve(app, config.EMOTION_PORT, config.EMOTION_BUDGET_MS + 1000);

@@ -4,7 +4,7 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TooManyRequestsError } from '../../shared/errors';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../../shared/errors';
 import type { AccountService } from '../../shared/accounts/account-service';
 import type { ApiKeyService } from '../../shared/accounts/api-keys';
 import type { CreditLedger } from '../../shared/billing/credit-ledger';
@@ -16,12 +16,13 @@ import { livenessOpenApi, LIVENESS_OPENAPI_PATH } from '../openapi/liveness-docu
 import { bodyWithinDeadline } from '../http/deadline';
 import { createFrontEndApp, type PreambleDeps } from '../http/preamble';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
-import { UploadGate } from '../http/upload-gate';
+import { accountShare, type UploadGate } from '../http/upload-gate';
 import { requireApiKey } from './auth';
-import { checkLivenessHandler, MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAGE_TYPES } from './check-liveness';
+import { checkLivenessHandler, FrontEndWork, MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAGE_TYPES } from './check-liveness';
 import { quotaFromSnapshot, renderError, sendSuccess, UNKNOWN, type QuotaView } from './envelope';
 import type { IdempotencyStore } from './idempotency';
-import { LivenessCheck } from './liveness-check';
+import { fairUseSubject, LivenessCheck } from './liveness-check';
+import { withPlainBodyScan } from './plain-body-scan';
 import type { ConsoleApp } from '../console/app';
 
 export interface LivenessAppDeps extends PreambleDeps {
@@ -35,8 +36,10 @@ export interface LivenessAppDeps extends PreambleDeps {
   /** Failed authentications per client address and credential prefix (the same guard as the emotion API). */
   authFailures: AuthFailureGuard;
   idempotency: IdempotencyStore;
-  /** Body bytes in flight per API key and in total (UPLOAD_BYTES_PER_CALLER, UPLOAD_BYTES_TOTAL). */
-  uploadLimits: { perCallerBytes: number; totalBytes: number };
+  /** The process's upload room, each account in one share (shared with the console's try-it routes). */
+  uploads: UploadGate;
+  /** What a fair-use token pays for besides a call: declared body bytes, and the front-end's parse time. */
+  fairUse: { bytesPerToken: number; parseMsPerToken: number };
   clock: Clock;
   /** The console and the marketplace's endpoint, when this front-end serves them; null for the API alone. */
   console: ConsoleApp | null;
@@ -44,6 +47,13 @@ export interface LivenessAppDeps extends PreambleDeps {
 
 /** JSON envelope overhead allowed on top of the Base64 image. */
 const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
+
+/**
+ * JSON bodies from this size (or of no declared size) get the streaming pass (plain-body-scan.ts). A smaller body's
+ * whole parse, refused or not, costs a millisecond or two, charged by its parse time; the pass would add about as
+ * much again to every photo (`bench/body-parse.ts`).
+ */
+const SCAN_FROM_BYTES = 1024 * 1024;
 
 /** `application/json` in UTF-8 (no charset, or utf-8): the JSON form check-liveness.ts reads from its bytes. */
 function isUtf8Json(req: Request): boolean {
@@ -89,28 +99,40 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
 
   const auth = requireApiKey(d.apiKeys, d.authFailures);
   const throttle = async (req: Request, _res: Response, next: NextFunction) => {
-    await req.deadline.race('throttle', d.throttle.take(`key:${req.auth!.keyId}`));
+    await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.auth!.account._id)));
     next();
   };
-  const uploads = new UploadGate(
-    { perSubjectBytes: d.uploadLimits.perCallerBytes, totalBytes: d.uploadLimits.totalBytes, maxBodyBytes: BODY_LIMIT },
-    () => new TooManyRequestsError('rate_limited', 'Too many uploads in flight for this API key; wait for their answers', 1),
-  );
   // The JSON form — as bytes when UTF-8 (check-liveness.ts reads the common body without JSON.parse), parsed by
   // express.json for another charset — or the raw image bytes. Each parser leaves other bodies alone.
   const jsonBytes = express.raw({ limit: BODY_LIMIT, type: (req) => isUtf8Json(req as Request) });
   const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
   const rawImage = express.raw({ limit: MAX_IMAGE_BYTES, type: Object.keys(RAW_IMAGE_TYPES) });
   const parseBody = parsersInTurn([jsonBytes, json, rawImage]);
-  // The key's share of body bytes in flight is its own; the upload's time is credited back to the deadline.
-  const readBody = uploads.read((req) => `key:${req.auth!.keyId}`, bodyWithinDeadline(parseBody));
+  // The account's share of body bytes in flight is its own (all its keys together); the upload's time is credited
+  // back to the deadline; a UTF-8 JSON body is checked as it streams (plain-body-scan.ts), its time charged with the parse.
+  const frontEndWork = new FrontEndWork();
+  const scanned = withPlainBodyScan(
+    parseBody,
+    (req) => isUtf8Json(req) && !(Number(req.get('content-length')) < SCAN_FROM_BYTES),
+    (req, ms) => frontEndWork.add(req, ms),
+  );
+  const readBody = d.uploads.read((req) => accountShare(req.auth!.account._id), bodyWithinDeadline(scanned), BODY_LIMIT);
   const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });
 
   // Everything but authentication runs inside the handler, the body read included (see check-liveness.ts).
   app.post(
     '/v1/check/liveness',
     auth,
-    checkLivenessHandler({ check, idempotency: d.idempotency, readBody, bodyHandedOff: (req) => uploads.handedOff(req), clock: d.clock }),
+    checkLivenessHandler({
+      check,
+      idempotency: d.idempotency,
+      readBody,
+      bodyHandedOff: (req) => d.uploads.handedOff(req),
+      throttle: d.throttle,
+      fairUse: d.fairUse,
+      frontEndWork,
+      clock: d.clock,
+    }),
   );
   app.all('/v1/check/liveness', methodNotAllowed(['POST']));
 

@@ -1,21 +1,25 @@
 // Owns POST /v1/check/liveness as HTTP: what runs before the body is read (authentication is the route's
-// middleware; then an Idempotency-Key's entry, the quota and the throttle, and the key's share of body bytes in
-// flight), reading and validating the body, and mapping the liveness check (liveness-check.ts) and the
-// idempotency store to answers. A refusal before the body is answered at once and the connection closed
-// (error-handler.ts), so a refused upload is never read.
+// middleware; then an Idempotency-Key's entry, the quota and the fair-use tokens of the declared bytes, and the
+// account's share of body bytes in flight), reading and validating the body (its parse time charged to the account's
+// fair use), and mapping the liveness check (liveness-check.ts) and the idempotency store to answers. A refusal
+// before the body is answered at once and the connection closed (error-handler.ts), so a refused upload is never read.
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { InvalidRequestError, PayloadTooLargeError } from '../../shared/errors';
 import type { Clock } from '../../shared/billing/month';
 import type { IdempotencyStore } from './idempotency';
 import { metadata, setQuotaHeaders } from './envelope';
-import type { Caller, Checked, LivenessCheck, Reservation } from './liveness-check';
+import { fairUseSubject, type Caller, type Checked, type LivenessCheck, type Reservation } from './liveness-check';
+import type { Throttle } from '../http/throttle';
 import { decodeStrictBase64 } from './strict-base64';
 import { hasControlCharacter, plainStringMembers } from './plain-json';
 import { JobPayload } from '../../shared/queues/job-client';
 
 /** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
 export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
+
+/** The answer to an image that breaks the strict Base64 rule (also given by the streaming pass, plain-body-scan.ts). */
+export const NOT_BASE64 = 'image is not valid Base64 (standard alphabet, no data: URL prefix)';
 
 /** The request body (the OpenAPI document is generated from this schema). */
 export const livenessRequestSchema = z.object({
@@ -46,7 +50,7 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
   }
   const image = decodeStrictBase64(text);
   if (!image) {
-    throw new InvalidRequestError('image is not valid Base64 (standard alphabet, no data: URL prefix)', { field: 'image' });
+    throw new InvalidRequestError(NOT_BASE64, { field: 'image' });
   }
   if (image.length === 0) throw new InvalidRequestError('image decodes to no bytes', { field: 'image' });
   const imageFormat = parsed.data.image_format;
@@ -136,14 +140,40 @@ function takeLivenessRequest(req: Request, withKey: boolean): { image: JobPayloa
   return { image: new JobPayload(request.image), imageFormat: request.imageFormat, canonical: withKey ? request.canonical : '' };
 }
 
+/** The front-end's own CPU time spent on each request's body before its parse (the streaming pass), in ms. */
+export class FrontEndWork {
+  private readonly spent = new WeakMap<Request, number>();
+
+  add(req: Request, ms: number): void {
+    this.spent.set(req, (this.spent.get(req) ?? 0) + ms);
+  }
+
+  /** The time recorded for `req`, forgotten once taken. */
+  take(req: Request): number {
+    const ms = this.spent.get(req) ?? 0;
+    this.spent.delete(req);
+    return ms;
+  }
+}
+
 export interface CheckRouteDeps {
   check: LivenessCheck;
   idempotency: IdempotencyStore;
-  /** Reads the body (JSON, or raw image bytes) once the key's share of body bytes in flight holds it (UploadGate.read). */
+  /** Reads the body (JSON, or raw image bytes) once the account's share of body bytes in flight holds it (UploadGate.read). */
   readBody: RequestHandler;
   /** The request's body is in the queue: its bytes no longer count in flight (UploadGate.handedOff). */
   bodyHandedOff: (req: Request) => void;
+  /** The account's fair use: a replay's tokens, and the debt of the parse. */
+  throttle: Throttle;
+  fairUse: { bytesPerToken: number; parseMsPerToken: number };
+  frontEndWork: FrontEndWork;
   clock: Clock;
+}
+
+/** Fair-use tokens a body's declared length takes before it is read: one per started `bytesPerToken`, at least one. */
+function declaredTokens(req: Request, bytesPerToken: number): number {
+  const declared = Number(req.get('content-length') ?? 0);
+  return Number.isSafeInteger(declared) && declared > 0 ? Math.max(1, Math.ceil(declared / bytesPerToken)) : 1;
 }
 
 /** Runs a middleware as a step of this handler. */
@@ -162,17 +192,46 @@ export function checkLivenessHandler(d: CheckRouteDeps) {
     res.status(200).json(body);
     return { status: 200, body };
   };
+  /**
+   * Reads and parses the body, then charges the account's fair use for the front-end's work on it, answered or
+   * refused: its streaming pass and parse time (one token per `parseMsPerToken`), and the bytes of a body that
+   * declared no length beyond the one token it took.
+   */
+  const readRequest = async (req: Request, res: Response, withKey: boolean, took: number) => {
+    let parseMs = 0;
+    let bytes = 0;
+    try {
+      await step(d.readBody, req, res);
+      bytes = Buffer.isBuffer(req.body) ? req.body.length : 0;
+      const started = performance.now();
+      try {
+        return takeLivenessRequest(req, withKey);
+      } finally {
+        parseMs = performance.now() - started;
+      }
+    } finally {
+      const ms = parseMs + d.frontEndWork.take(req);
+      const debt = Math.floor(ms / d.fairUse.parseMsPerToken) + Math.max(0, Math.ceil(bytes / d.fairUse.bytesPerToken) - took);
+      if (debt > 0) {
+        d.throttle
+          .charge(fairUseSubject(req.auth!.account._id), debt)
+          .catch((err: unknown) => req.log.warn({ err, debt, parseMs: Math.round(ms) }, 'parse time not charged'));
+      }
+    }
+  };
   return async (req: Request, res: Response) => {
     const auth = req.auth!;
     const caller = (): Caller => ({ auth, requestId: req.requestId, deadline: req.deadline, log: req.log, imageQueued: () => d.bodyHandedOff(req) });
     const idempotencyKey = req.get('idempotency-key');
-    // A key with an entry is answered from it (a replay, or 409 while its call runs): neither charged nor throttled.
+    const tokens = declaredTokens(req, d.fairUse.bytesPerToken);
+    // A key with an entry is answered from it (a replay, or 409 while its call runs), uncharged; its body is still
+    // read and compared, so it takes its fair-use tokens like any call.
     const known = idempotencyKey !== undefined && (await req.deadline.race('idempotency', d.idempotency.has(auth.account._id, idempotencyKey)));
-    let reservation: Reservation | null = known ? null : await d.check.reserve(caller());
+    if (known) await req.deadline.race('throttle', d.throttle.take(fairUseSubject(auth.account._id), tokens));
+    let reservation: Reservation | null = known ? null : await d.check.reserve(caller(), tokens);
     let running = false;
     try {
-      await step(d.readBody, req, res);
-      const { image, imageFormat, canonical } = takeLivenessRequest(req, idempotencyKey !== undefined);
+      const { image, imageFormat, canonical } = await readRequest(req, res, idempotencyKey !== undefined, tokens);
       const claim = await req.deadline.race('idempotency', d.idempotency.claim(auth.account._id, idempotencyKey, canonical, req.requestId));
       if (claim.kind === 'replay') {
         res.setHeader('Idempotent-Replayed', 'true');
@@ -187,8 +246,8 @@ export function checkLivenessHandler(d: CheckRouteDeps) {
       }
       const entry = claim.kind === 'new' ? claim : null;
       try {
-        // The entry was gone by the time the body came (it expired): this is a new call after all.
-        reservation ??= await d.check.reserve(caller());
+        // The entry was gone by the time the body came (it expired): this is a new call after all (its tokens are taken).
+        reservation ??= await d.check.reserve(caller(), 0);
         running = true;
         const stored = answer(res, await d.check.run(caller(), reservation, image, imageFormat, entry?.entryKey));
         await entry?.finish(stored);

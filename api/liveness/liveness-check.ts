@@ -61,13 +61,16 @@ export interface LivenessCheckDeps {
   accounts: AccountService;
   ledger: CreditLedger;
   jobs: JobClient;
-  /** The fair-use limit per API key, judged after the quota. */
+  /** The fair-use limit per account, judged after the quota. */
   throttle: Throttle;
   metrics: Metrics;
 }
 
-/** The key's fair-use bucket (README Decisions: a call's token plus its worker time). */
-const fairUseKey = (keyId: string) => `key:${keyId}`;
+/**
+ * The account's fair-use bucket, shared by its keys (docs/reliability.md "Upload room and fair use": a call's
+ * declared bytes before the body is read, the front-end's parse time and the worker's time after).
+ */
+export const fairUseSubject = (customerId: string) => `account:${customerId}`;
 
 const livenessOutcome = JOB_OUTCOME_SCHEMAS.liveness as z.ZodType<JobOutcome<LivenessJobValue>>;
 
@@ -79,10 +82,11 @@ export class LivenessCheck {
    * fair-use token (throttle) once the credit is held; judged in the documented order, quota, throttle, capacity.
    * The throttle is asked only once the credit is held, so a call refused for its quota never touches it (a capped
    * key keeps its whole burst, and a burst's capped calls cannot take tokens its served calls need). A refused call
-   * keeps nothing: its credit goes back and its admission is withdrawn.
+   * keeps nothing: its credit goes back and its admission is withdrawn. `tokens`: what the call takes from the
+   * account's fair use (its declared bytes' worth, at least one).
    */
-  async reserve(c: Caller): Promise<Reservation> {
-    const { account, keyId } = c.auth;
+  async reserve(c: Caller, tokens = 1): Promise<Reservation> {
+    const { account } = c.auth;
     const plan = this.d.accounts.planView(account);
     const [reserved, admitted] = await Promise.allSettled([
       c.deadline.race('reservation', this.d.ledger.reserve(account._id, plan, c.requestId)),
@@ -99,7 +103,7 @@ export class LivenessCheck {
     }
     const reservation: Reservation = { plan, month: reserved.value.month, at: reserved.value.at, admission };
     try {
-      await c.deadline.race('throttle', this.d.throttle.take(fairUseKey(keyId)));
+      if (tokens > 0) await c.deadline.race('throttle', this.d.throttle.take(fairUseSubject(account._id), tokens));
       if (admitted.status === 'rejected') throw admitted.reason;
     } catch (err) {
       await this.release(c, reservation);
@@ -144,8 +148,8 @@ export class LivenessCheck {
         admission: r.admission,
         log: c.log,
         ...(c.imageQueued ? { onQueued: c.imageQueued } : {}),
-        // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the key's bucket.
-        onOutcome: (outcome) => this.d.throttle.chargeWork(fairUseKey(keyId), outcome.workerMs, c.log),
+        // Answered or refused (no face, undecodable), the job's worker time beyond one call's is a debt on the account's bucket.
+        onOutcome: (outcome) => this.d.throttle.chargeWork(fairUseSubject(account._id), outcome.workerMs, c.log),
       });
       value = answer.value;
     } catch (err) {

@@ -12,6 +12,7 @@ import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase, type FrontEndBase } from '../http/front-end';
 import { authFailureGuard, Throttle } from '../http/throttle';
+import { uploadGate, type UploadGate } from '../http/upload-gate';
 import { createLivenessApp } from './app';
 import { IdempotencyStore } from './idempotency';
 import { createConsole } from '../console/app';
@@ -38,6 +39,8 @@ export interface LivenessServerDeps {
   metrics: Metrics;
   /** The job client of a queue on this process's connections (its own liveness one, or the emotion one for the console's try-it). */
   jobsFor: FrontEndBase['jobsFor'];
+  /** The process's one upload room: /v1 and the console's try-it routes count in it, each account in one share. */
+  uploads: UploadGate;
 }
 
 export interface RunningLivenessApi {
@@ -64,7 +67,19 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
   const accounts = new AccountService(models, clock, authCache);
   const apiKeys = new ApiKeyService(models, clock, accounts, authCache);
   const ledger = new CreditLedger(redis, config.QUEUE_PREFIX, models, clock);
-  const deps: LivenessServerDeps = { config, log, models, accounts, apiKeys, ledger, redis, clock, metrics: base.metrics, jobsFor: base.jobsFor };
+  const deps: LivenessServerDeps = {
+    config,
+    log,
+    models,
+    accounts,
+    apiKeys,
+    ledger,
+    redis,
+    clock,
+    metrics: base.metrics,
+    jobsFor: base.jobsFor,
+    uploads: uploadGate(config),
+  };
   const consoleApp = o.console ? createConsole(deps) : null;
   const app = createLivenessApp({
     log,
@@ -80,12 +95,13 @@ export async function startLivenessApi(o: LivenessServerOptions): Promise<Runnin
       ratePerSecond: config.THROTTLE_RATE_PER_SEC,
       workMsPerToken: config.THROTTLE_WORK_MS_PER_TOKEN,
       code: 'rate_limited',
-      message: 'Too many requests for this API key; slow down',
+      message: 'Too many requests for this account; slow down',
     }),
     authFailures: authFailureGuard(redis, config),
     trustProxy: config.TRUST_PROXY,
     idempotency: new IdempotencyStore(redis, config.QUEUE_PREFIX, config.LIVENESS_BUDGET_MS),
-    uploadLimits: { perCallerBytes: config.UPLOAD_BYTES_PER_CALLER, totalBytes: config.UPLOAD_BYTES_TOTAL },
+    uploads: deps.uploads,
+    fairUse: { bytesPerToken: config.THROTTLE_BYTES_PER_TOKEN, parseMsPerToken: config.THROTTLE_PARSE_MS_PER_TOKEN },
     clock,
     budgetMs: config.LIVENESS_BUDGET_MS,
     readiness: base.readiness,

@@ -13,19 +13,28 @@ export interface PartialUpload {
   socket: net.Socket;
 }
 
-/** Declares a 10 MB body, sends its first 256 KB and waits: the server must answer (and close) without the rest. */
-export function partialUpload(port: number, path: string, headers: Record<string, string>, head: Buffer): PartialUpload {
+/**
+ * Declares a 10 MB body (or `declaredBytes`), sends its first 256 KB (or `sentBytes`) and waits: the server must
+ * answer (and close) without the rest.
+ */
+export function partialUpload(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  head: Buffer,
+  o: { declaredBytes?: number; sentBytes?: number } = {},
+): PartialUpload {
   const socket = net.connect(port, '127.0.0.1');
   let response = '';
   let sentBytes = 0;
   const answered = new Promise<{ status: number; connectionClose: boolean; sentBytes: number }>((resolve, reject) => {
     socket.on('connect', () => {
       socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${Object.entries(headers)
           .map(([k, v]) => `${k}: ${v}\r\n`)
-          .join('')}Content-Length: ${DECLARED_BYTES}\r\n\r\n`,
+          .join('')}Content-Length: ${o.declaredBytes ?? DECLARED_BYTES}\r\n\r\n`,
       );
-      const start = Buffer.alloc(SENT_FIRST - head.length, 'A');
+      const start = Buffer.alloc(Math.max(0, (o.sentBytes ?? SENT_FIRST) - head.length), 'A');
       socket.write(head);
       socket.write(start);
       sentBytes = head.length + start.length;

@@ -1,9 +1,10 @@
 // Owns the console's "Try it" pages (/console/emotion/try, /console/liveness/try) and the session routes they
 // call: signed in, CSRF-checked (X-CSRF-Token), throttled and capped per account and UTC month well inside the
-// plan's allowance (a tenth of its monthly calls, so try-it is never a way around the plan), running the same
-// queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
+// plan's allowance (a tenth of its monthly calls, so try-it is never a way around the plan) before the body is read,
+// the body read within the account's share of the process's upload room (the same share as its /v1 calls), running
+// the same queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
-import express, { Router, type Request } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { AppError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { monthOf, nextMonthStart } from '../../../shared/billing/month';
 import { Deadline } from '../../../shared/deadline';
@@ -19,6 +20,8 @@ import {
 import { acceptedContentType, MAX_AUDIO_BYTES } from '../../emotion/app';
 import { MAX_IMAGE_BASE64_CHARS } from '../../liveness/check-liveness';
 import { Throttle } from '../../http/throttle';
+import { bodyWithinDeadline } from '../../http/deadline';
+import { accountShare } from '../../http/upload-gate';
 import { customerIdOf, requireStage, SessionRequiredError } from '../http';
 import { appContext, sendPage, type ConsoleDeps } from '../context';
 import { emotionTryPage, livenessTryPage } from '../views/try-it';
@@ -79,6 +82,8 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     message: 'Too many tries in a row; wait a few seconds',
   });
 
+  const monthKey = (service: TryService, customerId: string, now: Date) => `${d.config.QUEUE_PREFIX}:try-it:${service}:${customerId}:${monthOf(now)}`;
+
   /** The account's try-it cap this month, from its plan in effect. */
   async function capOf(customerId: string): Promise<number> {
     const a = await d.accounts.current(customerId);
@@ -91,7 +96,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     await throttle.take(`try-${service}:${customerId}`);
     const now = d.clock();
     const cap = await capOf(customerId);
-    const key = `${d.config.QUEUE_PREFIX}:try-it:${service}:${customerId}:${monthOf(now)}`;
+    const key = monthKey(service, customerId, now);
     const [[, used]] = (await d.redis.multi().incr(key).expire(key, MONTH_COUNTER_TTL_SECONDS).exec()) as [[null, number], unknown];
     if (used > cap) {
       const retryAfter = Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000));
@@ -102,6 +107,11 @@ export function tryItRoutes(d: ConsoleDeps): Router {
       );
     }
     return { used, cap };
+  }
+
+  /** A try whose body turned out empty or not an image is not counted (its throttle token stays spent). */
+  async function giveTryBack(service: TryService, customerId: string): Promise<void> {
+    await d.redis.decr(monthKey(service, customerId, d.clock()));
   }
 
   async function signedInAccount(req: Request) {
@@ -129,31 +139,60 @@ export function tryItRoutes(d: ConsoleDeps): Router {
   // JSON routes for the pages' scripts: the console's error handler answers their errors in the API's shape
   // (errors.ts, TRY_IT_API_PATHS), never as an HTML page.
 
-  r.post('/emotion/try/analyze', auth, express.raw({ type: () => true, limit: MAX_AUDIO_BYTES }), async (req, res) => {
-    const customerId = customerIdOf(req);
-    if (!acceptedContentType(req.get('content-type') ?? '')) throw new InvalidRequestError('Send the recording or an audio file (Content-Type audio/*)');
-    const body = req.body as unknown;
-    if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('no_audio', 'Nothing was recorded: the recording is empty', 400);
-    const allowance = await spendTry('emotion', customerId);
-    // No tokenId: the worker's usage event is written unbilled and without a token, like every emotion call.
-    const input: EmotionInput = { contentType: req.get('content-type') ?? '' };
-    const value = await runTryItJob<EmotionInput, EmotionResult>(d, req, QUEUE_NAMES.emotion, input, body, d.config.EMOTION_BUDGET_MS);
-    const { stages: _stages, ...result } = value;
-    res.json({ ...result, try_it: allowance });
-  });
+  // Like /v1: the throttle and the month's cap are taken before a byte of the body is read (a refusal closes the
+  // connection unread), then the body is read within the account's one share of the process's upload room.
+  const readBody = (limit: number) =>
+    d.uploads.read((req) => accountShare(customerIdOf(req)), bodyWithinDeadline(express.raw({ type: () => true, limit })), limit);
+  const tryOf = (res: Response) => res.locals.tryIt as { used: number; cap: number };
 
-  r.post('/liveness/try/check', auth, express.raw({ type: () => true, limit: Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4) }), async (req, res) => {
-    const customerId = customerIdOf(req);
-    const body = req.body as unknown;
-    if (!Buffer.isBuffer(body) || body.length === 0) throw new InvalidRequestError('Send a JPEG or PNG image');
-    const imageFormat = imageFormatOf(body);
-    const allowance = await spendTry('liveness', customerId);
-    // No billing context: the worker runs the same engine and commits no credit (try-it is free).
-    const input: LivenessInput = { imageFormat };
-    const value = await runTryItJob<LivenessInput, LivenessJobValue>(d, req, QUEUE_NAMES.liveness, input, body, d.config.LIVENESS_BUDGET_MS);
-    const { stages: _stages, ...result } = value.result;
-    res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: allowance });
-  });
+  r.post(
+    '/emotion/try/analyze',
+    auth,
+    async (req, res, next) => {
+      if (!acceptedContentType(req.get('content-type') ?? '')) throw new InvalidRequestError('Send the recording or an audio file (Content-Type audio/*)');
+      res.locals.tryIt = await spendTry('emotion', customerIdOf(req));
+      next();
+    },
+    readBody(MAX_AUDIO_BYTES),
+    async (req, res) => {
+      const body = req.body as unknown;
+      if (!Buffer.isBuffer(body) || body.length === 0) {
+        await giveTryBack('emotion', customerIdOf(req));
+        throw new AppError('no_audio', 'Nothing was recorded: the recording is empty', 400);
+      }
+      // No tokenId: the worker's usage event is written unbilled and without a token, like every emotion call.
+      const input: EmotionInput = { contentType: req.get('content-type') ?? '' };
+      const value = await runTryItJob<EmotionInput, EmotionResult>(d, req, QUEUE_NAMES.emotion, input, body, d.config.EMOTION_BUDGET_MS);
+      const { stages: _stages, ...result } = value;
+      res.json({ ...result, try_it: tryOf(res) });
+    },
+  );
+
+  r.post(
+    '/liveness/try/check',
+    auth,
+    async (req, res, next) => {
+      res.locals.tryIt = await spendTry('liveness', customerIdOf(req));
+      next();
+    },
+    readBody(Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4)),
+    async (req, res) => {
+      const body = req.body as unknown;
+      let imageFormat: 'jpeg' | 'png';
+      try {
+        if (!Buffer.isBuffer(body) || body.length === 0) throw new InvalidRequestError('Send a JPEG or PNG image');
+        imageFormat = imageFormatOf(body);
+      } catch (err) {
+        await giveTryBack('liveness', customerIdOf(req));
+        throw err;
+      }
+      // No billing context: the worker runs the same engine and commits no credit (try-it is free).
+      const input: LivenessInput = { imageFormat };
+      const value = await runTryItJob<LivenessInput, LivenessJobValue>(d, req, QUEUE_NAMES.liveness, input, body, d.config.LIVENESS_BUDGET_MS);
+      const { stages: _stages, ...result } = value.result;
+      res.json({ ...result, threshold: d.config.FAKE_THRESHOLD, try_it: tryOf(res) });
+    },
+  );
 
   return r;
 }

@@ -8,6 +8,7 @@ import { requestDeadline } from '../../../api/http/deadline';
 import { errorHandler } from '../../../api/http/error-handler';
 import { TooManyRequestsError } from '../../../shared/errors';
 import { quietLog } from '../../support/config';
+import { partialUpload } from '../../support/partial-upload';
 
 const BODY = Buffer.alloc(100_000, 1);
 
@@ -18,7 +19,7 @@ const BODY = Buffer.alloc(100_000, 1);
  */
 function gatedApp(handOff: boolean) {
   const gate = new UploadGate(
-    { perSubjectBytes: 1_000_000, totalBytes: BODY.length, maxBodyBytes: 1_000_000 },
+    { perSubjectBytes: 1_000_000, totalBytes: BODY.length, floorBytesPerSecond: 1024, graceMs: 60_000 },
     () => new TooManyRequestsError('rate_limited', 'share', 1),
   );
   const waiting: Array<() => void> = [];
@@ -31,7 +32,7 @@ function gatedApp(handOff: boolean) {
   app.use(requestDeadline(1_500));
   app.post(
     '/upload',
-    gate.read((req) => req.get('x-caller') ?? 'one caller', express.raw({ type: () => true, limit: 1_000_000 })),
+    gate.read((req) => req.get('x-caller') ?? 'one caller', express.raw({ type: () => true, limit: 1_000_000 }), 1_000_000),
     async (req, res) => {
       readOrder.push(req.get('x-body') ?? '');
       // As the liveness route does once the job and its bytes are in Redis.
@@ -122,6 +123,84 @@ describe('UploadGate: bodies in flight', () => {
       expect((await first).status).to.equal(200);
       expect(gate.inFlight()).to.equal(0);
     } finally {
+      server.close();
+    }
+  });
+});
+
+/** An app whose route reads every body through `gate` (the caller is `x-caller`) and answers once it is read. */
+async function readingApp(gate: UploadGate) {
+  const app = express();
+  app.use((req, _res, next) => {
+    req.log = quietLog;
+    next();
+  });
+  app.use(requestDeadline(2_000));
+  app.post(
+    '/upload',
+    gate.read((req) => req.get('x-caller') ?? 'one caller', express.raw({ type: () => true, limit: 4_000_000 }), 4_000_000),
+    (req, res) => {
+      res.json({ bytes: (req.body as Buffer).length });
+    },
+  );
+  app.use(errorHandler((err, _req, res) => res.status(err.httpStatus).json({ code: err.code, message: err.message })));
+  const { server } = await listen(app);
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+describe('UploadGate: shares, lanes and the floor rate (issue 41)', () => {
+  const tooMany = () => new TooManyRequestsError('rate_limited', 'share', 1);
+
+  it('cuts a body that arrives slower than the floor rate once its grace is over (400), and gives its room back', async () => {
+    let clockMs = 0;
+    const gate = new UploadGate({ perSubjectBytes: 1_000_000, totalBytes: 4_000_000, floorBytesPerSecond: 64 * 1024, graceMs: 2_000 }, tooMany, () => clockMs);
+    const { server, port } = await readingApp(gate);
+    try {
+      // Declares 1 MB and sends 10 KB: within its grace it is read and holds its room.
+      const slow = partialUpload(port, '/upload', { 'x-caller': 'slow' }, Buffer.alloc(0), { declaredBytes: 1_000_000, sentBytes: 10_000 });
+      expect(await eventually(() => gate.inFlight('slow') === 1_000_000)).to.equal(true);
+      clockMs += 1_900;
+      expect(await eventually(() => gate.inFlight('slow') === 0, 600), 'still within its grace').to.equal(false);
+      // A second past its grace it owes 64 KiB and has sent 10 KB.
+      clockMs += 1_100;
+      const answer = await slow.answered;
+      expect(answer.status).to.equal(400);
+      expect(answer.connectionClose).to.equal(true);
+      expect(gate.inFlight()).to.equal(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('keeps one share of the room for small bodies: a photo is read at once while large bodies hold the rest', async () => {
+    // Room for four shares; bodies over a quarter of a share (250 KB) are large and hold at most three shares together.
+    const gate = new UploadGate({ perSubjectBytes: 1_000_000, totalBytes: 4_000_000, floorBytesPerSecond: 1, graceMs: 60_000 }, tooMany, () => 0);
+    const { server, port } = await readingApp(gate);
+    const held = ['A', 'B', 'C', 'D'].map((caller) =>
+      partialUpload(port, '/upload', { 'x-caller': caller }, Buffer.alloc(0), { declaredBytes: 1_000_000, sentBytes: 1_000 }),
+    );
+    try {
+      expect(await eventually(() => gate.inFlight() === 3_000_000 && gate.waitingBodies() === 1), 'three held, the fourth waits').to.equal(true);
+      const photo = await fetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', headers: { 'x-caller': 'E' }, body: Buffer.alloc(200_000, 1) });
+      expect(photo.status).to.equal(200);
+      expect(((await photo.json()) as { bytes: number }).bytes).to.equal(200_000);
+    } finally {
+      for (const h of held) h.socket.destroy();
+      server.close();
+    }
+  });
+
+  it("refuses at once (429, unread) a body past its account's share, whatever room is left", async () => {
+    const gate = new UploadGate({ perSubjectBytes: 1_000_000, totalBytes: 4_000_000, floorBytesPerSecond: 1, graceMs: 60_000 }, tooMany, () => 0);
+    const { server, port } = await readingApp(gate);
+    const first = partialUpload(port, '/upload', { 'x-caller': 'A' }, Buffer.alloc(0), { declaredBytes: 600_000, sentBytes: 1_000 });
+    try {
+      expect(await eventually(() => gate.inFlight('A') === 600_000)).to.equal(true);
+      const second = await partialUpload(port, '/upload', { 'x-caller': 'A' }, Buffer.alloc(0), { declaredBytes: 600_000, sentBytes: 1_000 }).answered;
+      expect(second.status).to.equal(429);
+      expect(second.connectionClose).to.equal(true);
+    } finally {
+      first.socket.destroy();
       server.close();
     }
   });

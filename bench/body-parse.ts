@@ -1,0 +1,55 @@
+// The liveness API's own thread time per body (`npx tsx bench/body-parse.ts [-- --runs 15]`), issue 41's "the
+// front-end's own work is free": a 10 MB JSON body whose last Base64 character is bad, read the old way (the whole
+// body parsed once it has arrived: the plain reading fails, JSON.parse and the schema answer) against the streaming
+// pass (api/liveness/plain-body-scan.ts over the 64 KiB chunks a socket delivers), and what the pass would add to a
+// phone photo's body (264 KB JPEG; the API runs it on bodies of 1 MiB and more only). Prints median milliseconds and the fair-use tokens each body costs at the shipped
+// THROTTLE_BYTES_PER_TOKEN and THROTTLE_PARSE_MS_PER_TOKEN. No engines: the parse runs in this process.
+import { parseArgs } from 'node:util';
+import { phonePhoto } from '../dev/harness/sample-images';
+import { parseLivenessJson } from '../api/liveness/check-liveness';
+import { PlainBodyScan } from '../api/liveness/plain-body-scan';
+import { loadConfig } from '../shared/config';
+import { timeMedian } from './timing';
+import { loadAvg, runMain } from './support/main';
+
+const CHUNK = 64 * 1024;
+
+/** The body as a socket hands it over. */
+const chunksOf = (body: Buffer) => Array.from({ length: Math.ceil(body.length / CHUNK) }, (_, i) => body.subarray(i * CHUNK, (i + 1) * CHUNK));
+
+function fullParse(body: Buffer): void {
+  try {
+    parseLivenessJson(body);
+  } catch {
+    // The refusal is the point: its cost is what is measured.
+  }
+}
+
+function streamingPass(chunks: Buffer[]): boolean {
+  const scan = new PlainBodyScan();
+  for (const c of chunks) if (scan.push(c)) return true;
+  return false;
+}
+
+runMain(async () => {
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' } } });
+  const runs = Number(values.runs);
+  const config = loadConfig({});
+  const bad = Buffer.from(JSON.stringify({ image_format: 'jpeg', image: 'A'.repeat(10 * 1024 * 1024 - 1) + '!' }));
+  const photo = Buffer.from(JSON.stringify({ image_format: 'jpeg', image: (await phonePhoto()).toString('base64') }));
+  const badChunks = chunksOf(bad);
+  const photoChunks = chunksOf(photo);
+  if (!streamingPass(badChunks) || streamingPass(photoChunks)) throw new Error('the streaming pass did not answer as expected');
+  console.log(`load ${loadAvg()}, node ${process.version}, ${runs} runs each (median ms of this process's one thread)`);
+  const tokens = (bytes: number, ms: number) => Math.ceil(bytes / config.THROTTLE_BYTES_PER_TOKEN) + Math.floor(ms / config.THROTTLE_PARSE_MS_PER_TOKEN);
+  const oldBad = await timeMedian(runs, () => fullParse(bad));
+  const newBad = await timeMedian(runs, () => streamingPass(badChunks));
+  console.log(
+    `10 MB body, bad last character (${bad.length} B): whole-body parse ${oldBad.toFixed(1)} ms (1 token before issue 41); streaming pass ${newBad.toFixed(1)} ms -> ${tokens(bad.length, newBad)} tokens`,
+  );
+  const photoParse = await timeMedian(runs * 10, () => fullParse(photo));
+  const photoPass = await timeMedian(runs * 10, () => streamingPass(photoChunks));
+  console.log(
+    `phone photo body (${photo.length} B): parse ${photoParse.toFixed(2)} ms, streaming pass ${photoPass.toFixed(2)} ms -> ${tokens(photo.length, photoParse + photoPass)} token(s)`,
+  );
+});
