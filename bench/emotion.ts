@@ -19,12 +19,8 @@ import { defaultModelsDir } from '../shared/paths';
 import type { EmotionResult } from '../shared/queues/contracts';
 import { EmotionEngine } from '../workers/emotion/engine';
 import { praatMeasures } from '../dev/harness/praat';
-import { spawnService, type ServiceProcess } from '../dev/harness/processes';
-import { startFerretDb, startRedis } from '../dev/engines/local-engines';
-import { connectMongo } from '../shared/db/mongo';
-import { createModels } from '../shared/db/models';
-import { EmotionTokenService } from '../shared/accounts/emotion-tokens';
 import { processTreeCpuMs } from './support/cpu';
+import { startEmotionService } from './support/emotion-service';
 import { mp3Args } from './support/audio';
 import { loadAvg, runMain } from './support/main';
 
@@ -131,33 +127,6 @@ function httpTarget(url: string, token: string, pids: Record<string, number> = {
     },
     cpuMs: () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processTreeCpuMs(pid)])),
     close: async () => undefined,
-  };
-}
-
-/** Private engines, one emotion API and one emotion worker as separate processes, and a token. */
-async function localHttpStack(dir: string): Promise<{ url: string; token: string; pids: Record<string, number>; stop(): Promise<void> }> {
-  const redis = await startRedis({ dir: path.join(dir, 'redis') });
-  const mongo = await startFerretDb({ dataDir: path.join(dir, 'ferretdb') });
-  const env = {
-    REDIS_URL: redis.url,
-    MONGODB_URI: `${mongo.url}bench`,
-    LOG_LEVEL: 'warn',
-    EMOTION_FAIR_USE_BURST_SECONDS: '1000000', // lifted: the bench sends the same 14 min file many times a minute
-  };
-  const procs: ServiceProcess[] = [await spawnService('emotion-api', env), await spawnService('emotion-worker', env)];
-  await Promise.all(procs.map((p) => p.ready(60_000)));
-  const conn = await connectMongo(env.MONGODB_URI);
-  const { token } = await new EmotionTokenService(createModels(conn)).create('bench');
-  await conn.close();
-  return {
-    url: `http://127.0.0.1:${procs[0]!.port}/feelings/v3/analysis`,
-    token,
-    pids: { api: procs[0]!.proc.pid!, worker: procs[1]!.proc.pid! },
-    async stop() {
-      for (const p of procs) await p.stop();
-      await mongo.stop();
-      await redis.stop();
-    },
   };
 }
 
@@ -272,7 +241,8 @@ async function main(): Promise<void> {
     // Inputs first: making them blocks the event loop, which would strand pooled keep-alive sockets.
     const only = arg('--only');
     const inputs = makeInputs(dir).filter((i) => only === undefined || path.basename(i.file).includes(only));
-    const stack = inProcess || url ? null : await localHttpStack(dir);
+    // The fair-use ceiling lifted: the bench sends the same 14 min file many times a minute.
+    const stack = inProcess || url ? null : await startEmotionService(dir, { EMOTION_FAIR_USE_BURST_SECONDS: '1000000' });
     const mode = inProcess ? 'in-process' : `end to end through HTTP (${url ?? stack!.url})`;
     console.log(`bench:emotion ${mode} on ${os.cpus().length} cores; inputs in ${dir}`);
     const target = inProcess ? await inProcessTarget({}) : httpTarget(url ?? stack!.url, arg('--token') ?? stack!.token, stack?.pids);

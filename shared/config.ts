@@ -129,11 +129,12 @@ export const configSchema = z
     /** Milliseconds of the API's own parse work one liveness fair-use token pays for, charged after the parse (a debt). */
     THROTTLE_PARSE_MS_PER_TOKEN: positiveInt.default(5),
     /**
-     * Emotion fair use per account, in seconds of audio: the bucket holds 10 min of audio and refills 10 s of audio
-     * per second (36,000 s an hour, several real-time streams); a call takes 1 s before the work and the rest of its
-     * decoded duration after it.
+     * Emotion fair use per account, in seconds of audio: only an abuse ceiling (the workers are shared by fair
+     * queueing, and a lone customer gets all of them; docs/emotion-api.md). The bucket holds 10 h of audio, ten
+     * times a batch of 60 one-minute recordings, and refills 10 s of audio per second (36,000 s an hour, the whole
+     * bucket); a call takes 1 s before the work and the rest of its decoded duration after it.
      */
-    EMOTION_FAIR_USE_BURST_SECONDS: positiveInt.default(600),
+    EMOTION_FAIR_USE_BURST_SECONDS: positiveInt.default(36_000),
     EMOTION_FAIR_USE_SECONDS_PER_SEC: z.coerce.number().positive().default(10),
     EMOTION_FAIR_USE_UPFRONT_SECONDS: positiveInt.default(1),
     /**

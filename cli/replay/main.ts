@@ -1,12 +1,17 @@
 // `npm run -s replay -- <files, folders or globs> [--url U] [--token T] [--concurrency N] [--out results.jsonl] [--csv results.csv]`
 // Replays audio files through the emotion API: a progress bar, retries of 429/503 honouring Retry-After,
-// resume by skipping files already answered in --out, and a summary at the end.
+// resume by skipping files already answered in --out, and a summary at the end (with the run's time against the
+// service's own time on the files, from its Server-Timing).
+// Concurrency 2 by default: the service analyses a lone customer's files at the speed of its idle workers
+// (docs/emotion-api.md, "Fair use and fair queueing"), and with its default single worker two files in flight
+// keep it busy (one analysed while the next uploads); more helps only a service with more workers, and what it
+// cannot start in time it answers 503 with Retry-After, which holds every sender of the run.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from '../../shared/cli-args';
 import { expandInputs } from './inputs';
 import { Progress } from './progress';
-import { sendFile, type ReplayRecord } from './client';
+import { Pause, sendFile, type ReplayRecord } from './client';
 import { readLocalState } from '../../shared/local-state';
 import { varDir } from '../../shared/paths';
 
@@ -62,6 +67,8 @@ async function main(): Promise<number> {
   const todo = files.filter((f) => !done.has(f));
   process.stderr.write(`replay: ${files.length} file(s), ${done.size} already done in ${path.basename(out)}, ${todo.length} to send to ${url}\n`);
 
+  const started = Date.now();
+  const pause = new Pause();
   const progress = new Progress(todo.length);
   const outStream = fs.createWriteStream(out, { flags: 'a' });
   const results: ReplayRecord[] = [];
@@ -69,7 +76,7 @@ async function main(): Promise<number> {
   const worker = async () => {
     while (next < todo.length) {
       const file = todo[next++]!;
-      const rec = await sendFile(file, { url, token, maxAttempts, maxWaitSeconds: 120 });
+      const rec = await sendFile(file, { url, token, maxAttempts, maxWaitSeconds: 120, pause });
       outStream.write(`${JSON.stringify(rec)}\n`);
       results.push(rec);
       progress.tick(rec.ok);
@@ -78,6 +85,7 @@ async function main(): Promise<number> {
   await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, worker));
   await new Promise<void>((resolve) => outStream.end(resolve));
   progress.end();
+  const seconds = (Date.now() - started) / 1000;
 
   const all = [...done.values(), ...results.filter((r) => r.ok)];
   if (csv) writeCsv(csv, all);
@@ -95,11 +103,15 @@ async function main(): Promise<number> {
     mean_rough: Number(mean(intervals.map((i) => i.rough)).toFixed(4)),
     mean_soft: Number(mean(intervals.map((i) => i.soft)).toFixed(4)),
     intervals: intervals.length,
+    /** This run's time, and the service's own time on the files it answered (the sum of their worker stages). */
+    seconds: Number(seconds.toFixed(1)),
+    worker_seconds: Number((results.reduce((sum, r) => sum + (r.workerMs ?? 0), 0) / 1000).toFixed(1)),
   };
   process.stderr.write(
     `replay: done ${summary.done} (skipped ${summary.skipped}), failed ${summary.failed}` +
       `${failed.length ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}` +
-      `; mean rough ${summary.mean_rough}, mean soft ${summary.mean_soft} over ${summary.intervals} intervals\n`,
+      `; mean rough ${summary.mean_rough}, mean soft ${summary.mean_soft} over ${summary.intervals} intervals` +
+      `; ${summary.seconds} s (the service's own time on them: ${summary.worker_seconds} s)\n`,
   );
   for (const f of failed) process.stderr.write(`  failed ${f.file}: ${f.status} ${f.error?.code} ${f.error?.message}\n`);
   process.stdout.write(`${JSON.stringify(summary)}\n`);

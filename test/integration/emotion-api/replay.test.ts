@@ -91,6 +91,56 @@ describe('batch replay (npm run -s replay)', () => {
     }
   });
 
+  it('holds every sender, not only the refused one, until the Retry-After a 429 asked for has passed', async () => {
+    const json = (res: http.ServerResponse, status: number, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(status === 200 ? { meta: {}, results: [] } : { error: { code: 'rate_limited', message: 'later' } }));
+    };
+    let count = 0;
+    let held: http.ServerResponse | null = null;
+    let refusedAt = 0;
+    const later: number[] = [];
+    // The first request waits for the second; then it is refused (429, Retry-After: 2) and the second is answered
+    // 200 a moment later, so the second sender's next file leaves after the refusal reached the run.
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const n = ++count;
+        if (n === 1) {
+          held = res;
+        } else if (n === 2) {
+          json(held!, 429, { 'retry-after': '2' });
+          refusedAt = Date.now();
+          setTimeout(() => json(res, 200), 200);
+        } else {
+          later.push(Date.now());
+          json(res, 200);
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const res = await replay(
+        path.join(dir, 'audio'),
+        '--url',
+        `http://127.0.0.1:${port}/`,
+        '--token',
+        't',
+        '--concurrency',
+        '2',
+        '--out',
+        path.join(dir, 'held.jsonl'),
+      );
+      expect(res.code, res.stderr).to.equal(0);
+      // Four files and one retry: three requests after the refusal, none sooner than it asked.
+      expect(later).to.have.length(3);
+      expect(Math.min(...later) - refusedAt).to.be.at.least(2000);
+    } finally {
+      server.close();
+    }
+  });
+
   it('refuses to run without a token', async () => {
     const res = await replay(path.join(dir, 'audio'));
     expect(res.code).to.equal(64);

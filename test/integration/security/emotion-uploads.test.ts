@@ -21,7 +21,7 @@ describe('POST /feelings/v3/analysis: refused before reading the body', function
     const config = testConfig(iso.prefix, {
       // A throttled token must stay throttled for the whole test: the shipped refill (10 s of audio a second) would let a call through.
       EMOTION_FAIR_USE_SECONDS_PER_SEC: '0.001',
-      // Five seconds of allowance instead of the shipped 600, so five cheap calls use it up (fair use itself: emotion-fair-use.test.ts).
+      // Five seconds of allowance instead of the shipped 36,000, so five cheap calls use it up (fair use itself: emotion-fair-use.test.ts).
       EMOTION_FAIR_USE_BURST_SECONDS: '5',
     });
     emotion = await startEmotionApi({ config, log: quietLog, dbName: iso.dbName });
