@@ -12,7 +12,7 @@ import { defaultModelsDir } from '../../shared/paths';
 
 import { FEATURE_NAMES, FEATURES_METADATA_KEY, type FeatureName } from './feature-names';
 
-export const EMOTION_MAPPING_VERSION = '3';
+export const EMOTION_MAPPING_VERSION = '4';
 /** The file name carries the version: a mapping is built for one feature list, so engines of different
  *  versions can share one models directory and none loads another's file. */
 export const EMOTION_MAPPING_FILE = `emotion-mapping.v${EMOTION_MAPPING_VERSION}.onnx`;
@@ -29,6 +29,9 @@ export interface SideWeights {
  *  unit of each z-score), the logistic weights and biases, and where they came from. */
 export interface MappingParameters {
   reference: Record<FeatureName, { mean: number; sd: number }>;
+  /** dB of H1–H2 per semitone of F0 away from the reference F0, taken off H1–H2 before it is scored:
+   *  uncorrected H1–H2 rises with F0 (Iseli, Shue & Alwan 2007), which would read a high voice as lax. */
+  h1h2PerSemitone: number;
   weights: Record<FeatureName, { rough: SideWeights; soft: SideWeights }>;
   bias: { rough: number; soft: number };
   /** soft −= soft · max(0, bias + Σ weights · z): a harsh (pressed, strained, irregular) voice loses soft;
@@ -72,7 +75,12 @@ const REFERENCE: MappingParameters['reference'] = {
   level_range_db: { mean: 22.0, sd: 4.0 },
   h1_h2_db: { mean: 0.0, sd: 4.0 },
   level_rise_db_s: { mean: 330, sd: 120 },
+  f0_rel_st: { mean: 0, sd: 2.0 },
+  level_rel_db: { mean: 0, sd: 6.0 },
 };
+
+/** About 0.3 dB per semitone across espeak-ng's male and female voices (docs/emotion-engine.md). */
+const H1H2_PER_SEMITONE = 0.3;
 
 /** [rough above, rough below, soft above, soft below] → SideWeights per output. */
 function w(roughAbove: number, roughBelow: number, softAbove: number, softBelow: number): { rough: SideWeights; soft: SideWeights } {
@@ -94,24 +102,26 @@ function w(roughAbove: number, roughBelow: number, softAbove: number, softBelow:
  *  - harshness (HARSHNESS below): one-sided, it only lowers soft.
  */
 const WEIGHTS: MappingParameters['weights'] = {
-  f0_mean_st: w(0.15, 0.1, 0.1, 0.15),
-  f0_range_st: w(0.5, 0.4, 0.35, 0.6),
-  f0_slope_st_s: w(0.05, 0.05, 0.25, 0.25),
+  f0_mean_st: w(0.15, 0.1, 0.3, 0.3),
+  f0_range_st: w(0.5, 0.4, 0.5, 0.6),
+  f0_slope_st_s: w(0.05, 0.05, 0.0, 0.0),
   jitter_local: w(0.45, 0.0, 0.0, 0.0),
   shimmer_local: w(0.25, 0.0, 0.0, 0.0),
-  hnr_db: w(0.0, -0.2, 0.1, 0.0),
-  cpps_db: w(0.0, -0.1, 0.1, 0.0),
-  alpha_ratio_db: w(0.5, 0.3, 0.0, -0.1),
-  hammarberg_db: w(-0.3, -0.35, 0.15, 0.0),
-  spectral_slope_db_khz: w(0.25, 0.15, 0.0, -0.05),
+  hnr_db: w(0.0, -0.2, 0.0, 0.15),
+  cpps_db: w(0.0, -0.1, 0.0, 0.0),
+  alpha_ratio_db: w(0.5, 0.3, 0.0, 0.0),
+  hammarberg_db: w(-0.3, -0.35, 0.0, 0.0),
+  spectral_slope_db_khz: w(0.25, 0.15, 0.0, 0.0),
   spectral_flux_db: w(0.2, 0.15, 0.0, 0.0),
   f1_proxy_hz: w(0.1, 0.05, 0.0, 0.0),
-  f2_proxy_hz: w(0.0, 0.0, 0.1, 0.0),
+  f2_proxy_hz: w(0.0, 0.0, 0.0, 0.0),
   voiced_fraction: w(0.2, 0.2, 0.0, 0.0),
-  syllable_rate: w(0.35, 0.35, 0.1, 0.3),
+  syllable_rate: w(0.35, 0.35, 0.2, 0.35),
   level_range_db: w(0.25, 0.15, 0.0, 0.1),
-  h1_h2_db: w(0.0, 0.0, 0.35, 0.0),
+  h1_h2_db: w(0.0, 0.0, 0.5, 0.5),
   level_rise_db_s: w(0.0, 0.0, 0.0, 0.0),
+  f0_rel_st: w(0.0, 0.0, 0.4, 0.4),
+  level_rel_db: w(0.0, 0.0, 0.0, -0.4),
 };
 
 /**
@@ -127,39 +137,41 @@ const WEIGHTS: MappingParameters['weights'] = {
  */
 const HARSHNESS: MappingParameters['harshness'] = {
   weights: {
-    // H1–H2 rises with F0 (Iseli, Shue & Alwan 2007; about 0.3 dB per semitone across espeak-ng's male and
-    // female voices): this cancels the part of −0.4·z(H1–H2) that only says "higher voice", so a low male
-    // voice is not read as pressed nor a high female one as lax.
-    f0_mean_st: 0.2,
+    // Raised vocal effort raises F0 along with the flatter tilt (Traunmüller & Eriksson 2000). H1–H2's own
+    // share of F0 is taken off before (h1h2PerSemitone), so a low voice is not read as pressed.
+    f0_mean_st: 0.18,
     f0_range_st: 0,
     f0_slope_st_s: 0,
     jitter_local: 0.35,
     shimmer_local: 0.2,
-    hnr_db: -0.25,
+    hnr_db: -0.35,
     cpps_db: -0.15,
     alpha_ratio_db: 0.6,
     hammarberg_db: -0.4,
-    spectral_slope_db_khz: 0.35,
+    spectral_slope_db_khz: 0.2,
     spectral_flux_db: 0,
     f1_proxy_hz: 0,
     f2_proxy_hz: 0,
     voiced_fraction: 0,
     syllable_rate: 0,
     level_range_db: 0,
-    h1_h2_db: -0.4,
+    h1_h2_db: -0.5,
     level_rise_db_s: 0.3,
+    f0_rel_st: 0,
+    level_rel_db: 0,
   },
-  bias: -0.4,
-  soft: 4.0,
+  bias: -0.6,
+  soft: 6.0,
 };
 
 /** Neutral speech (all z = 0) maps to sigmoid(bias): rough about 0.2 (as v2), soft about 0.35 — room below
  *  for sad and angry speech, above for friendly and soft-spoken speech (docs/emotion-engine.md). */
-const BIAS = { rough: -1.4, soft: -0.25 };
+const BIAS = { rough: -1.4, soft: 0.1 };
 
 /** The shipped, knowledge-based mapping (the default; `npm run fit:emotion` can fit one on licensed data). */
 export const KNOWLEDGE_MAPPING: MappingParameters = {
   reference: REFERENCE,
+  h1h2PerSemitone: H1H2_PER_SEMITONE,
   weights: WEIGHTS,
   bias: BIAS,
   harshness: HARSHNESS,
@@ -167,6 +179,16 @@ export const KNOWLEDGE_MAPPING: MappingParameters = {
     'knowledge-based: Juslin & Laukka 2003; Banse & Scherer 1996; Eyben et al. 2016 (eGeMAPS); Gobl & Ní Chasaide 2003; Hammarberg et al. 1980; docs/emotion-engine.md',
 };
 const Z_CLIP = 4;
+
+/** One window's z-scores as the graph computes them (missing → reference, H1–H2 corrected for F0, clipped):
+ *  the reference implementation the fit and the research scripts score with. */
+export function zScores(p: Pick<MappingParameters, 'reference' | 'h1h2PerSemitone'>, x: Record<FeatureName, number>): number[] {
+  const centred = FEATURE_NAMES.map((f) => (Number.isNaN(x[f]) ? 0 : x[f] - p.reference[f].mean));
+  centred[H1H2] = centred[H1H2]! - p.h1h2PerSemitone * centred[F0]!;
+  return FEATURE_NAMES.map((f, j) => Math.max(-Z_CLIP, Math.min(Z_CLIP, centred[j]! / p.reference[f].sd)));
+}
+const H1H2 = FEATURE_NAMES.indexOf('h1_h2_db');
+const F0 = FEATURE_NAMES.indexOf('f0_mean_st');
 
 // ---- a minimal protobuf writer (wire types 0 varint, 2 length-delimited) ----
 
@@ -248,10 +270,14 @@ export function mappingBytes(p: MappingParameters, metadata: Record<string, stri
     below.push(p.weights[f].rough.below, p.weights[f].soft.below);
   }
 
+  // Identity, except that H1–H2 loses h1h2PerSemitone dB per semitone of F0 away from the reference.
+  const correction = FEATURE_NAMES.flatMap((_, i) => FEATURE_NAMES.map((__, j) => (i === j ? 1 : i === F0 && j === H1H2 ? -p.h1h2PerSemitone : 0)));
+
   const graph = new Msg()
     .msg(1, node('IsNaN', ['features'], ['missing']))
     .msg(1, node('Where', ['missing', 'reference_mean', 'features'], ['filled']))
-    .msg(1, node('Sub', ['filled', 'reference_mean'], ['centred']))
+    .msg(1, node('Sub', ['filled', 'reference_mean'], ['centred_raw']))
+    .msg(1, node('MatMul', ['centred_raw', 'correction'], ['centred']))
     .msg(1, node('Div', ['centred', 'reference_sd'], ['z']))
     .msg(1, node('Clip', ['z', 'z_min', 'z_max'], ['z_clipped']))
     .msg(1, node('Relu', ['z_clipped'], ['z_above']))
@@ -269,6 +295,7 @@ export function mappingBytes(p: MappingParameters, metadata: Record<string, stri
     .str(2, 'emotion_mapping')
     .msg(5, tensor('reference_mean', [F], mean))
     .msg(5, tensor('reference_sd', [F], sd))
+    .msg(5, tensor('correction', [F, F], correction))
     .msg(5, tensor('z_min', [], [-Z_CLIP]))
     .msg(5, tensor('z_max', [], [Z_CLIP]))
     .msg(5, tensor('weights_above', [F, 2], above))

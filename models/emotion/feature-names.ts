@@ -1,6 +1,7 @@
 // Owns the emotion mapping model's input contract: the names and order of its feature columns. The engine
 // (workers/emotion/engine/features.ts) computes exactly these, the builder and the fit command write them into
-// the model's metadata, and the engine refuses a model whose stored names differ.
+// the model's metadata, and the engine refuses a model whose stored names differ. The last two are relative to
+// the recording itself and are filled in by the engine after every window is measured.
 export const FEATURE_NAMES = [
   'f0_mean_st', // mean F0 in semitones re 27.5 Hz
   'f0_range_st', // 20th–80th percentile range of F0, semitones
@@ -20,6 +21,9 @@ export const FEATURE_NAMES = [
   'level_range_db', // 90th − 10th percentile of speech frame levels, dB (energy dynamics)
   'h1_h2_db', // first minus second harmonic amplitude, dB (breathy high, pressed low; uncorrected for formants)
   'level_rise_db_s', // mean slope of the rising parts of the speech level contour, dB/s (fast attacks high)
+  // Against the recording's own baseline (workers/emotion/engine/relative.ts); missing in short recordings.
+  'f0_rel_st', // window's mean F0 minus the recording's median window F0, semitones
+  'level_rel_db', // window's median speech level minus the recording's median window level, dB
 ] as const;
 
 export type FeatureName = (typeof FEATURE_NAMES)[number];

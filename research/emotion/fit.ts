@@ -3,7 +3,7 @@
 // knowledge-based weights, speaker-grouped cross-validation, and out-of-speaker AUCs with a speaker-bootstrap
 // interval. Pure functions on feature vectors: reading files and running the engine is the script's job.
 import { auc, seededRandom } from '../stats';
-import { KNOWLEDGE_MAPPING, type MappingParameters } from '../../models/emotion/build-mapping';
+import { KNOWLEDGE_MAPPING, type MappingParameters, zScores } from '../../models/emotion/build-mapping';
 import { FEATURE_NAMES, type FeatureName } from '../../models/emotion/feature-names';
 
 export type Features = Record<FeatureName, number>;
@@ -78,8 +78,6 @@ export function intensityWeight(value: string | undefined): number {
   return Number.isFinite(n) && n > 0 ? Math.min(1, n) : 1;
 }
 
-const Z_CLIP = 4;
-
 /** The reference from data: neutral (else all) clips' mean, all clips' spread; NaNs ignored. */
 export function fitReference(clips: Clip[]): MappingParameters['reference'] {
   const neutral = clips.filter((c) => c.emotion === 'neutral');
@@ -96,17 +94,12 @@ export function fitReference(clips: Clip[]): MappingParameters['reference'] {
   return out;
 }
 
+type Normalisation = Pick<MappingParameters, 'reference' | 'h1h2PerSemitone'>;
+
 /** [z above the reference…, z below…] for one window, as the ONNX graph computes it. */
-export function sides(reference: MappingParameters['reference'], x: Features): number[] {
-  const above: number[] = [];
-  const below: number[] = [];
-  for (const f of FEATURE_NAMES) {
-    const v = Number.isNaN(x[f]) ? reference[f].mean : x[f];
-    const z = Math.max(-Z_CLIP, Math.min(Z_CLIP, (v - reference[f].mean) / reference[f].sd));
-    above.push(Math.max(0, z));
-    below.push(Math.min(0, z));
-  }
-  return [...above, ...below];
+export function sides(p: Normalisation, x: Features): number[] {
+  const z = zScores(p, x);
+  return [...z.map((v) => Math.max(0, v)), ...z.map((v) => Math.min(0, v))];
 }
 
 function priorVector(output: 'rough' | 'soft'): number[] {
@@ -164,6 +157,7 @@ function logistic(
 /** Fits reference and weights on the clips; `source` is recorded in the model. */
 export function fitMapping(clips: Clip[], source: string, o: FitOptions = DEFAULT_FIT): MappingParameters {
   const reference = fitReference(clips);
+  const norm = { reference, h1h2PerSemitone: KNOWLEDGE_MAPPING.h1h2PerSemitone };
   const weights = structuredClone(KNOWLEDGE_MAPPING.weights);
   const bias = { ...KNOWLEDGE_MAPPING.bias };
   const F = FEATURE_NAMES.length;
@@ -176,9 +170,9 @@ export function fitMapping(clips: Clip[], source: string, o: FitOptions = DEFAUL
       const y = TARGETS[output][c.emotion];
       if (y === undefined) continue;
       for (const w of c.windows) {
-        xs.push(sides(reference, w));
+        xs.push(sides(norm, w));
         // The harshness term is kept as the knowledge-based one (on this reference): a fixed part of soft.
-        offsets.push(output === 'soft' ? harshLogit(KNOWLEDGE_MAPPING.harshness, reference, w) : 0);
+        offsets.push(output === 'soft' ? harshLogit(KNOWLEDGE_MAPPING.harshness, norm, w) : 0);
         ys.push(y);
         ws.push(c.weight / c.windows.length);
       }
@@ -188,16 +182,13 @@ export function fitMapping(clips: Clip[], source: string, o: FitOptions = DEFAUL
     FEATURE_NAMES.forEach((f, j) => (weights[f][output] = { above: fit.beta[j]!, below: fit.beta[F + j]! }));
     bias[output] = fit.bias;
   }
-  return { reference, weights, bias, harshness: structuredClone(KNOWLEDGE_MAPPING.harshness), source };
+  return { ...norm, weights, bias, harshness: structuredClone(KNOWLEDGE_MAPPING.harshness), source };
 }
 
 /** The harshness term's contribution to soft's logit (≤ 0), as the ONNX graph computes it. */
-export function harshLogit(h: MappingParameters['harshness'], reference: MappingParameters['reference'], x: Features): number {
-  let sum = h.bias;
-  for (const f of FEATURE_NAMES) {
-    const v = Number.isNaN(x[f]) ? reference[f].mean : x[f];
-    sum += h.weights[f] * Math.max(-Z_CLIP, Math.min(Z_CLIP, (v - reference[f].mean) / reference[f].sd));
-  }
+export function harshLogit(h: MappingParameters['harshness'], p: Normalisation, x: Features): number {
+  const z = zScores(p, x);
+  const sum = FEATURE_NAMES.reduce((s, f, j) => s + h.weights[f] * z[j]!, h.bias);
   return -h.soft * Math.max(0, sum);
 }
 
@@ -208,8 +199,8 @@ export function clipScores(p: MappingParameters, clip: Clip): { rough: number; s
   for (const output of ['rough', 'soft'] as const) {
     let s = 0;
     for (const w of clip.windows) {
-      const x = sides(p.reference, w);
-      let t = p.bias[output] + (output === 'soft' ? harshLogit(p.harshness, p.reference, w) : 0);
+      const x = sides(p, w);
+      let t = p.bias[output] + (output === 'soft' ? harshLogit(p.harshness, p, w) : 0);
       FEATURE_NAMES.forEach((f, j) => (t += p.weights[f][output].above * x[j]! + p.weights[f][output].below * x[F + j]!));
       s += 1 / (1 + Math.exp(-t));
     }

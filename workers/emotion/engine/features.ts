@@ -3,7 +3,7 @@
 // quality (jitter, shimmer, HNR, CPPS, H1–H2), spectral balance, slope and flux, formant-region proxies,
 // speaking rate, energy dynamics and the steepness of loudness attacks — summarised over the speech frames of
 // one 5 s window. Every feature is a ratio, a difference of levels or a frequency, so the recording gain does
-// not change it.
+// not change it (the window's own level is passed on only for relative.ts's comparison within the recording).
 import { FEATURE_NAMES, type FeatureName } from '../../../models/emotion/feature-names';
 import { mean, percentile } from './dsp';
 import { BAND_EDGES_HZ, BANDS, type FrameTrack } from './frames';
@@ -17,6 +17,9 @@ export interface WindowAnalysis {
   speechRatio: number;
   /** Seconds of speech in the window. */
   speechSeconds: number;
+  /** Median level of the speech frames, dB re full scale (NaN without speech): never a feature itself (the
+   *  recording gain would enter), only the input of `level_rel_db` (relative.ts). */
+  levelDb: number;
   /** NaN marks a feature that could not be measured (for example F0 in whispered speech). */
   features: FeatureVector;
 }
@@ -107,8 +110,12 @@ export function windowFeatures(x: Float32Array, track: FrameTrack, speech: Uint8
     level_range_db: level.length >= 10 ? percentile(level, 0.9) - percentile(level, 0.1) : Number.NaN,
     h1_h2_db: enoughVoice ? harmonicDifference(x, track, speech) : Number.NaN,
     level_rise_db_s: levelRiseSlope(track, speech),
+    // Relative to the whole recording: filled in by relative.ts once every window is measured.
+    f0_rel_st: Number.NaN,
+    level_rel_db: Number.NaN,
   };
-  return { speechRatio: n > 0 ? speechFrames / n : 0, speechSeconds, features };
+  const levelDb = level.length > 0 ? percentile(level, 0.5) : Number.NaN;
+  return { speechRatio: n > 0 ? speechFrames / n : 0, speechSeconds, levelDb, features };
 }
 
 function semitones(hz: number): number {

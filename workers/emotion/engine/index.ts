@@ -1,5 +1,6 @@
 // Owns the emotion engine's pipeline: sniff → ffprobe → ffmpeg decode (8 kHz mono) → frame analysis → speech
-// detection (Silero and the energy detector together) → per-window features → ONNX mapping → the spec's intervals. Stateless between calls; one
+// detection (Silero and the energy detector together) → per-window features (and, in a long recording, against
+// its own baseline) → ONNX mapping → the spec's intervals. Stateless between calls; one
 // analysis at a time per instance (the worker process runs concurrency 1). Temporary files always removed.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +16,7 @@ import { EmotionMapping } from './mapping';
 import { DEMUXER, probe, type ProbedAudio } from './probe';
 import { decodePcm, pcmDecodable, sharedFloat32 } from './pcm';
 import { AnalysisPool } from './pool';
+import { applyRecordingBaseline } from './relative';
 import type { PoolTask } from './pool-worker';
 import { sniff } from './sniff';
 import { availableCpus } from './cpus';
@@ -184,7 +186,7 @@ export class EmotionEngine {
     const analysed = await this.windowAnalyses(samples, tracks, chosen, deadline);
     const windows = plan.map((p, i) => {
       const w = analysed[i]!;
-      return { from: p.from, to: p.to, speechRatio: w.speechRatio, speechSeconds: w.speechSeconds, features: w.features };
+      return { from: p.from, to: p.to, speechRatio: w.speechRatio, speechSeconds: w.speechSeconds, levelDb: w.levelDb, features: w.features };
     });
     return { duration: samples.length / ANALYSIS_RATE, windows, speech: { silero, energy, both } };
   }
@@ -265,7 +267,8 @@ export class EmotionEngine {
     return (await this.pool.runAll<FrameTrack[]>(tasks, () => deadline.check('features'))).flat();
   }
 
-  /** Per-window features (jitter and shimmer follow pulses through the samples), in the pool's threads. */
+  /** Per-window features (jitter and shimmer follow pulses through the samples), in the pool's threads, then
+   *  the ones relative to the recording's own baseline. */
   private async windowAnalyses(samples: Float32Array, tracks: FrameTrack[], speech: Uint8Array[], deadline: AnalysisBudget): Promise<WindowAnalysis[]> {
     const shared = toShared(samples);
     let at = 0;
@@ -274,7 +277,9 @@ export class EmotionEngine {
       at += part.length;
       return { kind: 'windows', samples: shared, tracks: part, speech: speech.slice(from, at) };
     });
-    return (await this.pool.runAll<WindowAnalysis[]>(tasks, () => deadline.check('features'))).flat();
+    const windows = (await this.pool.runAll<WindowAnalysis[]>(tasks, () => deadline.check('features'))).flat();
+    applyRecordingBaseline(windows);
+    return windows;
   }
 
   private async detectSpeech(kind: 'silero' | 'energy', samples: Float32Array, tracks: FrameTrack[], deadline: AnalysisBudget): Promise<Uint8Array[]> {
@@ -286,7 +291,7 @@ export class EmotionEngine {
 
 export interface Inspection {
   duration: number;
-  windows: Array<{ from: number; to: number; speechRatio: number; speechSeconds: number; features: FeatureVector }>;
+  windows: Array<{ from: number; to: number; speechRatio: number; speechSeconds: number; levelDb: number; features: FeatureVector }>;
   speech: { silero: Uint8Array[]; energy: Uint8Array[]; both: Uint8Array[] };
 }
 
