@@ -7,7 +7,7 @@
 import type { RequestHandler } from 'express';
 import { InvalidRequestError } from '../../shared/errors';
 import { base64ByteTable } from './strict-base64';
-import { NOT_BASE64 } from './check-liveness';
+import { NOT_BASE64, processCpuMs } from './check-liveness';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -153,9 +153,9 @@ export function withPlainBodyScan(
     // Attached in the same tick as the parser's own listener, so the two see the same chunks.
     req.on('data', (chunk: Buffer) => {
       if (done || !active) return;
-      const started = performance.now();
+      const started = processCpuMs();
       const refusal = scan.push(chunk);
-      spentMs(req, performance.now() - started);
+      spentMs(req, processCpuMs() - started);
       if (refusal) {
         active = false;
         req.pause();

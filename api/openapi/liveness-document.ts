@@ -86,7 +86,7 @@ const ERROR_EXAMPLES: Record<string, { summary: string; message: string; authent
     authenticated: true,
   },
   rate_limited: {
-    summary: 'Fair-use throttle (per key), too many uploads in flight (per key), or too many failed authentications (per address)',
+    summary: 'Fair-use throttle (per account), too many uploads in flight (per account), or too many failed authentications (per address)',
     message: 'Too many requests; slow down',
     authenticated: true,
   },
@@ -191,7 +191,7 @@ function build(): OpenAPIObject {
     403: errorResponse(403, 'The key is valid but its account is suspended, cancelled or not activated.'),
     429: errorResponse(
       429,
-      '`quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, too many request bodies in flight for this key (24 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count).',
+      '`quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per account (both keys; a call takes a token per started MiB of its body, and owes its parse and worker time), too many request bodies in flight for this account (12 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count).',
     ),
     500: errorResponse(500, 'Internal error; nothing was charged.'),
     503: errorResponse(
@@ -248,7 +248,7 @@ function build(): OpenAPIObject {
       },
       400: errorResponse(
         400,
-        '`invalid_request`: the body is not a JSON object with `image` (Base64) and `image_format` (`jpeg`|`png`), or a bad `Idempotency-Key`. `invalid_image`: the bytes cannot be decoded, do not match `image_format`, or hold no face.',
+        '`invalid_request`: the body is not a JSON object with `image` (Base64) and `image_format` (`jpeg`|`png`) (a body of 1 MiB or more is refused as it streams, the rest unread), a bad `Idempotency-Key`, or a body that arrived slower than 64 KiB/s after its first 2 s (cut). `invalid_image`: the bytes cannot be decoded, do not match `image_format`, or hold no face.',
         ['Idempotent-Replayed?'],
       ),
       401: common[401],

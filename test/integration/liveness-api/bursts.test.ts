@@ -76,8 +76,8 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
       expect(capped.status).to.equal(429);
       expect(capped.body.error.code).to.equal('quota_exceeded');
     }
-    const key = await stack.api.deps.models.ApiKey.findOne({ customerId: acc.customerId, slot: 'primary' }).lean();
-    const [tokens, at] = await stack.api.deps.redis.hmget(`${stack.prefix}:throttle:key:${key!._id}`, 't', 'ts');
+    // One bucket per account, shared by its keys (issue 41); a bucket refilled to full has expired (null: full).
+    const [tokens, at] = await stack.api.deps.redis.hmget(`${stack.prefix}:throttle:account:${acc.customerId}`, 't', 'ts');
     // Reads the shipped throttle defaults (this stack overrides nothing), to compute the bucket's level now.
     const { THROTTLE_BURST: burst, THROTTLE_RATE_PER_SEC: rate } = stack.api.deps.config;
     const now = Math.min(burst, Number(tokens) + ((Date.now() - Number(at)) * rate) / 1000);

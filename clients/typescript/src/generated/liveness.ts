@@ -365,7 +365,7 @@ export interface operations {
           'application/json': components['schemas']['LivenessResponse'];
         };
       };
-      /** @description `invalid_request`: the body is not a JSON object with `image` (Base64) and `image_format` (`jpeg`|`png`), or a bad `Idempotency-Key`. `invalid_image`: the bytes cannot be decoded, do not match `image_format`, or hold no face. */
+      /** @description `invalid_request`: the body is not a JSON object with `image` (Base64) and `image_format` (`jpeg`|`png`) (a body of 1 MiB or more is refused as it streams, the rest unread), a bad `Idempotency-Key`, or a body that arrived slower than 64 KiB/s after its first 2 s (cut). `invalid_image`: the bytes cannot be decoded, do not match `image_format`, or hold no face. */
       400: {
         headers: {
           /**
@@ -639,7 +639,7 @@ export interface operations {
           };
         };
       };
-      /** @description `quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, too many request bodies in flight for this key (24 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count). */
+      /** @description `quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per account (both keys; a call takes a token per started MiB of its body, and owes its parse and worker time), too many request bodies in flight for this account (12 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count). */
       429: {
         headers: {
           /**
@@ -940,7 +940,7 @@ export interface operations {
           };
         };
       };
-      /** @description `quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per key, too many request bodies in flight for this key (24 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count). */
+      /** @description `quota_exceeded`: the monthly limit is reached with the hard cap ON (`Retry-After` counts to the next UTC month). `rate_limited`: the fair-use throttle per account (both keys; a call takes a token per started MiB of its body, and owes its parse and worker time), too many request bodies in flight for this account (12 MiB by default; wait for their answers), or too many failed authentications from this address (only failures count). */
       429: {
         headers: {
           /**
