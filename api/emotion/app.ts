@@ -35,7 +35,7 @@ function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
   return token.customerId ?? `token:${token._id}`;
 }
 
-/** 10 MB with MB = 2^20 bytes (see README Decisions). */
+/** 10 MB with MB = 2^20 bytes (docs/emotion-engine.md, "Size"). */
 export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
 export const ANALYSIS_PATH = '/feelings/v3/analysis';
 

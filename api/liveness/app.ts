@@ -83,7 +83,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   // Every /v1 route spends at most the budget from the moment the request arrived (the console sets its own).
   const app = createFrontEndApp(d, { apiReference: { documentPath: LIVENESS_OPENAPI_PATH, document: livenessOpenApi } });
 
-  // Health: the spec's own body, no envelope. Redis down also answers 503 (see README Decisions).
+  // Health: the spec's own body, no envelope. Redis down also answers 503 (docs/liveness-api.md).
   app.get('/v1/health', async (_req, res) => {
     if (!(await pingMongo(d.mongo))) {
       res.status(503).json({ status: 'error', message: 'database unavailable' });

@@ -3,7 +3,7 @@
 // back with the value, or with the error when the refusal knows them (QuotaExceededError); any other error leaves
 // them to the one best-effort snapshot of the error path (app.ts). The route (check-liveness.ts) maps this to HTTP.
 //
-// Order of refusals (README "Order of refusals"): quota (429 quota_exceeded) before the fair-use throttle
+// Order of refusals (docs/liveness-api.md, "Order of refusals"): quota (429 quota_exceeded) before the fair-use throttle
 // (429 rate_limited) before capacity (503): a capped caller learns the real reason and when it ends, and a 503
 // only ever means "the service cannot serve this in time". Every step spends only what is left of the deadline.
 import { z } from 'zod';

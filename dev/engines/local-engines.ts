@@ -19,8 +19,8 @@ export interface Engine {
 /**
  * A loopback port free now, for a process started next. Chosen below the kernel's ephemeral range: a port the kernel
  * handed out for `listen(0)` is free again once probed, and a worker's metrics server or an outgoing connection could
- * take it before our process binds it (seen in bench:field: the liveness API found its port held by a worker's
- * `/metrics` and the bench talked to that instead).
+ * take it before our process binds it (it happened: the liveness API found its port held by a worker's `/metrics`,
+ * and a client talked to that instead).
  */
 export async function freePort(): Promise<number> {
   const low = lowestEphemeralPort();

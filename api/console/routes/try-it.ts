@@ -28,7 +28,7 @@ import { emotionTryPage, livenessTryPage } from '../views/try-it';
 
 /**
  * Free try-it calls per account, per service and UTC month: a tenth of the plan's monthly calls, between 5
- * and 100 (README Decisions). The free plan (50 calls a month) gets 5 tries a month per service, where a
+ * and 100 (docs/console.md, "Try it" pages). The free plan (50 calls a month) gets 5 tries a month per service, where a
  * daily cap of 50 once gave it ~1,500 (issue 29, finding 5b).
  */
 export function tryItMonthlyCap(monthlyLimit: number): number {
