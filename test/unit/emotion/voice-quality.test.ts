@@ -2,7 +2,7 @@
 // Praat-manipulated stimuli of three espeak-ng voices (dev/harness/emotion/phonation.ts): breathy vs pressed
 // phonation, lowered vs raised vocal effort, wide vs narrow F0 range, fast vs slow rate, flat vs steep spectral
 // tilt; and the ordering of the emotion-like resyntheses (angry-like < neutral < joy-like). The directions and
-// their sources are the table "soft in v3" of docs/emotion-engine.md; every assertion names a size, so a
+// their sources are the table "soft in v4" of docs/emotion-engine.md; every assertion names a size, so a
 // mapping that only drifts the right way by a hair fails. The v2 checks (scores.test.ts) are unchanged.
 import { expect } from 'chai';
 import { FixtureDir } from '../../../dev/harness/emotion/audio';
