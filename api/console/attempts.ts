@@ -79,6 +79,16 @@ export const RULES = {
     windowMs: 60 * 60_000,
     message: 'Too many password reset requests from your network. Try again later.',
   },
+  /**
+   * Per account: settings changes (usage alerts, the hard cap), every POST counted: each one writes the account
+   * and, when it changes something, an audit entry; far more than a person toggles, far less than a script.
+   */
+  settingsChange: {
+    name: 'settings-change',
+    maxFailures: 20,
+    windowMs: 15 * 60_000,
+    message: 'Too many settings changes in a short time. Try again in a few minutes.',
+  },
   /** Per account: wrong current passwords on the change-password form. */
   passwordChange: { name: 'password-change', maxFailures: 5, windowMs: 15 * 60_000, message: 'Too many wrong passwords. Try again in a few minutes.' },
 } satisfies Record<string, AttemptRule>;

@@ -1,6 +1,6 @@
 // Owns the console's usage views beyond the ledger's totals: calls per API key and last use of each
 // key, emotion API calls and audio minutes per token, the daily CSV (the chart's own numbers) and
-// month-to-date charges. Read-only, and only by `_id`: the usage counter documents the drainer keeps
+// month-to-date charges. Read-only, and only through indexes (`_id`; an emotion token's by `owner`): the usage counter documents the drainer keeps
 // (shared/billing/usage-counters.ts), never the usage events (a scan on FerretDB, and unbounded). They
 // trail the answers by the drainer's batch window (under a second).
 import type { Models, UsageCounterDoc } from '../../shared/db/models';
@@ -108,12 +108,18 @@ export async function usageByKey(
   );
 }
 
-/** Emotion API calls and audio seconds this month per token, and each token's last call: the token's month documents. */
+/**
+ * Emotion API calls and audio seconds this month per token, and each token's last call: one read per token of
+ * all its month documents (the `owner`/`service` index), whatever the token's age.
+ */
 export async function usageByToken(models: Models, month: string, tokenIds: string[]): Promise<Map<string, TokenUsage>> {
   const rows = await Promise.all(
     tokenIds.map(async (id): Promise<[string, TokenUsage]> => {
-      const [counts, last] = await Promise.all([counterDoc(models, counterId('emotion', id, month)), lastUses(models, 'emotion', id, month, ['token'])]);
-      return [id, { tokenId: id, calls: counts?.calls ?? 0, audioSeconds: counts?.audioSeconds ?? 0, lastUsedAt: last.token ?? null }];
+      const docs = await models.UsageCounter.find({ owner: id, service: 'emotion' }, { month: 1, calls: 1, audioSeconds: 1, last: 1 }).lean();
+      const now = docs.find((doc) => doc.month === month);
+      const lasts = docs.map((doc) => (doc.last as Record<string, Date> | undefined)?.token).filter((at): at is Date => !!at);
+      const lastUsedAt = lasts.length === 0 ? null : new Date(Math.max(...lasts.map((at) => new Date(at).getTime())));
+      return [id, { tokenId: id, calls: now?.calls ?? 0, audioSeconds: now?.audioSeconds ?? 0, lastUsedAt }];
     }),
   );
   return new Map(rows);

@@ -339,13 +339,16 @@ export class AccountService {
     return true;
   }
 
-  async setHardCap(customerId: string, on: boolean): Promise<void> {
+  /** Sets the hard cap; audited (and the keys' cached authentications dropped) only when it changed. */
+  async setHardCap(customerId: string, on: boolean): Promise<boolean> {
     const account = await this.current(customerId);
     if (!account) throw new NotFoundError('customer not found');
     if (account.plan === 'free' && !on) throw new InvalidRequestError('the free plan always has the hard cap on');
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { hardCap: on } });
+    const res = await this.models.Account.updateOne({ _id: customerId, hardCap: { $ne: on } }, { $set: { hardCap: on } });
+    if (res.modifiedCount === 0) return false;
     await this.accountChanged(customerId);
     await this.auditLog.record(customerId, on ? 'hard_cap.on' : 'hard_cap.off', null);
+    return true;
   }
 
   async setMonthlyLimit(customerId: string, limit: number | null): Promise<void> {
@@ -392,9 +395,12 @@ export class AccountService {
     return res.modifiedCount === 1;
   }
 
-  async setUsageAlerts(customerId: string, on: boolean): Promise<void> {
-    await this.models.Account.updateOne({ _id: customerId }, { $set: { usageAlerts: on } });
+  /** Sets the usage alert e-mails; audited only when it changed. */
+  async setUsageAlerts(customerId: string, on: boolean): Promise<boolean> {
+    const res = await this.models.Account.updateOne({ _id: customerId, usageAlerts: { $ne: on } }, { $set: { usageAlerts: on } });
+    if (res.modifiedCount === 0) return false;
     await this.auditLog.record(customerId, on ? 'usage_alerts.on' : 'usage_alerts.off', null);
+    return true;
   }
 
   /** Active accounts that asked for usage alert e-mails. */

@@ -22,6 +22,9 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,256}$/;
  */
 export const MAX_LIVE_TOKENS_PER_ACCOUNT = 10;
 
+/** Revoked tokens the console lists beside the active ones (the most recently revoked): the page's reads stay bounded. */
+export const REVOKED_TOKENS_LISTED = 10;
+
 /** The account behind a token as of now (AccountService.current: a scheduled cancellation applies on the 1st). */
 export type AccountLookup = (customerId: string) => Promise<{ status: string } | null>;
 
@@ -61,6 +64,17 @@ export class EmotionTokenService {
 
   async list(customerId: string): Promise<EmotionToken[]> {
     return await this.models.EmotionToken.find({ customerId }).sort({ createdAt: -1 }).lean();
+  }
+
+  /**
+   * What the console lists: the account's active tokens and its REVOKED_TOKENS_LISTED most recently revoked ones,
+   * newest first. One query, through the `customerId` index.
+   */
+  async listed(customerId: string): Promise<EmotionToken[]> {
+    const all = await this.list(customerId);
+    const revoked = all.filter((t) => t.revokedAt).sort((x, y) => y.revokedAt!.getTime() - x.revokedAt!.getTime());
+    const shown = new Set(revoked.slice(0, REVOKED_TOKENS_LISTED).map((t) => t._id));
+    return all.filter((t) => !t.revokedAt || shown.has(t._id));
   }
 
   /**

@@ -115,8 +115,8 @@ usageEventSchema.index({ service: 1, customerId: 1, month: 1 });
 usageEventSchema.index({ overage: 1, hour: 1 });
 
 // A month of one owner's usage (a customer's liveness calls, or one emotion token's calls), kept by the usage
-// drainer (shared/billing/usage-counters.ts) and read by `_id` only: FerretDB 1.x answers every other filter
-// with a scan. `_id`: `<service>:<owner>:<YYYY-MM>`.
+// drainer (shared/billing/usage-counters.ts) and read by `_id`, or by `owner` and `service` (an index our
+// FerretDB build uses for string equalities; dev/engines/ferretdb-sqlite-index-lookups.patch). `_id`: `<service>:<owner>:<YYYY-MM>`.
 const usageCounterSchema = new Schema(
   {
     _id: { type: String, required: true },
@@ -144,6 +144,8 @@ const usageCounterSchema = new Schema(
   },
   { collection: 'usage_counters', versionKey: false, minimize: false },
 );
+// The console reads an emotion token's month documents together (its use this month and its last call).
+usageCounterSchema.index({ owner: 1, service: 1 });
 
 const meteringRecordSchema = new Schema(
   {

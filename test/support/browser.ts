@@ -38,6 +38,16 @@ async function axeSerious(page: Page): Promise<string[]> {
 }
 
 /**
+ * The cards (`.card`, `.auth-card`) whose content is wider than they are at the page's current width (text
+ * running past the card's edge: scrollWidth > clientWidth), each named by its heading.
+ */
+export async function cardsOverflowing(page: Page): Promise<string[]> {
+  return await page.evaluate<string[]>(
+    "Array.from(document.querySelectorAll('.card, .auth-card')).filter((c) => c.scrollWidth > c.clientWidth).map((c) => `${(c.querySelector('h1, h2') || c).textContent.trim().slice(0, 60)}: ${c.scrollWidth} > ${c.clientWidth} px`)",
+  );
+}
+
+/**
  * The page as it is now, at 1280 and 390 px: a full-page screenshot of each under test-artifacts/console/
  * (`<file>-1280.png`, `<file>-390.png`), no sideways scroll, no serious or critical axe-core finding, and on
  * the signed-in pages a top navigation on one row at desktop width. Leaves the page at desktop width.

@@ -1,7 +1,7 @@
 // The "Try the emotion API" page's script (/console/emotion/try): records with MediaRecorder (a level meter from
 // an AnalyserNode, a timer, a stop at the page's limit) or takes a file, posts it to the session route, and draws
 // rough and soft per interval as SVG with a summary and a table.
-import { post, required, say, svgEl } from './try-it-common';
+import { post, required, say, svgEl, triesLeft } from './try-it-common';
 
 /** The answer of POST /console/emotion/try/analyze (the public API's body plus the try-it allowance). */
 interface Interval {
@@ -137,7 +137,7 @@ function setUp(root: HTMLElement): void {
         (body) => {
           show(body);
           const n = body.results.length;
-          say(`Done: ${n} interval${n === 1 ? '' : 's'} analysed. ${body.try_it.cap - body.try_it.used} free tries left today.`);
+          say(`Done: ${n} interval${n === 1 ? '' : 's'} analysed. ${triesLeft(body.try_it)}`);
           root.setAttribute('data-state', 'done');
         },
         (err: Error) => {

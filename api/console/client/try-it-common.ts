@@ -1,5 +1,5 @@
 // What both "Try it" page scripts share: posting bytes to a session route with the page's CSRF token (the
-// answer parsed, or an Error a person can read), the status line, and building SVG elements.
+// answer parsed, or an Error a person can read), the status line, the tries left, and building SVG elements.
 
 /** The try-it routes' error body (the API's shape). */
 interface ErrorBody {
@@ -36,6 +36,12 @@ export function say(text: string, isError = false): void {
 }
 
 const SVGNS = 'http://www.w3.org/2000/svg';
+
+/** "99 of 100 free tries left this month.": the allowance is monthly (the page says "Free: 100 tries a month"). */
+export function triesLeft(t: { used: number; cap: number }): string {
+  const left = Math.max(0, t.cap - t.used);
+  return `${left} of ${t.cap} free ${t.cap === 1 ? 'try' : 'tries'} left this month.`;
+}
 
 export function svgEl(name: string, attrs: Record<string, string | number>, text?: string): SVGElement {
   const el = document.createElementNS(SVGNS, name);

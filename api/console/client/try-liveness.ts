@@ -1,7 +1,7 @@
 // The "Try the liveness API" page's script (/console/liveness/try): takes a webcam frame (or a file), posts it to
 // the session route, and shows the verdict, the spoof likelihood against the threshold and the face boxes drawn
 // over the photo (shown from memory as a data: URL; the server keeps nothing).
-import { post, required, say, svgEl } from './try-it-common';
+import { post, required, say, svgEl, triesLeft } from './try-it-common';
 
 interface Box {
   x: number;
@@ -78,7 +78,7 @@ function setUp(root: HTMLElement): void {
       .then(
         (body) => {
           show(blob, body);
-          say(`Done. ${body.try_it.cap - body.try_it.used} free tries left today.`);
+          say(`Done. ${triesLeft(body.try_it)}`);
           root.setAttribute('data-state', 'done');
         },
         (err: Error) => {

@@ -1,8 +1,9 @@
-// Owns the emotion API tokens' view model: each token of the account with its calls, audio minutes and last
-// use this month from the usage events (usage.ts), as views/emotion-tokens.ts draws them.
+// Owns the emotion API tokens' view model: the tokens the console lists (the active ones and the most recently
+// revoked, EmotionTokenService.listed) with their calls and audio minutes this month and last use (usage.ts),
+// as views/emotion-tokens.ts draws them.
 import { NotFoundError } from '../../../shared/errors';
 import type { Account } from '../../../shared/accounts/account-service';
-import type { EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
+import type { EmotionToken, EmotionTokenService } from '../../../shared/accounts/emotion-tokens';
 import type { Models } from '../../../shared/db/models';
 import { usageByToken } from '../usage';
 import type { TokenView } from '../views/emotion-tokens';
@@ -10,7 +11,10 @@ import type { TokenView } from '../views/emotion-tokens';
 type Deps = { emotionTokens: EmotionTokenService; models: Models };
 
 export async function tokenViews(d: Deps, a: Account, month: string): Promise<TokenView[]> {
-  const tokens = await d.emotionTokens.list(a._id);
+  return await viewsOf(d, await d.emotionTokens.listed(a._id), month);
+}
+
+async function viewsOf(d: Deps, tokens: EmotionToken[], month: string): Promise<TokenView[]> {
   const byToken = await usageByToken(
     d.models,
     month,
@@ -33,7 +37,7 @@ export async function tokenViews(d: Deps, a: Account, month: string): Promise<To
 
 /** The account's active token with this id, or 404. */
 export async function ownActiveToken(d: Deps, a: Account, id: string, month: string): Promise<TokenView> {
-  const token = (await tokenViews(d, a, month)).find((t) => t.id === id && !t.revokedAt);
-  if (!token) throw new NotFoundError('There is no active token with this id on your account.');
-  return token;
+  const own = await d.models.EmotionToken.findOne({ _id: id, customerId: a._id, revokedAt: null }).lean();
+  if (!own) throw new NotFoundError('There is no active token with this id on your account.');
+  return (await viewsOf(d, [own], month))[0]!;
 }

@@ -1,12 +1,14 @@
 // Owns the Plan & billing routes: the plan page, a plan change (confirmation, then a request the marketplace
 // confirms: pending until its signed event, docs/billing.md), withdrawing a pending request, cancelling and
 // withdrawing a scheduled change (requests the same way), and the hard cap (ON at once; OFF after a
-// confirmation). Plan changes, cancelling and hard cap OFF need a recent proof of identity (step-up.ts).
+// confirmation; limited per account with the other settings, RULES.settingsChange). Plan changes, cancelling
+// and hard cap OFF need a recent proof of identity (step-up.ts).
 import { Router, type RequestHandler } from 'express';
 import { InvalidRequestError } from '../../../shared/errors';
 import { PLANS } from '../../../shared/billing/plans';
 import { monthAfter, monthOf } from '../../../shared/billing/month';
 import { requireStage } from '../http';
+import { RULES } from '../attempts';
 import { appContext, formField, redirectWithFlash, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import type { PageContext } from '../views/layout';
 import { usageOf } from '../usage';
@@ -100,6 +102,7 @@ export function planRoutes(d: ConsoleDeps): Router {
   const hardCapOff = requireRecentProof(d, { what: 'switch the hard cap off', nav: 'plan', when: (req) => formField(req, 'on') === 'off' });
   r.post('/hard-cap', auth, hardCapOff, async (req, res) => {
     const a = await signedInAccount(d, req);
+    await d.attempts.take(RULES.settingsChange, a._id);
     const on = formField(req, 'on');
     if (on !== 'on' && on !== 'off') throw new InvalidRequestError('The hard cap is either on or off.');
     await d.accounts.setHardCap(a._id, on === 'on');

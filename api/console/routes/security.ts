@@ -172,6 +172,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
 
   r.post('/security/alerts', auth, async (req, res) => {
     const a = await account(req);
+    await d.attempts.take(RULES.settingsChange, a._id);
     const on = formField(req, 'on') === 'on';
     await d.accounts.setUsageAlerts(a._id, on);
     await redirectWithFlash(d, req, res, '/console/security', {

@@ -1,6 +1,6 @@
 // Owns the Emotion API pages: this month's calls and audio minutes, the tokens with their use, creating one
 // (shown once) and the revoke confirmation.
-import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-tokens';
+import { MAX_LIVE_TOKENS_PER_ACCOUNT, REVOKED_TOKENS_LISTED } from '../../../shared/accounts/emotion-tokens';
 import { html, type SafeHtml } from './html';
 import { appPage, type AppContext } from './layout';
 import { int, monthName, plural, utc } from './format';
@@ -75,7 +75,7 @@ export function emotionPage(ctx: AppContext, o: { tokens: TokenView[]; month: st
         <div class="hint" id="token-name-hint">Unique among your tokens; helps you recognise it later.</div><div class="error-text" id="token-name-error" role="alert">${o.nameError ?? ''}</div></div>
       <button class="btn btn-primary" type="submit">Create token</button>
     </form>
-    <p class="small muted">${plural(active.length, 'active token')} of at most ${int(MAX_LIVE_TOKENS_PER_ACCOUNT)}; all of them share one fair-use allowance. Revoked tokens stop working at once.</p>
+    <p class="small muted">${plural(active.length, 'active token')} of at most ${int(MAX_LIVE_TOKENS_PER_ACCOUNT)}; all of them share one fair-use allowance. Revoked tokens stop working at once; the list keeps the ${int(REVOKED_TOKENS_LISTED)} most recently revoked.</p>
   </section>
 </div>`,
   });

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
-import { checkBothWidths, launchChromium, SCREENSHOTS_DIR } from '../../support/browser';
+import { cardsOverflowing, checkBothWidths, DESKTOP, launchChromium, PHONE, SCREENSHOTS_DIR } from '../../support/browser';
 import { SENTENCE } from '../../../dev/harness/emotion/audio';
 import { blankJpeg, selfieJpeg } from '../../fixtures/liveness/images';
 import { startTryItStack, type TryItStack } from './stack';
@@ -154,7 +154,8 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     await page.setInputFiles('#audio-file', shortTail);
     await page.click('#send-file');
     await page.waitForSelector('#try-emotion[data-state=done], #try-emotion[data-state=error]');
-    expect(await page.textContent('#status')).to.match(/^Done: 2 intervals/);
+    // The allowance is monthly, as the page says ("Free: 100 tries a month").
+    expect(await page.textContent('#status')).to.match(/^Done: 2 intervals analysed\. \d+ of \d+ free tries left this month\.$/);
     const rows = await page.evaluate<string[][]>(
       "Array.from(document.querySelectorAll('#intervals-table tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent))",
     );
@@ -164,6 +165,16 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     // The plot draws no bars for it.
     expect(await page.locator('#plot svg g.interval.unscored').count()).to.equal(1);
     expect(await page.locator('#plot svg g.interval.unscored rect.rough').count()).to.equal(0);
+    // At 390 px each interval label stays on one line (never broken at its dash or before "s"), inside its card.
+    await page.setViewportSize(PHONE);
+    const labelLines = await page.evaluate<number[]>(
+      "Array.from(document.querySelectorAll('#intervals-table tbody th')).map((th) => { const r = document.createRange(); r.selectNodeContents(th); return new Set(Array.from(r.getClientRects()).map((b) => Math.round(b.top))).size; })",
+    );
+    const overflowing = await cardsOverflowing(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, 'try-emotion-intervals-390.png'), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+    expect(labelLines).to.deep.equal([1, 1]);
+    expect(overflowing).to.deep.equal([]);
     await shootBothWidths('emotion-short-tail');
   });
 
@@ -174,7 +185,7 @@ describe('Console "Try it" pages in a real browser with fake microphone and came
     await page.waitForSelector('#snap:not([disabled])');
     await page.click('#snap');
     await page.waitForSelector('#try-liveness[data-state=done], #try-liveness[data-state=error]');
-    expect(await page.textContent('#status')).to.match(/^Done/);
+    expect(await page.textContent('#status')).to.match(/^Done\. \d+ of \d+ free tries left this month\.$/);
     await page.waitForSelector('#try-liveness[data-boxes]', { state: 'attached' });
     expect(Number(await page.getAttribute('#try-liveness', 'data-boxes'))).to.be.at.least(1);
     // The rule as the engine applies it: strictly above the threshold is a spoof.

@@ -120,6 +120,22 @@ describe('the document store answers look-ups from its indexes', () => {
     await expectIndexUsed(models.Account.collection as never, sent[0]!);
   });
 
+  it("the Emotion page's look-ups go through indexes: an account's tokens, and a token's month documents", async () => {
+    const models = createModels(conn);
+    await prepareStore(models);
+    await models.EmotionToken.insertMany(
+      Array.from({ length: 200 }, (_, i) => ({ _id: `tok-${i}`, name: `t${i}`, customerId: `cust-${i % 20}`, hash: `h${i}`, prefix: 'p' })),
+    );
+    await models.UsageCounter.insertMany(
+      Array.from({ length: 200 }, (_, i) => {
+        const month = `2026-${String((i % 4) + 1).padStart(2, '0')}`;
+        return { _id: `emotion:tok-${Math.floor(i / 4)}:${month}`, service: 'emotion', owner: `tok-${Math.floor(i / 4)}`, month };
+      }),
+    );
+    await expectIndexUsed(models.EmotionToken.collection as never, { customerId: 'cust-3' });
+    await expectIndexUsed(models.UsageCounter.collection as never, { owner: 'tok-7', service: 'emotion' });
+  });
+
   it('our models keep no arrays in indexed fields (the patched engine finds a string, not an array holding it)', () => {
     for (const model of Object.values(createModels(conn))) {
       for (const [keys] of model.schema.indexes()) {
