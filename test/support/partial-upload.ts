@@ -7,9 +7,17 @@ export const DECLARED_BYTES = 10 * 1024 * 1024 + 40;
 /** What the client sends before it waits for an answer: `head`, then filler up to 256 KB. */
 const SENT_FIRST = 256 * 1024;
 
+export interface PartialAnswer {
+  status: number;
+  connectionClose: boolean;
+  sentBytes: number;
+  /** The response body as text (after the headers). */
+  body: string;
+}
+
 export interface PartialUpload {
   /** Resolves once the server answered and closed the connection. */
-  answered: Promise<{ status: number; connectionClose: boolean; sentBytes: number }>;
+  answered: Promise<PartialAnswer>;
   socket: net.Socket;
 }
 
@@ -27,7 +35,7 @@ export function partialUpload(
   const socket = net.connect(port, '127.0.0.1');
   let response = '';
   let sentBytes = 0;
-  const answered = new Promise<{ status: number; connectionClose: boolean; sentBytes: number }>((resolve, reject) => {
+  const answered = new Promise<PartialAnswer>((resolve, reject) => {
     socket.on('connect', () => {
       socket.write(
         `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${Object.entries(headers)
@@ -45,7 +53,10 @@ export function partialUpload(
     socket.on('close', () => {
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
       if (!status) reject(new Error(`the connection closed without an answer: ${JSON.stringify(response.slice(0, 200))}`));
-      else resolve({ status, connectionClose: /\r\nconnection: close\r\n/i.test(response), sentBytes });
+      else {
+        const body = response.slice(response.indexOf('\r\n\r\n') + 4);
+        resolve({ status, connectionClose: /\r\nconnection: close\r\n/i.test(response), sentBytes, body });
+      }
     });
   });
   return { answered, socket };
