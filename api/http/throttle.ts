@@ -1,7 +1,8 @@
 // Owns throttles: token buckets in Redis (one atomic Lua call each), whose calls may cost more than one token and
-// may leave a debt (work found dear after the fact). Used for the fair-use limit per API key (liveness, in calls
-// plus worker time) or per emotion account (in seconds of audio), and for failed authentications (brute force) on both front-ends, by one shared
-// guard: a bucket per client address and one per presented credential prefix.
+// may leave a debt (work found dear after the fact). Used for the fair-use limit per account (liveness, in calls,
+// declared body bytes, the API's parse time and worker time; emotion, in seconds of audio), and for failed
+// authentications (brute force) on both front-ends, by one shared guard: a bucket per client address and one per
+// presented credential prefix.
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config';

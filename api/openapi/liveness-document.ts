@@ -157,7 +157,7 @@ const DESCRIPTION = `Passive face liveness: one still JPEG or PNG in, a spoof ve
 - **Envelope**: every answer except \`GET /v1/health\` is \`{metadata, data}\` or \`{metadata, error: {code, message}}\`.
 - **Billing**: only a 200 from \`POST /v1/check/liveness\` uses a credit; every error is free. Authenticated answers carry \`X-Quota-Limit\`, \`X-Quota-Remaining\` and \`X-Quota-Reset\`; 429 and 503 carry \`Retry-After\`; every answer carries \`X-Request-Id\`.
 - **Idempotency**: an optional \`Idempotency-Key\` makes a retry of the same body within 24 h replay the stored billed answer; an unbilled answer (any error) is not kept, so a retry runs the call again.
-- **Refused before reading**: authentication, the quota, the throttle and the key's share of uploads in flight are decided before the body is read; an answer given before the body was read says \`Connection: close\` and the rest of the upload is never read.
+- **Refused before reading**: authentication, the quota, the throttle and the account's share of uploads in flight are decided before the body is read; an answer given before the body was read says \`Connection: close\` and the rest of the upload is never read.
 - **Unlisted**: any other path answers 404 \`not_found\` (the \`${UNLISTED_PATH_RESPONSE}\` response); another method on a listed path answers 405 \`method_not_allowed\` with \`Allow\` (the \`${UNLISTED_METHOD_RESPONSE}\` response).
 - **Versioning**: \`metadata.ver\` and the \`/v1\` path; minor versions may add fields, so ignore members you do not know.`;
 
