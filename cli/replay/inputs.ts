@@ -1,10 +1,11 @@
 // Expands the replay tool's arguments (files, folders, globs) into a sorted list of audio files.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { AudioContentType } from '../../clients/typescript/src';
 
 const AUDIO_EXTENSIONS = ['.wav', '.aif', '.aiff', '.aifc', '.aac', '.m4a', '.mp4', '.mp3', '.wma', '.asf', '.flac'];
 
-const CONTENT_TYPES: Record<string, string> = {
+const CONTENT_TYPES: Record<string, AudioContentType> = {
   '.wav': 'audio/wav',
   '.aif': 'audio/aiff',
   '.aiff': 'audio/aiff',
@@ -19,7 +20,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** The Content-Type to send; the service detects the real format from the bytes anyway. */
-export function contentTypeFor(file: string): string {
+export function contentTypeFor(file: string): AudioContentType {
   return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'audio/octet-stream';
 }
 

@@ -1,5 +1,6 @@
 // `npm run -s replay -- <files, folders or globs> [--url U] [--token T] [--concurrency N] [--out results.jsonl] [--csv results.csv]`
-// Replays audio files through the emotion API: a progress bar, retries of 429/503 honouring Retry-After,
+// Replays audio files through the emotion API with the typed client (clients/typescript; --url is the analysis
+// endpoint or the service's base URL): a progress bar, retries of 429/503 honouring Retry-After,
 // resume by skipping files already answered in --out, and a summary at the end (with the run's time against the
 // service's own time on the files, from its Server-Timing).
 // Concurrency 2 by default: the service analyses a lone customer's files at the speed of its idle workers
@@ -11,7 +12,7 @@ import path from 'node:path';
 import { parseArgs } from '../../shared/cli-args';
 import { expandInputs } from './inputs';
 import { Progress } from './progress';
-import { Pause, sendFile, type ReplayRecord } from './client';
+import { replayClient, sendFile, type ReplayRecord } from './client';
 import { readLocalState } from '../../shared/local-state';
 import { varDir } from '../../shared/paths';
 
@@ -68,7 +69,7 @@ async function main(): Promise<number> {
   process.stderr.write(`replay: ${files.length} file(s), ${done.size} already done in ${path.basename(out)}, ${todo.length} to send to ${url}\n`);
 
   const started = Date.now();
-  const pause = new Pause();
+  const client = replayClient({ url, token, maxAttempts, maxWaitSeconds: 120 });
   const progress = new Progress(todo.length);
   const outStream = fs.createWriteStream(out, { flags: 'a' });
   const results: ReplayRecord[] = [];
@@ -76,7 +77,7 @@ async function main(): Promise<number> {
   const worker = async () => {
     while (next < todo.length) {
       const file = todo[next++]!;
-      const rec = await sendFile(file, { url, token, maxAttempts, maxWaitSeconds: 120, pause });
+      const rec = await sendFile(file, client);
       outStream.write(`${JSON.stringify(rec)}\n`);
       results.push(rec);
       progress.tick(rec.ok);
