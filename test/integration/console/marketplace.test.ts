@@ -318,6 +318,32 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect(await usageOf(user.primaryKey)).to.include({ plan: 'business', monthly_limit: 30_000 });
     });
 
+    it('a cancellation delivered while the console writes the account is kept: answered applied only once the account shows it', async () => {
+      const users = [];
+      for (let i = 0; i < 4; i++) users.push(await fullySignedIn(h, 'starter'));
+      await Promise.all(
+        users.map(async (user) => {
+          const subscriptionId = await subscriptionOf(h, user.customerId);
+          const id = `evt_end_${user.customerId}`;
+          // The console's writes to the same account (usage alert toggles, three at a time) for as long as the event takes.
+          let delivered = false;
+          const toggles = Array.from({ length: 3 }, async (_, lane) => {
+            for (let i = lane; !delivered; i++) await h.api.deps.accounts.setUsageAlerts(user.customerId, i % 2 === 0);
+          });
+          let answer = await h.unsubscribe(subscriptionId, 'unsubscribe.success', { id });
+          delivered = true;
+          await Promise.all(toggles);
+          // A 503 (the write was not kept) is retried, as the marketplace does.
+          for (let retry = 0; answer.status === 503 && retry < 3; retry++) answer = await h.unsubscribe(subscriptionId, 'unsubscribe.success', { id });
+          expect(answer.body).to.include({ status: 'applied', subscription: 'ended' });
+        }),
+      );
+      for (const user of users) {
+        expect((await accountOf(user.customerId)).status, user.customerId).to.equal('cancelled');
+        expect((await http(h.api.port, '/v1/usage', { headers: { 'x-api-key': user.primaryKey } })).status).to.equal(403);
+      }
+    });
+
     it('refuses an event dated after its signature (it would hold back every later event)', async () => {
       const user = await fullySignedIn(h, 'starter');
       const answer = await h.entitle(await subscriptionOf(h, user.customerId), 'business', { at: new Date(Date.now() + 3600_000) });
