@@ -6,6 +6,9 @@ import mongoose from 'mongoose';
 import { isolation, testMongoUri } from '../../support/engines';
 import { updateVerified } from '../../../shared/db/verified-update';
 import { ServiceUnavailableError } from '../../../shared/errors';
+import { createModels } from '../../../shared/db/models';
+import { AccountService } from '../../../shared/accounts/account-service';
+import { ConsoleCredentials } from '../../../shared/accounts/console-credentials';
 
 describe('updateVerified: a write is reported kept only when the document shows it', () => {
   let conn: mongoose.Connection;
@@ -56,5 +59,24 @@ describe('updateVerified: a write is reported kept only when the document shows 
     expect(refused).to.be.instanceOf(ServiceUnavailableError);
     expect((refused as ServiceUnavailableError).code).to.equal('store_write_lost');
     expect(writes, 'five writes, each read back').to.have.length(5);
+  });
+
+  it("a password change made while the console writes the same account is kept (the old password's hash is gone)", async () => {
+    const models = createModels(conn);
+    const accounts = new AccountService(models, () => new Date());
+    const credentials = new ConsoleCredentials(models, () => new Date());
+    for (let round = 0; round < 8; round++) {
+      const account = await accounts.create({ email: `owner-${round}@example.com`, plan: 'starter' });
+      await credentials.setPassword(account._id, 'scrypt$old', 'changed');
+      let changed = false;
+      const lanes = Array.from({ length: 3 }, async (_, lane) => {
+        for (let i = lane; !changed; i++) await accounts.setUsageAlerts(account._id, i % 2 === 0);
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      await credentials.setPassword(account._id, 'scrypt$new', 'changed');
+      changed = true;
+      await Promise.all(lanes);
+      expect((await accounts.get(account._id))?.passwordHash, `round ${round}`).to.equal('scrypt$new');
+    }
   });
 });
