@@ -36,8 +36,9 @@ const HELP = `usage: npm run -s admin -- <command> [--json | --get FIELD]
   metering rollup [--hour YYYY-MM-DDTHH | --since YYYY-MM-DDTHH]
   metering pending | metering mark-reported --hour YYYY-MM-DDTHH --customer ID
   marketplace subscribe --plan P [--account ID] [--subscription ID]
-  marketplace entitle --subscription ID --plan P [--event ID] [--url BASE]   (a signed entitlement event, as the marketplace sends)
-  marketplace unsubscribe --subscription ID [--ended] [--event ID] [--url BASE]   (unsubscribe.pending, or .success with --ended)
+  marketplace entitle --subscription ID --plan P [--event ID] [--at TIME] [--url BASE]   (a signed entitlement event, as the marketplace sends)
+  marketplace unsubscribe --subscription ID [--ended] [--event ID] [--at TIME] [--url BASE]   (unsubscribe.pending, or .success with --ended)
+  marketplace backfill-subscriptions   (after a rolling upgrade: the top-level subscription id of accounts that have none)
   mail list [--to ADDRESS]
   retention prune --keep-months N [--dry-run]`;
 

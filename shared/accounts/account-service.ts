@@ -31,10 +31,12 @@ const SUBSCRIPTION_BACKFILL_MARK = 'backfill:account-subscription-ids:v1';
 /**
  * Once per store: copies `marketplace.subscriptionId` to the top-level `subscriptionId` of the accounts written
  * before it existed, then sets a mark (kept with the credential digests' marks) so later start-ups cost one
- * `_id` read. Idempotent: each copy is guarded by the field still being null.
+ * `_id` read. Idempotent: each copy is guarded by the field still being null. `force` runs it past the mark (the
+ * operator's `marketplace backfill-subscriptions`, after a rolling upgrade: instances of the earlier release
+ * may have registered accounts after the first new one set the mark).
  */
-export async function backfillSubscriptionIds(models: Models): Promise<number> {
-  if (await models.CredentialDigest.exists({ _id: SUBSCRIPTION_BACKFILL_MARK })) return 0;
+export async function backfillSubscriptionIds(models: Models, force = false): Promise<number> {
+  if (!force && (await models.CredentialDigest.exists({ _id: SUBSCRIPTION_BACKFILL_MARK }))) return 0;
   const missing = await models.Account.find({ subscriptionId: null, marketplace: { $ne: null } }, { marketplace: 1 }).lean();
   const ops = missing
     .filter((a) => a.marketplace?.subscriptionId)

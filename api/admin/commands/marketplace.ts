@@ -9,10 +9,13 @@
 //       exactly as the marketplace would; --event replays an event id (applied once: a second delivery
 //       answers already_applied); --at dates the event (default now): one older than the newest applied
 //       to the subscription is answered stale
+//   backfill-subscriptions
+//       gives accounts without a top-level subscription id theirs (after a rolling upgrade; start-up does it once)
 //   unsubscribe --subscription ID [--ended] [--event ID] [--at ISO-TIME] [--url BASE]
 //       sends unsubscribe.pending (the customer cancelled: the subscription ends at the month end), or with
 //       --ended unsubscribe.success (it has ended now), signed and replayable the same way
 import { randomUUID } from 'node:crypto';
+import { backfillSubscriptionIds } from '../../../shared/accounts/account-service';
 import { isPlanId } from '../../../shared/billing/plans';
 import { marketplaceSecret, signEntitlement, type EntitlementEvent } from '../../../shared/marketplace/entitlements';
 import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../console/registration-token';
@@ -21,7 +24,7 @@ import { readLocalSecret, readLocalState } from '../../../shared/local-state';
 import { optional, output, required, UsageError, type AdminContext, type Command, type Flags } from '../context';
 
 const USAGE =
-  'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--at ISO-TIME] [--url BASE] | unsubscribe --subscription ID [--ended] [--event ID] [--at ISO-TIME] [--url BASE]';
+  'marketplace subscribe --plan P [--account ID] [--subscription ID] | entitle --subscription ID --plan P [--event ID] [--at ISO-TIME] [--url BASE] | unsubscribe --subscription ID [--ended] [--event ID] [--at ISO-TIME] [--url BASE] | backfill-subscriptions';
 
 /** APP_SECRET, or the local one `npm start` generated under var/ (dev/start.ts). */
 function appSecret(config: { APP_SECRET?: string; VAR_DIR: string }): string {
@@ -82,6 +85,10 @@ export const marketplace: Command = async (ctx, words, flags) => {
   if (words[0] === 'unsubscribe') {
     const type = flags.ended ? 'unsubscribe.success' : 'unsubscribe.pending';
     return deliver(ctx, flags, { id: eventIdOf(flags), type, occurredAt: occurredAtOf(flags), subscriptionId: required(flags, 'subscription') });
+  }
+  if (words[0] === 'backfill-subscriptions') {
+    const copied = await backfillSubscriptionIds(ctx.models, true);
+    return output(ctx, { copied }, `${copied} account(s) given their top-level subscription id`);
   }
   if (words[0] !== 'subscribe') throw new UsageError(USAGE);
   const plan = planFlag(flags);

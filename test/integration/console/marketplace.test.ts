@@ -248,6 +248,30 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect(await usageOf(user.primaryKey)).to.include({ plan: 'standard', monthly_limit: 5_000 });
     });
 
+    it('admin marketplace backfill-subscriptions finds an account an earlier release registered (no top-level subscription id)', async () => {
+      const subscriptionId = `mkt-sub-earlier-${Date.now()}`;
+      await h.api.deps.models.Account.collection.insertOne({
+        _id: `earlier-${subscriptionId}`,
+        email: `${subscriptionId}@example.com`,
+        plan: 'starter',
+        hardCap: false,
+        status: 'active',
+        marketplace: { accountId: 'mkt-acct', subscriptionId },
+      } as never);
+      expect((await h.entitle(subscriptionId, 'standard')).status).to.equal(404);
+      const env = {
+        MONGODB_URI: `${testMongoUri()}${h.dbName}`,
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: h.config.QUEUE_PREFIX,
+        APP_SECRET: h.config.APP_SECRET!,
+        LOG_LEVEL: 'silent',
+      };
+      const run = await runCli('api/admin/main.ts', ['marketplace', 'backfill-subscriptions', '--json'], env);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(JSON.parse(run.stdout).copied).to.be.at.least(1);
+      expect((await h.entitle(subscriptionId, 'standard')).body).to.include({ status: 'applied', plan: 'standard' });
+    });
+
     it('answers 404 for an unknown subscription and 400 for a malformed event', async () => {
       expect((await h.entitle('sub-nobody-has', 'business')).status).to.equal(404);
       const user = await fullySignedIn(h, 'free');
