@@ -8,14 +8,5 @@ export function auc(pos: number[], neg: number[]): number {
   return s / (pos.length * neg.length);
 }
 
-/** mulberry32: a tiny seeded PRNG (uniform in [0, 1)), so a fit, a bootstrap or a fuzz case replays from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of fits, bootstraps and fuzz cases (dev/harness/seeded-random.ts, which the tests use too). */
+export { seededRandom } from '../dev/harness/seeded-random';

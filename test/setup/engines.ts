@@ -1,4 +1,5 @@
-// Mocha global fixture: the real engines for the whole run.
+// Mocha global fixture: the real engines for the whole run, started only when the run holds a file outside
+// test/unit/ (integration and e2e); a run of unit files alone starts none, so it answers in seconds.
 // - REDIS_URL / MONGODB_URI set: use them.
 // - TEST_ENGINES=testcontainers (needs a Docker engine): real mongo:7 and redis:7 containers.
 // - otherwise: a private redis-server and FerretDB (SQLite) under var/test-engines/, stopped at the end.
@@ -25,7 +26,31 @@ async function startContainers(): Promise<void> {
   );
 }
 
-export async function mochaGlobalSetup(): Promise<void> {
+const UNIT_DIR = path.resolve(__dirname, '..', 'unit') + path.sep;
+
+interface LoadedSuite {
+  file?: string;
+  tests: Array<{ file?: string }>;
+  suites: LoadedSuite[];
+}
+
+/** The spec files of this run, as mocha loaded them (mocha calls a global fixture with its Runner as `this`). */
+function specFiles(runner: { suite?: LoadedSuite } | undefined): string[] | null {
+  if (!runner?.suite) return null;
+  const files = new Set<string>();
+  const walk = (s: LoadedSuite) => {
+    if (s.file) files.add(s.file);
+    for (const t of s.tests) if (t.file) files.add(t.file);
+    s.suites.forEach(walk);
+  };
+  walk(runner.suite);
+  return [...files];
+}
+
+export async function mochaGlobalSetup(this: { suite?: LoadedSuite } | undefined): Promise<void> {
+  // When mocha's runner cannot be read, the engines start: a slow unit run beats a failing integration run.
+  const files = specFiles(this);
+  if (files && files.every((f) => path.resolve(f).startsWith(UNIT_DIR))) return;
   if (process.env.TEST_ENGINES === 'testcontainers') return startContainers();
   const root = path.join(varDir, 'test-engines', String(process.pid));
   fs.rmSync(root, { recursive: true, force: true });

@@ -5,13 +5,19 @@ import { closeRedis, createRedis } from '../../shared/redis';
 
 export function testRedisUrl(): string {
   const url = process.env.TEST_REDIS_URL;
-  if (!url) throw new Error('TEST_REDIS_URL unset: run tests through mocha (test/setup/engines.ts)');
+  if (!url)
+    throw new Error(
+      'TEST_REDIS_URL unset: the engines start only for files outside test/unit/ (test/setup/engines.ts); a test that needs them belongs in test/integration/',
+    );
   return url;
 }
 
 export function testMongoUri(): string {
   const url = process.env.TEST_MONGODB_URI;
-  if (!url) throw new Error('TEST_MONGODB_URI unset: run tests through mocha (test/setup/engines.ts)');
+  if (!url)
+    throw new Error(
+      'TEST_MONGODB_URI unset: the engines start only for files outside test/unit/ (test/setup/engines.ts); a test that needs them belongs in test/integration/',
+    );
   return url;
 }
 

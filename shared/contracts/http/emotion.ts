@@ -7,7 +7,7 @@ const unit = z.number().min(0).max(1);
 
 /**
  * `meta.format_name` for each detected format: what ffprobe reports with the engine's forced demuxer (checked
- * against the real ffprobe in test/unit/emotion/format-names.test.ts). m4a is read by the mov demuxer and wma by
+ * against the real ffprobe in test/integration/emotion-engine/format-names.test.ts). m4a is read by the mov demuxer and wma by
  * asf, hence their names.
  */
 export const AUDIO_FORMAT_NAMES = {

@@ -9,7 +9,7 @@ import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
 import { median } from '../../../dev/harness/harness';
-import { seededRandom as prng } from '../../../research/stats';
+import { seededRandom as prng } from '../../../dev/harness/seeded-random';
 import { rawRequest } from './raw-http';
 import { PREFIX_BUCKETS } from '../../../api/http/throttle';
 

@@ -10,7 +10,7 @@ import { blank, portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { startEmotionStack, type EmotionStack } from '../../support/emotion-stack';
 import { monthOf } from '../../../shared/billing/month';
-import { seededRandom as prng } from '../../../research/stats';
+import { seededRandom as prng } from '../../../dev/harness/seeded-random';
 import { rawRequest, type RawResult } from './raw-http';
 
 // Seeded: a failure prints its seed and case index; FUZZ_SEED=<n> replays the same cases.

@@ -3,7 +3,7 @@
 // as bytes.
 import { expect } from 'chai';
 import { decodeStrictBase64 } from '../../../api/liveness/strict-base64';
-import { seededRandom } from '../../../research/stats';
+import { seededRandom } from '../../../dev/harness/seeded-random';
 
 const oldRule = (t: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(t) && t.length % 4 !== 1;
 

@@ -3,7 +3,7 @@
 // class, on complex random input and on real, even input; and its WebAssembly SIMD passes against its
 // JavaScript ones (bit-identical).
 import { expect } from 'chai';
-import { seededRandom } from '../../../research/stats';
+import { seededRandom } from '../../../dev/harness/seeded-random';
 import { EvenPairDft, Fft } from '../../../workers/emotion/engine/dsp';
 
 function naiveDft(re: Float64Array, im: Float64Array): { re: Float64Array; im: Float64Array } {

@@ -2,7 +2,7 @@
 // pass) against six separate one-frequency recursions, the code they replaced: bit-identical, for male and
 // female F0s and frames that start anywhere in the signal.
 import { expect } from 'chai';
-import { seededRandom } from '../../../research/stats';
+import { seededRandom } from '../../../dev/harness/seeded-random';
 import { HARMONIC_SEARCH, harmonicPowers } from '../../../workers/emotion/engine/features';
 
 /** One Goertzel recursion over the windowed frame, as H1–H2 ran it per frequency. */

@@ -2,7 +2,7 @@
 // against their definition taken one lag at a time: bit-identical values at every lag, in both directions, with lags
 // whose stretch leaves the run (NaN) at either end and group sizes that leave a remainder.
 import { expect } from 'chai';
-import { seededRandom } from '../../../research/stats';
+import { seededRandom } from '../../../dev/harness/seeded-random';
 import { correlations } from '../../../workers/emotion/engine/pulses';
 
 /**

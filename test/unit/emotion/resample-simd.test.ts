@@ -2,7 +2,7 @@
 // must give exactly the same samples, for every supported rate, at full scale, at both mirrored ends and in
 // ranges (as the analysis threads call it).
 import { expect } from 'chai';
-import { seededRandom } from '../../../research/stats';
+import { seededRandom } from '../../../dev/harness/seeded-random';
 import { resample, resampledLength, resampleScalar, resamplesWithSimd } from '../../../workers/emotion/engine/pcm';
 import { simdAvailable } from '../../../workers/emotion/engine/resample-simd';
 

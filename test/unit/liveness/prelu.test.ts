@@ -7,7 +7,7 @@ import { modelEntry } from '../../../models/manifest';
 import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { rewritePRelu } from '../../../workers/liveness/engine/prelu';
 import { BUILTIN_SPOOF_SPECS } from '../../../workers/liveness/engine/spoof';
-import { seededRandom } from '../../../research/stats';
+import { seededRandom } from '../../../dev/harness/seeded-random';
 import { modelsDir } from '../../fixtures/liveness/images';
 
 const bytesOf = (name: string) => fs.readFileSync(path.join(modelsDir, modelEntry(name).file));

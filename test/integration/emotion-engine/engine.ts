@@ -7,7 +7,7 @@ import { defaultModelsDir } from '../../../shared/paths';
 import { EmotionEngine, type EmotionEngineOptions } from '../../../workers/emotion/engine';
 
 export async function loadEngine(extra: Partial<EmotionEngineOptions> = {}): Promise<EmotionEngine> {
-  // The mapping model is built by `npm run models`; building here keeps `npx mocha test/unit/emotion` standalone.
+  // The mapping model is built by `npm run models`; building here keeps `npx mocha test/integration/emotion-engine` standalone.
   buildEmotionMapping(defaultModelsDir);
   return EmotionEngine.load({ modelsDir: defaultModelsDir, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', intraOpThreads: 1, ...extra });
 }

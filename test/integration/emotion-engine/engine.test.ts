@@ -6,6 +6,7 @@ import path from 'node:path';
 import { openSession, ort } from '../../../workers/runtime/onnx-session';
 import { emotionMappingBytes, onnxMetadata } from '../../../models/emotion/build-mapping';
 import { FixtureDir, pseudoRandomBytes } from '../../../dev/harness/emotion/audio';
+import { eventually } from '../../../dev/harness/harness';
 import { decode, segmentStarts } from '../../../workers/emotion/engine/decode';
 import { AnalysisBudget } from '../../../workers/emotion/engine/analysis-budget';
 import { FEATURE_NAMES } from '../../../workers/emotion/engine/features';
@@ -40,10 +41,11 @@ describe('emotion engine: mapping model and plumbing', () => {
   it('leaves no temporary file behind, after a success or a rejection on the ffmpeg (temporary-file) path', async () => {
     const tmpDir = fs.mkdtempSync(path.join(fx.dir, 'tmp-'));
     const engine = await loadEngine({ tmpDir });
-    // inotify sees the engine's per-call directory appear even though it is gone when analyze returns.
-    const created: string[] = [];
+    // inotify sees the engine's per-call directory come and go even though it is gone when analyze returns (its
+    // events may be read after that, so a name counts whether or not it still exists then).
+    const made = new Set<string>();
     const watcher = fs.watch(tmpDir, (event, name) => {
-      if (event === 'rename' && name && fs.existsSync(path.join(tmpDir, name))) created.push(name);
+      if (event === 'rename' && name?.startsWith('emotion-')) made.add(name);
     });
     try {
       fx.speak('ok.wav');
@@ -55,8 +57,8 @@ describe('emotion engine: mapping model and plumbing', () => {
       fx.sox(['ok.wav'], 'r96.wav', ['rate', '96000']);
       const flac96 = fx.ffmpeg('r96.wav', 'r96.flac', []);
       await expectRejection(engine.analyze(fs.readFileSync(flac96)), 'sample_rate_out_of_range');
-      await new Promise((resolve) => setTimeout(resolve, 50)); // let the last inotify events arrive
-      expect(created.filter((n) => n.startsWith('emotion-')).length, 'temporary directories made').to.be.at.least(3);
+      await eventually(async () => made.size >= 3, 10_000, 10).catch(() => undefined);
+      expect(made.size, 'temporary directories made').to.be.at.least(3);
       expect(fs.readdirSync(tmpDir)).to.deep.equal([]);
     } finally {
       watcher.close();

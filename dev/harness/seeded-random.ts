@@ -1,0 +1,14 @@
+// Owns the seeded pseudo-random numbers the tests, benchmarks and research share, so a fuzz case, a fit or a
+// bootstrap replays from its seed.
+
+/** mulberry32: a tiny seeded PRNG (uniform in [0, 1)). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
