@@ -76,8 +76,11 @@ export class TenantWaiting {
     return `${this.base}:t:${tenant}`;
   }
 
-  /** Decides and, when admitted, counts the job as its tenant's waiting job, in one step. */
-  async admit(tenant: string, jobId: string, deadlineAt: number, rule: FairAdmissionRule): Promise<FairAdmission> {
+  /**
+   * Decides and, when admitted, counts the job as its tenant's waiting job, in one step. `now` (epoch ms) is the
+   * instant whose past deadlines no longer count.
+   */
+  async admit(tenant: string, jobId: string, deadlineAt: number, rule: FairAdmissionRule, now = Date.now()): Promise<FairAdmission> {
     const [verdict, rank, ahead, waiting, expected, round, ...taken] = (await ADMIT.run(
       this.redis,
       [`${this.base}:tenants`, this.tenantKey(tenant)],
@@ -86,7 +89,7 @@ export class TenantWaiting {
         tenant,
         jobId,
         deadlineAt,
-        Date.now(),
+        now,
         rule.serviceMs ?? -1,
         Math.max(1, rule.workers),
         rule.usableMs,

@@ -61,8 +61,10 @@ describe("admission estimate from the workers' cycle times", () => {
       const deadline = Deadline.after(10_000);
       const requestId = randomUUID();
       const admission = await client.assertCapacity(deadline, { tenant: 'victim', jobId: requestId });
-      const victim = client.run({ requestId, input: { sleepMs: 0 }, payload: Buffer.from('x'), deadline, admission });
-      await new Promise((r) => setTimeout(r, 100));
+      let queued!: () => void;
+      const inQueue = new Promise<void>((resolve) => (queued = resolve));
+      const victim = client.run({ requestId, input: { sleepMs: 0 }, payload: Buffer.from('x'), deadline, admission, onQueued: queued });
+      await inQueue;
       expect((await tenants.admit('other', bystanders.other, Date.now() + 5_000, rule)).evicted).to.deep.equal([{ tenant: 'victim', jobId: requestId }]);
       await runner.worker.resume();
       expect(await victim).to.deep.include({ ok: false, error: { code: 'service_unavailable', message: AT_CAPACITY, httpStatus: 503 } });
@@ -109,6 +111,7 @@ describe("admission estimate from the workers' cycle times", () => {
     const cold = await startTestQueue('admission-cold', { outcomeSchema, handler: sleeper, expectedWorkers: 1 });
     try {
       const api = cold.clients[0]!;
+      const waiting = new TenantWaiting(cold.producer, cold.prefix, cold.queueName);
       const burst = async () => {
         const admitted = [];
         let refused = 0;
@@ -120,8 +123,8 @@ describe("admission estimate from the workers' cycle times", () => {
             refused++;
           }
         }
-        for (const a of admitted) api.withdraw(a);
-        await new Promise((r) => setTimeout(r, 100)); // the withdrawals reach Redis
+        // Out of the waiting count before the next burst (withdraw() does not wait for Redis; leave() does).
+        await Promise.all(admitted.map((a) => waiting.leave(a.tenant, a.jobId)));
         return { admitted, refused };
       };
       // Nothing to go by: every job is admitted (only a count ceiling could refuse one).

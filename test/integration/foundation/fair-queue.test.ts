@@ -4,10 +4,12 @@
 // latest job of the tenant with the most (answered 503 at once, unrun), and a waiting job whose API process died
 // leaves at its deadline.
 import { expect } from 'chai';
+import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { eventually } from '../../../dev/harness/harness';
 import { jobOutcomeSchema } from '../../../shared/queues/contracts';
-import { CapacityError, JobTimeoutError, type Admission, type JobClient } from '../../../shared/queues/job-client';
+import { CapacityError, JobTimeoutError, type JobClient } from '../../../shared/queues/job-client';
 import { waitUntilReady } from '../../../shared/redis';
 import { AT_CAPACITY, TenantWaiting, type FairAdmissionRule } from '../../../shared/queues/fair-queue';
 import { Deadline } from '../../../shared/deadline';
@@ -32,8 +34,6 @@ describe('fair queueing across tenants', function () {
   let started: string[] = [];
   let running = 0;
   let mostAtOnce = 0;
-  /** Jobs the workers reported as shed (answered unrun after an eviction): metrics count them apart from errors. */
-  const shed: string[] = [];
 
   const handler: JobHandler<Work, { tenant: string }> = async ({ envelope }) => {
     started.push(envelope.input.label ?? envelope.input.tenant);
@@ -53,9 +53,6 @@ describe('fair queueing across tenants', function () {
       workers: 2,
       maxBacklogPerWorker: 500,
       expectedWorkers: 2,
-      onFinished: (_outcome, envelope, _cpu, evicted) => {
-        if (evicted) shed.push(envelope.requestId);
-      },
     });
     client = queue.clients[0]!;
   });
@@ -67,38 +64,73 @@ describe('fair queueing across tenants', function () {
     mostAtOnce = 0;
   });
 
+  interface JobSpec {
+    computeMs?: number;
+    waitMs?: number;
+    /** The request's budget from now (default 20 s), or its deadline. */
+    budgetMs?: number;
+    deadline?: Deadline;
+    /** Tells this job from its tenant's others in the start order. */
+    label?: string;
+  }
+
   /**
-   * Admits and runs one job of `tenant`; a refused admission's CapacityError and a timeout are returned, not thrown
-   * (both workers compute in this one process, so admitted flood jobs may outlive their short budgets).
+   * Admits one job of `tenant` and enqueues it; resolves once it is in the queue (or refused), with its id and its
+   * outcome still to come. A refused admission's CapacityError and a timeout are the outcome, not thrown (both
+   * workers compute in this one process, so admitted flood jobs may outlive their short budgets).
    */
-  async function submit(tenant: string, computeMs: number, budgetMs = 20_000, waitMs = 0) {
-    const deadline = Deadline.after(budgetMs);
+  async function enqueue(tenant: string, job: JobSpec = {}, via: JobClient = client) {
+    const deadline = job.deadline ?? Deadline.after(job.budgetMs ?? 20_000);
     const requestId = randomUUID();
     let admission;
     try {
-      admission = await client.assertCapacity(deadline, { tenant, jobId: requestId });
+      admission = await via.assertCapacity(deadline, { tenant, jobId: requestId });
     } catch (err) {
-      if (err instanceof CapacityError) return err;
+      if (err instanceof CapacityError) return { requestId, admission: null, outcome: Promise.resolve(err) };
       throw err;
     }
-    return client.run({ requestId, input: { tenant, computeMs, waitMs }, payload: Buffer.from('x'), deadline, admission }).catch((err: unknown) => {
+    const input = { tenant, computeMs: job.computeMs ?? 50, waitMs: job.waitMs ?? 0, ...(job.label ? { label: job.label } : {}) };
+    let queued!: () => void;
+    const inQueue = new Promise<void>((resolve) => (queued = resolve));
+    const outcome = via.run({ requestId, input, payload: Buffer.from('x'), deadline, admission, onQueued: queued }).catch((err: unknown) => {
       if (err instanceof JobTimeoutError) return err;
       throw err;
     });
+    await Promise.race([inQueue, outcome]);
+    return { requestId, admission, outcome };
   }
+
+  /** Admits and runs one job of `tenant`: its outcome, its refusal at admission or its timeout. */
+  async function submit(tenant: string, computeMs: number, budgetMs = 20_000, waitMs = 0) {
+    return (await enqueue(tenant, { computeMs, budgetMs, waitMs })).outcome;
+  }
+
+  const pauseWorkers = async (q: TestQueue<Work, { tenant: string }> = queue) => {
+    for (const r of q.runners) await r.worker.pause();
+  };
+  const resumeWorkers = async (q: TestQueue<Work, { tenant: string }> = queue) => {
+    for (const r of q.runners) await r.worker.resume();
+  };
 
   it("runs a polite tenant's first job before a flooding tenant's backlog beyond its first quantum", async () => {
     // Measured first (about 50 ms a job), so the flood's work is known.
     for (let i = 0; i < 4; i++) await submit('warm', 50);
-    // A 3 s budget: a 300 ms quantum, about six of the flood's jobs per round.
-    const flood = Array.from({ length: 20 }, () => submit('flooder', 50, 3000));
-    // Once the flood is queued (admission counts it at once), the polite tenant's one job.
-    await new Promise((r) => setTimeout(r, 100));
-    const polite = submit('polite', 50, 3000);
-    await Promise.all([...flood, polite]);
-    const place = started.indexOf('polite');
-    // Before it: the warm-up, the jobs the workers had taken and the flood's first round; never its whole backlog.
-    expect(place - 4, started.join(',')).to.be.within(0, 10);
+    // A 3 s budget: a 300 ms quantum, about six of the flood's jobs per round. The whole flood is queued before the
+    // polite tenant's one job while the workers are held; then one worker takes them, so they start in queue order.
+    await pauseWorkers();
+    const flood: Array<Awaited<ReturnType<typeof enqueue>>> = [];
+    try {
+      for (let i = 0; i < 20; i++) flood.push(await enqueue('flooder', { computeMs: 50, budgetMs: 3000 }));
+      const polite = await enqueue('polite', { computeMs: 50, budgetMs: 3000 });
+      await queue.runners[0]!.worker.resume();
+      await Promise.all([...flood.map((j) => j.outcome), polite.outcome]);
+    } finally {
+      await resumeWorkers();
+    }
+    // Before it: the warm-up and the flood's first round (its first quantum of work); never its whole backlog.
+    const firstRound = flood.filter((j) => j.admission?.round === 1).length;
+    expect(firstRound).to.be.within(1, 19);
+    expect(started.indexOf('polite') - 4, started.join(',')).to.equal(firstRound);
     expect(started.filter((t) => t === 'flooder')).to.have.length(20);
   });
 
@@ -120,11 +152,11 @@ describe('fair queueing across tenants', function () {
   it("meanwhile admits a polite tenant's first job, which counts at most a quantum of work per busy tenant ahead of it, and answers it", async () => {
     for (let i = 0; i < 4; i++) await submit('warm', 100);
     const budgetMs = Math.ceil(client.serviceTimeMs! * 10);
-    const flood = Array.from({ length: 60 }, () => submit('flooder', 100, budgetMs));
-    await new Promise((r) => setTimeout(r, 100));
+    // The whole flood admitted (each counts as waiting once admitted), then the polite tenant's job.
+    const flood = await Promise.all(Array.from({ length: 60 }, () => enqueue('flooder', { computeMs: 100, budgetMs })));
     const polite = await submit('polite', 100, budgetMs);
     expect(polite, 'admitted and answered').to.include({ ok: true });
-    await Promise.all(flood);
+    await Promise.all(flood.map((j) => j.outcome));
   });
 
   it("estimates each tenant's job at that tenant's own cost: a dear tenant's flood does not make a cheap tenant's job look dear", async () => {
@@ -219,73 +251,69 @@ describe('fair queueing across tenants', function () {
     });
 
     it('answers the evicted job 503 at capacity ahead of the jobs queued before it, without running it', async () => {
-      for (let i = 0; i < 4; i++) await submit('warm', 50);
-      // A budget of 60 jobs' time: a quantum of 6, so every tenant's few jobs below are in the first round.
-      const budgetMs = Math.ceil(client.serviceTimeMs! * 60);
-      const counted: Admission[] = [];
-      /** Admitted and counted as waiting, never enqueued (a body "still on its way"); the admission or its refusal. */
-      const admit = (tenant: string) =>
-        client.assertCapacity(Deadline.after(budgetMs), { tenant, jobId: randomUUID() }).then(
-          (a) => (counted.push(a), a),
-          (e: unknown) => e as CapacityError,
-        );
-      for (const r of queue.runners) await r.worker.pause();
+      // A queue of its own whose backlog ceiling (ten waiting jobs, instead of the time rule's hundreds) is what is
+      // full, so exactly one job has to give its place, whatever the time per job reads on this machine.
+      const jobsShed: Array<{ requestId: string; startedBefore: string[] }> = [];
+      const full = await startTestQueue('fair-queue-full', {
+        outcomeSchema,
+        handler,
+        workers: 2,
+        maxBacklogPerWorker: 5,
+        expectedWorkers: 2,
+        onFinished: (_outcome, envelope, _cpu, evicted) => {
+          if (evicted) jobsShed.push({ requestId: envelope.requestId, startedBefore: [...started] });
+        },
+      });
+      const via = full.clients[0]!;
+      const jobs = new Queue(full.queueName, { connection: full.producer, prefix: full.prefix });
       try {
-        // Three jobs queued first; then a tenant with four waiting, its latest enqueued: the victim.
-        const early = Array.from({ length: 3 }, (_, i) => runJob(`early-${n}`, `early-${i}`, budgetMs));
-        for (let i = 0; i < 3; i++) await admit(`heavy-${n}`);
-        // Deadlines are whole milliseconds, and a tie goes to the greatest id: the victim's must be strictly later.
-        await new Promise((r) => setTimeout(r, 5));
-        const victim = runJob(`heavy-${n}`, 'victim', budgetMs);
-        await new Promise((r) => setTimeout(r, 100));
-        // Tenants with three jobs each fill the queue; the first job that does not fit takes the victim's place.
-        let taker: Admission | CapacityError | undefined;
-        for (let t = 0; !taker && t < 1000; t++) {
-          for (let i = 0; i < 3; i++) {
-            const a = await admit(`filler-${n}-${t}`);
-            if (a instanceof CapacityError || a.evicted?.length) {
-              taker = a;
-              break;
-            }
-          }
+        for (let i = 0; i < 4; i++) await (await enqueue('warm', { computeMs: 50 }, via)).outcome;
+        await pauseWorkers(full);
+        // Three jobs queued first; then a tenant with four waiting, of which only its latest is enqueued: the victim.
+        const early = [];
+        for (let i = 0; i < 3; i++) early.push(await enqueue('early', { label: `early-${i}` }, via));
+        const heavy: Deadline[] = [];
+        for (let i = 0; i < 3; i++) {
+          heavy.push(Deadline.after(20_000));
+          // Admitted and counted as waiting, never enqueued (a body "still on its way").
+          await via.assertCapacity(heavy[i]!, { tenant: 'heavy', jobId: randomUUID() });
         }
-        expect(taker).not.to.be.instanceOf(CapacityError);
-        expect((taker as Admission).evicted).to.deep.equal([{ tenant: `heavy-${n}`, jobId: (await victim).requestId }]);
-        for (const r of queue.runners) await r.worker.resume();
-        const answered = await (await victim).result;
-        const earlyStarted = started.filter((s) => s.startsWith('early-')).length;
+        // A tenant's latest job is the one with the latest deadline: one millisecond after its others'.
+        const victim = await enqueue('heavy', { label: 'victim', deadline: Deadline.after(1, heavy[2]!.at) }, via);
+        // Another tenant's three jobs make ten waiting; the next tenant's first job takes the victim's place.
+        for (let i = 0; i < 3; i++) await via.assertCapacity(Deadline.after(20_000), { tenant: 'filler', jobId: randomUUID() });
+        const taker = await via.assertCapacity(Deadline.after(20_000), { tenant: 'taker', jobId: randomUUID() });
+        expect(taker.evicted).to.deep.equal([{ tenant: 'heavy', jobId: victim.requestId }]);
+        // The evicting process moves it to the front of the queue; then one worker takes the jobs in queue order.
+        await eventually(async () => (await jobs.getJobState(victim.requestId)) === 'waiting', 10_000, 10);
+        await full.runners[0]!.worker.resume();
         // Its outcome is a refusal like one at admission (not a timeout), which the API answers 503 and bills nothing.
-        expect(answered).to.deep.include({ ok: false, error: { code: 'service_unavailable', message: AT_CAPACITY, httpStatus: 503 } });
-        // Moved to the front: answered while the early jobs still ran or waited (two workers), and never run.
-        expect(earlyStarted).to.be.at.most(2);
-        for (const e of early) expect(await (await e).result).to.include({ ok: true });
+        expect(await victim.outcome).to.deep.include({ ok: false, error: { code: 'service_unavailable', message: AT_CAPACITY, httpStatus: 503 } });
+        // Answered before any of the jobs queued before it started, and never run.
+        expect(jobsShed).to.deep.equal([{ requestId: victim.requestId, startedBefore: ['warm', 'warm', 'warm', 'warm'] }]);
+        for (const e of early) expect(await e.outcome).to.include({ ok: true });
         expect(started).not.to.include('victim');
-        expect(shed).to.deep.equal([(await victim).requestId]);
       } finally {
-        for (const r of queue.runners) await r.worker.resume();
-        for (const a of counted) client.withdraw(a);
+        await jobs.close();
+        await resumeWorkers(full);
+        await full.close();
       }
     });
   });
-
-  /** Admits and enqueues one job of `tenant` labelled `label`: its id, and its outcome or the error it ended with. */
-  async function runJob(tenant: string, label: string, budgetMs: number) {
-    const deadline = Deadline.after(budgetMs);
-    const requestId = randomUUID();
-    const admission = await client.assertCapacity(deadline, { tenant, jobId: requestId });
-    const input = { tenant, label, computeMs: 50, waitMs: 0 };
-    return { requestId, result: client.run({ requestId, input, payload: Buffer.from('x'), deadline, admission }).catch((err: unknown) => err) };
-  }
 
   it("drops a waiting job whose API process died at the job's deadline: the tenant's count heals by itself", async () => {
     const redis = queue.conn('producer');
     await waitUntilReady(redis);
     const tenants = new TenantWaiting(redis, queue.prefix, queue.queueName);
     const rule = { serviceMs: 10, scale: 1, workers: 2, usableMs: 10_000, maxWaiting: 0, quantumMs: 1000 };
-    // Admitted, then never enqueued nor withdrawn (its process "died"): it counts until its deadline.
-    expect((await tenants.admit('crashed', randomUUID(), Date.now() + 300, rule)).rank).to.equal(1);
-    expect((await tenants.admit('crashed', randomUUID(), Date.now() + 1000, rule)).rank).to.equal(2);
-    await new Promise((r) => setTimeout(r, 1200));
-    expect((await tenants.admit('crashed', randomUUID(), Date.now() + 1000, rule)).rank).to.equal(1);
+    // Admitted, then never enqueued nor withdrawn (its process "died"): it counts until its deadline. The
+    // admissions' clock is moved rather than waited for.
+    const t0 = Date.now();
+    const minute = 60_000;
+    expect((await tenants.admit('crashed', randomUUID(), t0 + minute, rule, t0)).rank).to.equal(1);
+    expect((await tenants.admit('crashed', randomUUID(), t0 + 2 * minute, rule, t0 + minute - 1)).rank).to.equal(2);
+    // At the first one's deadline it no longer counts; at the others', neither do they.
+    expect((await tenants.admit('crashed', randomUUID(), t0 + 3 * minute, rule, t0 + minute)).rank).to.equal(2);
+    expect((await tenants.admit('crashed', randomUUID(), t0 + 4 * minute, rule, t0 + 3 * minute)).rank).to.equal(1);
   });
 });
