@@ -3,7 +3,7 @@
 // call per key. The usage drainer (workers/runtime/usage-drainer.ts) adds each outbox entry to them; the credit
 // ledger's cold rebuild and the console read them by `_id`, one or two documents however long the history.
 // One writer at a time per owner (a short Redis lease) and, per consumer, the request ids of its last write
-// (`applied`, skipped when a drainer killed before its XACK has its entries taken over), because FerretDB 1.24
+// (`applied`, skipped when a drainer killed before its XACK has its entries taken over), because upstream FerretDB 1.24
 // loses concurrent updates to one document (docs/billing.md, "Credits"). A consumer writes a document again only
 // after acknowledging its previous batch, so every applied-but-unacknowledged id is in the document.
 // Single-document updates only: the same on MongoDB 7.
