@@ -1,7 +1,8 @@
-// Owns the emotion engine's pipeline: sniff → ffprobe → ffmpeg decode (8 kHz mono) → frame analysis → speech
+// Owns the emotion engine's pipeline: sniff → probe (ffprobe, or the header of a 16-bit PCM WAV/AIFF) → decode to
+// 8 kHz mono (ffmpeg, in parallel segments for long files, or in process for PCM) → frame analysis → speech
 // detection (Silero and the energy detector together) → per-window features (and, in a long recording, against
-// its own baseline) → ONNX mapping → the spec's intervals. Stateless between calls; one
-// analysis at a time per instance (the worker process runs concurrency 1). Temporary files always removed.
+// its own baseline) → ONNX mapping → the spec's intervals. Stateless between calls; one analysis at a time per
+// instance (the worker process runs concurrency 1). Temporary files always removed. docs/emotion-engine.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
