@@ -1,8 +1,9 @@
 // Owns the emotion mapping model: the neutral-speech reference (mean and spread of each acoustic feature),
 // the piecewise-linear logistic weights that turn normalised features into rough and soft, and soft's
-// one-sided harshness term, written as a small ONNX graph (IsNaN/Where → Sub → Div → Clip → Relu split into
-// above/below the reference → two MatMuls → Add; harshness = Relu(z · h + b) subtracted from soft → Sigmoid)
-// to models/dist/emotion-mapping.v3.onnx.
+// one-sided harshness term, written as a small ONNX graph (IsNaN/Where → Sub → MatMul by the correction matrix
+// (v4: H1–H2 less its F0 share) → Div → Clip → Relu split into above/below the reference → two MatMuls → Add;
+// harshness = Relu(z · h + b) subtracted from soft → Sigmoid) to models/dist/emotion-mapping.v4.onnx
+// (EMOTION_MAPPING_FILE).
 // The protobuf is hand-encoded (a dozen fields of onnx.proto3), so building it needs no dependency.
 // The feature names (models/emotion/feature-names.ts) are stored in the model's metadata and checked by name
 // when the engine loads it. `npm run fit:emotion` writes a fitted model through the same builder.
