@@ -203,8 +203,6 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 30_0
   throw new Error(`condition not reached within ${timeoutMs} ms`);
 }
 
-/** A seeded PRNG, so a failing fuzz case is reproducible from its seed and index. */
-
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const s = [...values].sort((a, b) => a - b);
