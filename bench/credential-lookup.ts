@@ -1,7 +1,10 @@
 // Credential look-up benchmark (`npm run bench:credentials`), issue 27: on FerretDB/SQLite with `--accounts`
 // accounts (two keys each) written as the earlier version wrote them, how long the start-up digest backfill
 // takes, then a cold burst of `--burst` concurrent authentications (no Redis cache) of valid and of unknown keys
-// by digest document, beside the same burst of the earlier look-up by `hash` (a scan on FerretDB 1.x).
+// by digest document, beside the same burst of the earlier look-up by `hash` (a scan on FerretDB 1.x). Issue 41:
+// each account has a marketplace subscription written the earlier way (only `marketplace.subscriptionId`), and the
+// account is then found by its subscription id (the top-level `subscriptionId` the start-up backfill writes)
+// beside the earlier look-up by the dotted path.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +40,16 @@ async function main(): Promise<void> {
     const keys: string[] = [];
     for (let i = 0; i < accounts; i += 500) {
       const batch = Array.from({ length: Math.min(500, accounts - i) }, (_, j) => ({ id: randomUUID(), n: i + j }));
-      await models.Account.insertMany(batch.map((a) => ({ _id: a.id, email: `c${a.n}@example.com`, plan: 'starter', hardCap: false, status: 'active' })));
+      await models.Account.collection.insertMany(
+        batch.map((a) => ({
+          _id: a.id,
+          email: `c${a.n}@example.com`,
+          plan: 'starter',
+          hardCap: false,
+          status: 'active',
+          marketplace: { accountId: 'mkt-bench', subscriptionId: `sub-${a.n}` },
+        })) as never,
+      );
       const docs = batch.flatMap((a) =>
         (['primary', 'secondary'] as const).map((slot) => {
           const key = generateApiKey();
@@ -49,7 +61,7 @@ async function main(): Promise<void> {
     }
     let t0 = performance.now();
     await prepareStore(models);
-    console.log(`  start-up with the digest backfill of ${keys.length} keys: ${f1(performance.now() - t0)} ms`);
+    console.log(`  start-up with the digest backfill of ${keys.length} keys and ${accounts} subscription ids: ${f1(performance.now() - t0)} ms`);
     t0 = performance.now();
     await prepareStore(models);
     console.log(`  a later start-up (backfill marked done): ${f1(performance.now() - t0)} ms`);
@@ -71,6 +83,21 @@ async function main(): Promise<void> {
             .lean()
             .exec(),
       )} ms`,
+    );
+    const owner = new AccountService(models, systemClock);
+    const sub = (i: number) => `sub-${(i * 7919) % accounts}`;
+    const bySubscription = await models.Account.find({ subscriptionId: sub(5) }).explain();
+    console.log(`  the subscription look-up, explained: ${JSON.stringify(bySubscription).slice(0, 200)}`);
+    const earlier = async () => {
+      const t = performance.now();
+      for (let i = 0; i < 5; i++)
+        await models.Account.findOne({ 'marketplace.subscriptionId': sub(i) })
+          .lean()
+          .exec();
+      return f1((performance.now() - t) / 5);
+    };
+    console.log(
+      `  one at a time: account by subscription id ${await one(() => owner.getBySubscription(sub(4)))} ms, by marketplace.subscriptionId (the earlier look-up) ${await earlier()} ms`,
     );
     console.log(`  ${burst} valid keys by digest document:     ${await timed(burst, (i) => service.authenticate(pick(i)))}`);
     console.log(`  ${burst} unknown keys by digest document:   ${await timed(burst, () => service.authenticate(generateApiKey()))}`);

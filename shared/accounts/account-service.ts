@@ -38,10 +38,13 @@ const SUBSCRIPTION_BACKFILL_MARK = 'backfill:account-subscription-ids:v1';
 export async function backfillSubscriptionIds(models: Models, force = false): Promise<number> {
   if (!force && (await models.CredentialDigest.exists({ _id: SUBSCRIPTION_BACKFILL_MARK }))) return 0;
   const missing = await models.Account.find({ subscriptionId: null, marketplace: { $ne: null } }, { marketplace: 1 }).lean();
-  const ops = missing
-    .filter((a) => a.marketplace?.subscriptionId)
-    .map((a) => ({ updateOne: { filter: { _id: a._id, subscriptionId: null }, update: { $set: { subscriptionId: a.marketplace!.subscriptionId } } } }));
-  for (let i = 0; i < ops.length; i += 500) await models.Account.bulkWrite(ops.slice(i, i + 500) as never, { ordered: false });
+  let copied = 0;
+  // One update at a time: FerretDB 1.24 did not answer a bulkWrite of 400 such updates within a minute.
+  for (const a of missing) {
+    if (!a.marketplace?.subscriptionId) continue;
+    const res = await models.Account.updateOne({ _id: a._id, subscriptionId: null }, { $set: { subscriptionId: a.marketplace.subscriptionId } });
+    copied += res.modifiedCount;
+  }
   await models.CredentialDigest.updateOne(
     { _id: SUBSCRIPTION_BACKFILL_MARK },
     { $setOnInsert: { kind: 'mark', ownerId: '-', customerId: null } },
@@ -49,7 +52,7 @@ export async function backfillSubscriptionIds(models: Models, force = false): Pr
   ).catch((err: unknown) => {
     if (!isDuplicateKeyError(err)) throw err;
   });
-  return ops.length;
+  return copied;
 }
 
 export interface CreateAccountInput {
