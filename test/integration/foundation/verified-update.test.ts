@@ -12,12 +12,13 @@ import { ConsoleCredentials } from '../../../shared/accounts/console-credentials
 
 describe('updateVerified: a write is reported kept only when the document shows it', () => {
   let conn: mongoose.Connection;
-  let Doc: mongoose.Model<{ _id: string; name: string; n: number; at: Date | null; tags: string[] }>;
+  type Shape = { _id: string; name: string; n: number; at: Date | null; tags: string[] };
+  let Doc: mongoose.Model<Shape>;
   const writes: string[] = [];
 
   before(async () => {
     conn = await mongoose.createConnection(testMongoUri(), { dbName: isolation('verified').dbName }).asPromise();
-    const schema = new mongoose.Schema(
+    const schema = new mongoose.Schema<Shape>(
       // `name` is stored lower-cased whatever is written: a write the store never keeps as sent.
       { _id: String, name: { type: String, lowercase: true }, n: Number, at: { type: Date, default: null }, tags: [String] },
       { versionKey: false },
