@@ -1,8 +1,9 @@
 // Owns applying one signed entitlement event (entitlements.ts) to its account, in order and to the end:
 //  - Order: the account keeps the newest event applied as `marketplace.lastEvent` (the subscription's high-water
-//    mark: id and `occurredAt`). The event's change and the new mark are one `$set` on the account, guarded by
-//    "the mark is older" (a single-document conditional update, the same on FerretDB 1.24 and MongoDB 7). An
-//    event no newer than the mark is answered `stale` and changes nothing.
+//    mark: id and `occurredAt`). An event no newer than the mark is answered `stale` and changes nothing. A newer
+//    one's change and the new mark are one `$set` on the account, guarded by "the mark is still the one read"
+//    (a single-document conditional update, the same on FerretDB 1.24 and MongoDB 7): the change was planned
+//    from the account as that mark left it.
 //  - To the end: the mark also holds what the change leaves to do on other documents (the voided and the new
 //    fee record, the audit entry), each idempotent. They are done after the account's update and the mark is
 //    then stamped `completedAt`; a delivery of the same event that finds the mark unstamped (the first stopped
@@ -209,9 +210,11 @@ export async function applyEntitlement(d: ApplyDeps, event: EntitlementEvent): P
         subscriptionId: account.marketplace?.subscriptionId ?? null,
         completedAt: null,
       };
-      const olderMark = mark ? { 'marketplace.lastEvent.at': { $lt: at } } : { 'marketplace.lastEvent': null };
-      const written = await updateVerified(d.models.Account, { _id: customerId, ...olderMark }, { ...change.set, 'marketplace.lastEvent': next });
-      // Unmatched: a newer event (or this one, by another path) moved the mark since the read; decide again.
+      // Guarded by the mark as read (older than this event, checked above): the change was planned from the
+      // account as that mark left it, so another event applied since sends this one back to plan again.
+      const sameMark = mark ? { 'marketplace.lastEvent.id': mark.id } : { 'marketplace.lastEvent': null };
+      const written = await updateVerified(d.models.Account, { _id: customerId, ...sameMark }, { ...change.set, 'marketplace.lastEvent': next });
+      // Unmatched: another event moved the mark since the read; decide again (it may now be stale).
       if (written === 'unmatched') continue;
       await complete(d, customerId, next);
       return await remember(d, key, change.outcome);

@@ -368,6 +368,22 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       }
     });
 
+    it('a downgrade and a later cancellation delivered at once: the cancellation stands and no downgrade fee is left', async () => {
+      for (let round = 0; round < 3; round++) {
+        const user = await fullySignedIn(h, 'professional');
+        const subscriptionId = await subscriptionOf(h, user.customerId);
+        // An earlier event applied, so both read the same high-water mark.
+        await h.entitle(subscriptionId, 'professional', { at: ago(60) });
+        const answers = await Promise.all([
+          h.entitle(subscriptionId, 'starter', { at: ago(20) }),
+          h.unsubscribe(subscriptionId, 'unsubscribe.pending', { at: ago(10) }),
+        ]);
+        expect(answers.map((a) => a.status)).to.deep.equal([200, 200]);
+        expect((await accountOf(user.customerId)).scheduledChange, `round ${round}`).to.include({ cancel: true });
+        expect(await feeRecords(user.customerId), `round ${round}: the replaced downgrade's fee is voided`).to.deep.equal([]);
+      }
+    });
+
     it('refuses an event dated after its signature (it would hold back every later event)', async () => {
       const user = await fullySignedIn(h, 'starter');
       const answer = await h.entitle(await subscriptionOf(h, user.customerId), 'business', { at: new Date(Date.now() + 3600_000) });
