@@ -166,6 +166,8 @@ export function fitOnVariants(
   t: number,
   logitsOf: (s: ScoredVariant) => Record<string, number>,
   extra?: ExtraTerms,
+  /** The face cues the fusion reads (default: the shipped fusion's). */
+  cues: readonly string[] = Object.keys(shippedFusion.cues ?? {}),
 ): { fusion: FusionParams; features: (s: ScoredVariant) => { logits: Record<string, number>; cues: Record<string, number> } } {
   const of = extra ? extra.forFold(fitting) : (s: ScoredVariant) => ({ logits: logitsOf(s), terms: {} });
   const features = (s: ScoredVariant) => {
@@ -173,7 +175,7 @@ export function fitOnVariants(
     return { logits, cues: { ...s.entry.features!.cues, ...terms } };
   };
   const rows = fitting.map((s): TrainingRow => ({ ...features(s), isSpoof: s.row.label === 'spoof', group: s.row.group }));
-  const opts = { threshold: t, cues: [...Object.keys(shippedFusion.cues ?? {}), ...(extra?.names ?? [])] };
+  const opts = { threshold: t, cues: [...cues, ...(extra?.names ?? [])] };
   const inner = shippedFusion.l2Rule?.startsWith('chosen') ?? false;
   return { fusion: fitFusion(rows, models, { ...opts, l2: inner ? chooseL2(rows, models, opts) : shippedFusion.l2 }), features };
 }
@@ -213,6 +215,7 @@ export function outOfSourceScores(
   logitsOf: (s: ScoredVariant) => Record<string, number>,
   fittedOn: readonly string[] = [AS_TAKEN],
   extra?: ExtraTerms,
+  cues?: readonly string[],
 ): Map<ScoredVariant, number> {
   const fitting = scored.filter((s) => fittedOn.includes(s.variant) && s.entry.features);
   const score = new Map<ScoredVariant, number>();
@@ -223,6 +226,7 @@ export function outOfSourceScores(
       t,
       logitsOf,
       extra,
+      cues,
     );
     for (const s of scored) {
       if (s.row.group !== g || s.entry.error === 'not made') continue;
@@ -263,11 +267,11 @@ function gatedText(gated: ScoredVariant[]): string {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const valued = new Set(['--cache', '--only', '--fold-models']);
+  const valued = new Set(['--cache', '--only', '--fold-models', '--without']);
   const dirs = args.filter((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
   if (dirs.length === 0) {
     process.stderr.write(
-      'usage: npm run eval:robustness -- <dir with manifest.csv> [<dir>...] [--cache var/eval-robustness.json] [--only name,name] [--fold-models <train run dir>]\n',
+      'usage: npm run eval:robustness -- <dir with manifest.csv> [<dir>...] [--cache var/eval-robustness.json] [--only name,name] [--fold-models <train run dir>] [--no-cues] [--without model,model]\n',
     );
     process.exit(2);
   }
@@ -277,7 +281,9 @@ async function main(): Promise<void> {
   const t = cfg.FAKE_THRESHOLD;
   const foldDir = option(args, '--fold-models');
   const { engines, engineFor, key: cacheKey } = await foldEngines(cfg, foldDir, VARIANTS_VERSION);
-  const models = engines[0]!.spoofSpecs.map((s) => s.name);
+  // --without m1,m2: the fusion is fitted without those models' logits (what dropping a model would give).
+  const without = option(args, '--without')?.split(',') ?? [];
+  const models = engines[0]!.spoofSpecs.map((s) => s.name).filter((m) => !without.includes(m));
   const scorers = new Map(engines.map((e) => [e, engineScore(e)]));
   const t0 = Date.now();
   const cacheFile = option(args, '--cache') ?? 'var/eval-robustness.json';
@@ -286,7 +292,8 @@ async function main(): Promise<void> {
     `robustness of the liveness verdict on ${dirs.map((d) => path.resolve(d)).join(', ')}${foldDir ? ` with the fold models of ${foldDir}` : ''}: ${scored.length} frame variants (${fresh} scored now, the rest from the cache) in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   );
 
-  const score = outOfSourceScores(scored, models, t, (s) => s.entry.features!.spoofLogits);
+  const cues = args.includes('--no-cues') ? [] : undefined;
+  const score = outOfSourceScores(scored, models, t, (s) => s.entry.features!.spoofLogits, [AS_TAKEN], undefined, cues);
   // What an integrator sees: a face the gate refused (isValidFace false) is not judged; an attack it refused is
   // not accepted. BPCER is over the live faces that pass the gate; APCER over every attack made.
   const passes = (s: ScoredVariant) => s.entry.features !== undefined && s.entry.gate === undefined;

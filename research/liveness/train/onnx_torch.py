@@ -44,9 +44,16 @@ class OnnxModule(torch.nn.Module):
             return self.params[self.key[name]]
         return self.consts[name]
 
-    def forward(self, x):
-        env = {self.input_name: x}
-        for n in self.graph.node:
+    def node_index(self, tensor):
+        """Index of the node that writes `tensor` (a cut point of the graph)."""
+        return next(i for i, n in enumerate(self.graph.node) if tensor in n.output)
+
+    def forward(self, x, start=None, stop=None):
+        """The graph's output for input x; with `start`, x is the value of that tensor and only the nodes after
+        it run (the trainable top); with `stop`, the value of that tensor is returned (the frozen bottom)."""
+        env = {start or self.input_name: x}
+        first = self.node_index(start) + 1 if start else 0
+        for n in self.graph.node[first:]:
             a = {at.name: onnx.helper.get_attribute_value(at) for at in n.attribute}
             ins = [self.value(env, i) if i else None for i in n.input]
             op = n.op_type
@@ -100,6 +107,8 @@ class OnnxModule(torch.nn.Module):
             else:
                 raise NotImplementedError(f"ONNX op {op}")
             env[n.output[0]] = y
+            if stop is not None and n.output[0] == stop:
+                return y
         return env[self.output_name]
 
     def export(self, path: str) -> None:
