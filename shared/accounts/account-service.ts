@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import type { AccountDoc, Models } from '../db/models';
 import { isDuplicateKeyError } from '../db/models';
+import { updateVerified } from '../db/verified-update';
 import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId, type PlanView } from '../billing/plans';
 import { recordPlanFee, voidScheduledFee } from '../marketplace/plan-fees';
 import { monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
@@ -385,8 +386,8 @@ export class AccountService {
 
   /** Console activation: sets the first password of a pending account; false when it was not pending. */
   async activate(customerId: string, passwordHash: string): Promise<boolean> {
-    const res = await this.models.Account.updateOne({ _id: customerId, status: 'pending' }, { $set: { passwordHash, status: 'active' } });
-    if (res.modifiedCount === 0) return false;
+    // Read back (shared/db/verified-update.ts): a first password that was lost would leave the account unusable.
+    if ((await updateVerified(this.models.Account, { _id: customerId, status: 'pending' }, { passwordHash, status: 'active' })) === 'unmatched') return false;
     await this.accountChanged(customerId);
     await this.auditLog.record(customerId, 'console.activated', null);
     return true;

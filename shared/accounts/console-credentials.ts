@@ -51,11 +51,12 @@ export class ConsoleCredentials {
    * another replacement or an operator reset came first).
    */
   async replaceTotpSecret(customerId: string, before: string, after: string, recoveryCodeHashes: string[]): Promise<boolean> {
-    const res = await this.models.Account.updateOne(
+    const written = await updateVerified(
+      this.models.Account,
       { _id: customerId, totpEnabled: true, totpSecretEnc: before },
-      { $set: { totpSecretEnc: after, recoveryCodeHashes } },
+      { totpSecretEnc: after, recoveryCodeHashes },
     );
-    if (res.modifiedCount === 0) return false;
+    if (written === 'unmatched') return false;
     await this.auditLog.record(customerId, 'console.authenticator_replaced', null);
     return true;
   }

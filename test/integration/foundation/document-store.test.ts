@@ -120,7 +120,7 @@ describe('the document store answers look-ups from its indexes', () => {
     await expectIndexUsed(models.Account.collection as never, sent[0]!);
   });
 
-  it("the Emotion page's look-ups go through indexes: an account's tokens, and a token's month documents", async () => {
+  it("the console's look-ups go through indexes: an account's tokens and keys, a token's month documents, audit entries", async () => {
     const models = createModels(conn);
     await prepareStore(models);
     await models.EmotionToken.insertMany(
@@ -134,6 +134,10 @@ describe('the document store answers look-ups from its indexes', () => {
     );
     await expectIndexUsed(models.EmotionToken.collection as never, { customerId: 'cust-3' });
     await expectIndexUsed(models.UsageCounter.collection as never, { owner: 'tok-7', service: 'emotion' });
+    // And what every signed-in page reads beside them: the account's keys, its audit entries of one action.
+    await models.Audit.insertMany(Array.from({ length: 100 }, (_, i) => ({ customerId: `cust-${i % 10}`, action: 'console.sign_in', at: new Date() })));
+    await expectIndexUsed(models.ApiKey.collection as never, { customerId: 'cust-3' });
+    await expectIndexUsed(models.Audit.collection as never, { customerId: 'cust-3', action: 'console.sign_in' });
   });
 
   it('our models keep no arrays in indexed fields (the patched engine finds a string, not an array holding it)', () => {
