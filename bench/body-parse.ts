@@ -6,7 +6,7 @@
 // THROTTLE_BYTES_PER_TOKEN and THROTTLE_PARSE_MS_PER_TOKEN. No engines: the parse runs in this process.
 import { parseArgs } from 'node:util';
 import { phonePhoto } from '../dev/harness/sample-images';
-import { parseLivenessJson, processCpuMs } from '../api/liveness/check-liveness';
+import { parseLivenessJson, processCpuMs } from '../api/liveness/route';
 import { PlainBodyScan } from '../api/liveness/plain-body-scan';
 import { loadConfig } from '../shared/config';
 import { median } from './timing';

@@ -34,7 +34,7 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     // Tokens follow their account's status (a scheduled cancellation applies on the 1st of the month).
     tokens: new EmotionTokenService(base.models, (id) => accounts.current(id)),
     jobs: base.jobs,
-    // Tokens are seconds of audio (api/emotion/app.ts, fair use).
+    // Tokens are seconds of audio (api/emotion/step.ts, fair use).
     throttle: new Throttle(base.redis, config.QUEUE_PREFIX, {
       burst: config.EMOTION_FAIR_USE_BURST_SECONDS,
       ratePerSecond: config.EMOTION_FAIR_USE_SECONDS_PER_SEC,

@@ -18,10 +18,11 @@ import { createFrontEndApp, type PreambleDeps } from '../http/preamble';
 import type { AuthFailureGuard, Throttle } from '../http/throttle';
 import { accountShare, type UploadGate } from '../http/upload-gate';
 import { requireApiKey } from './auth';
-import { checkLivenessHandler, FrontEndWork, MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAGE_TYPES } from './check-liveness';
+import { checkLivenessHandler, FrontEndWork } from './route';
+import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES, RAW_IMAGE_TYPES } from '../../shared/contracts/http/liveness';
 import { quotaFromSnapshot, renderError, sendSuccess, UNKNOWN, type QuotaView } from './envelope';
 import type { IdempotencyStore } from './idempotency';
-import { fairUseSubject, LivenessCheck } from './liveness-check';
+import { fairUseSubject, LivenessCheck } from './step';
 import { withPlainBodyScan } from './plain-body-scan';
 import type { ConsoleApp } from '../console/app';
 
@@ -55,7 +56,7 @@ const BODY_LIMIT = MAX_IMAGE_BASE64_CHARS + 64 * 1024;
  */
 const SCAN_FROM_BYTES = 1024 * 1024;
 
-/** `application/json` in UTF-8 (no charset, or utf-8): the JSON form check-liveness.ts reads from its bytes. */
+/** `application/json` in UTF-8 (no charset, or utf-8): the JSON form route.ts reads from its bytes. */
 function isUtf8Json(req: Request): boolean {
   if (!req.is('application/json')) return false;
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.get('content-type') ?? '')?.[1];
@@ -102,7 +103,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
     await req.deadline.race('throttle', d.throttle.take(fairUseSubject(req.auth!.account._id)));
     next();
   };
-  // The JSON form — as bytes when UTF-8 (check-liveness.ts reads the common body without JSON.parse), parsed by
+  // The JSON form — as bytes when UTF-8 (route.ts reads the common body without JSON.parse), parsed by
   // express.json for another charset — or the raw image bytes. Each parser leaves other bodies alone.
   const jsonBytes = express.raw({ limit: BODY_LIMIT, type: (req) => isUtf8Json(req as Request) });
   const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' });
@@ -119,7 +120,7 @@ export function createLivenessApp(d: LivenessAppDeps): Express {
   const readBody = d.uploads.read((req) => accountShare(req.auth!.account._id), bodyWithinDeadline(scanned), BODY_LIMIT);
   const check = new LivenessCheck({ accounts: d.accounts, ledger: d.ledger, jobs: d.jobs, throttle: d.throttle, metrics: d.metrics });
 
-  // Everything but authentication runs inside the handler, the body read included (see check-liveness.ts).
+  // Everything but authentication runs inside the handler, the body read included (see route.ts).
   app.post(
     '/v1/check/liveness',
     auth,

@@ -7,7 +7,7 @@
 import type { RequestHandler } from 'express';
 import { InvalidRequestError } from '../../shared/errors';
 import { base64ByteTable } from './strict-base64';
-import { NOT_BASE64, processCpuMs } from './check-liveness';
+import { NOT_BASE64, processCpuMs } from './route';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

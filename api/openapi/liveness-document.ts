@@ -1,5 +1,5 @@
 // Owns the OpenAPI 3.1 description of the liveness API (/v1/*), generated from the zod schemas of
-// the request (api/liveness/check-liveness.ts) and of the responses (shared/contracts/http/liveness.ts).
+// the request and of the responses (shared/contracts/http/liveness.ts).
 // Served at /v1/openapi.json; every response of the contract tests is checked against it.
 import { OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import type { HeaderObject, OpenAPIObject } from 'openapi3-ts/oas31';
@@ -9,13 +9,13 @@ import {
   healthErrorSchema,
   healthOkSchema,
   LIVENESS_ERROR_CODES,
+  livenessRequestSchema,
   livenessResultSchema,
   successEnvelope,
   usageSchema,
   type LivenessErrorStatus,
 } from '../../shared/contracts/http/liveness';
 import { LIVENESS_API_VERSION } from '../../shared/version';
-import { livenessRequestSchema } from '../liveness/check-liveness';
 import { COMMON_HEADERS, generateDocument, headers, registerDocumentPath, UNLISTED_METHOD_RESPONSE, UNLISTED_PATH_RESPONSE } from './common';
 
 export const LIVENESS_OPENAPI_PATH = '/v1/openapi.json';

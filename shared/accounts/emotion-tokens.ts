@@ -16,7 +16,7 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,256}$/;
 
 /**
  * Live (unrevoked) tokens an account may hold, enforced where customers create them (the dashboard). Their
- * calls share one fair-use bucket per account anyway (api/emotion/app.ts), so more tokens never mean more
+ * calls share one fair-use bucket per account anyway (api/emotion/step.ts), so more tokens never mean more
  * allowance; the cap bounds the list and what one account can mint. Operators may issue more with the admin
  * CLI (`--customer`); those count towards it on the dashboard.
  */

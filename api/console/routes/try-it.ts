@@ -17,8 +17,8 @@ import {
   type LivenessInput,
   type LivenessJobValue,
 } from '../../../shared/queues/contracts';
-import { acceptedContentType, MAX_AUDIO_BYTES } from '../../emotion/app';
-import { MAX_IMAGE_BASE64_CHARS } from '../../liveness/check-liveness';
+import { acceptedContentType, MAX_AUDIO_BYTES } from '../../../shared/contracts/http/emotion';
+import { MAX_IMAGE_BASE64_CHARS } from '../../../shared/contracts/http/liveness';
 import { Throttle } from '../../http/throttle';
 import { bodyWithinDeadline } from '../../http/deadline';
 import { accountShare } from '../../http/upload-gate';

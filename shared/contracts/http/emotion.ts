@@ -1,7 +1,22 @@
-// Owns the emotion API's public response shapes (/feelings/v3/analysis) as zod schemas: the analysis
-// body and the error body with its codes per HTTP status. The OpenAPI document (api/openapi) is
+// Owns the emotion API's public shapes (/feelings/v3/analysis): the request's path, size limit and content
+// types, and as zod schemas the analysis body and the error body with its codes per HTTP status. The OpenAPI document (api/openapi) is
 // generated from them and the contract tests check every response against that document.
 import { z } from 'zod';
+
+export const ANALYSIS_PATH = '/feelings/v3/analysis';
+
+/** 10 MB with MB = 2^20 bytes (docs/emotion-engine.md, "Size"). */
+export const MAX_AUDIO_BYTES = 10 * 1024 * 1024;
+
+/** Browsers and file pickers label a WebM or Ogg audio recording video/webm or application/ogg; the bytes
+ *  decide the format either way (a file with a video track is refused by the engine). */
+const CONTAINER_TYPES: ReadonlySet<string> = new Set(['video/webm', 'video/x-matroska', 'application/ogg', 'video/ogg']);
+
+/** The request's Content-Type rule: audio/*, or a WebM or Ogg container type. */
+export function acceptedContentType(header: string): boolean {
+  const type = header.split(';')[0]!.trim().toLowerCase();
+  return type.startsWith('audio/') || CONTAINER_TYPES.has(type);
+}
 
 const unit = z.number().min(0).max(1);
 

@@ -1,8 +1,23 @@
-// Owns the liveness API's public response shapes (/v1/*) as zod schemas: the envelope, the data of each
-// endpoint and the error codes per HTTP status. The OpenAPI document (api/openapi) is generated from them
-// and the contract tests check every response against that document.
+// Owns the liveness API's public shapes (/v1/*) as zod schemas: the check's request body and its limits, the
+// envelope, the data of each endpoint and the error codes per HTTP status. The OpenAPI document (api/openapi) is
+// generated from them and the contract tests check every response against that document.
 import { z } from 'zod';
 import { PLAN_IDS } from '../../billing/plans';
+
+/** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
+export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
+
+/** The raw-bytes form's limit: what 10 MB of Base64 decodes to (7,864,320 bytes). */
+export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_CHARS / 4) * 3;
+
+/** The image media types taken as raw bytes on the same route (additive; see README Decisions). */
+export const RAW_IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png' } as const;
+
+/** The request body of POST /v1/check/liveness (api/liveness/route.ts parses it; the OpenAPI document shows it). */
+export const livenessRequestSchema = z.object({
+  image: z.string({ error: 'image must be a Base64 string' }).min(1, 'image must not be empty'),
+  image_format: z.enum(['jpeg', 'png'], { error: 'image_format must be "jpeg" or "png"' }),
+});
 
 /** Machine-readable quality reasons next to `msg` (additive field; docs/liveness-api.md). */
 export const QUALITY_REASONS = ['face_too_small', 'face_cut_off', 'too_dark', 'too_bright', 'blurry', 'multiple_faces', 'low_confidence'] as const;

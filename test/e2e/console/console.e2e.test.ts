@@ -25,7 +25,7 @@ import { startLivenessWorker } from '../../../workers/liveness/worker';
 import type { RunningWorker } from '../../../workers/runtime/worker-process';
 import { startConsole, type ConsoleHarness } from '../../integration/console/harness';
 import { listMessages } from '../../../shared/mail/mailbox';
-import { ANALYSIS_PATH } from '../../../api/emotion/app';
+import { ANALYSIS_PATH } from '../../../shared/contracts/http/emotion';
 
 const run = promisify(execFile);
 

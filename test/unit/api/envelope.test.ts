@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { metadata, renderError, sendSuccess, type QuotaView } from '../../../api/liveness/envelope';
-import { QuotaExceededError } from '../../../api/liveness/liveness-check';
+import { QuotaExceededError } from '../../../api/liveness/step';
 import { errorHandler } from '../../../api/http/error-handler';
 import { anyErrorEnvelopeSchema, errorMetadataSchema, successMetadataSchema } from '../../../shared/contracts/http/liveness';
 import { LIVENESS_API_VERSION } from '../../../shared/version';

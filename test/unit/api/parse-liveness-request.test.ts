@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { MAX_IMAGE_BASE64_CHARS, parseLivenessJson, parseLivenessJsonText, parseLivenessRequest } from '../../../api/liveness/check-liveness';
+import { parseLivenessJson, parseLivenessJsonText, parseLivenessRequest } from '../../../api/liveness/route';
+import { MAX_IMAGE_BASE64_CHARS } from '../../../shared/contracts/http/liveness';
 import { AppError } from '../../../shared/errors';
 
 function refusal(body: unknown): { status: number; code: string; message: string } {

@@ -2,7 +2,7 @@
 // image breaks the strict Base64 rule is refused in the chunk that shows it; any other body is left to the full parse.
 import { expect } from 'chai';
 import { PlainBodyScan } from '../../../api/liveness/plain-body-scan';
-import { parseLivenessJson } from '../../../api/liveness/check-liveness';
+import { parseLivenessJson } from '../../../api/liveness/route';
 
 /** Feeds `body` to a fresh scan in chunks of `size` bytes: the index of the chunk refused, or null. */
 function refusedAt(body: string, size = 7): number | null {

@@ -1,31 +1,22 @@
 // Owns POST /v1/check/liveness as HTTP: what runs before the body is read (authentication is the route's
 // middleware; then an Idempotency-Key's entry, the quota and the fair-use tokens of the declared bytes, and the
 // account's share of body bytes in flight), reading and validating the body (its parse time charged to the account's
-// fair use), and mapping the liveness check (liveness-check.ts) and the idempotency store to answers. A refusal
+// fair use), and mapping the liveness check (step.ts) and the idempotency store to answers. A refusal
 // before the body is answered at once and the connection closed (error-handler.ts), so a refused upload is never read.
 import type { Request, RequestHandler, Response } from 'express';
-import { z } from 'zod';
 import { InvalidRequestError, PayloadTooLargeError } from '../../shared/errors';
 import type { Clock } from '../../shared/billing/month';
 import type { IdempotencyStore } from './idempotency';
 import { metadata, setQuotaHeaders } from './envelope';
-import { fairUseSubject, type Caller, type Checked, type LivenessCheck, type Reservation } from './liveness-check';
+import { fairUseSubject, type Caller, type Checked, type LivenessCheck, type Reservation } from './step';
 import type { Throttle } from '../http/throttle';
 import { decodeStrictBase64 } from './strict-base64';
 import { hasControlCharacter, plainStringMembers } from './plain-json';
 import { JobPayload } from '../../shared/queues/job-client';
-
-/** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
-export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
+import { livenessRequestSchema, MAX_IMAGE_BASE64_CHARS, RAW_IMAGE_TYPES } from '../../shared/contracts/http/liveness';
 
 /** The answer to an image that breaks the strict Base64 rule (also given by the streaming pass, plain-body-scan.ts). */
 export const NOT_BASE64 = 'image is not valid Base64 (standard alphabet, no data: URL prefix)';
-
-/** The request body (the OpenAPI document is generated from this schema). */
-export const livenessRequestSchema = z.object({
-  image: z.string({ error: 'image must be a Base64 string' }).min(1, 'image must not be empty'),
-  image_format: z.enum(['jpeg', 'png'], { error: 'image_format must be "jpeg" or "png"' }),
-});
 
 /**
  * Parses the body into the image bytes, with the spec's invalid_request cases. `canonical` (the text an
@@ -62,12 +53,6 @@ export function parseLivenessRequest(body: unknown): { image: Buffer; imageForma
     },
   };
 }
-
-/** The raw-bytes form's limit: what 10 MB of Base64 decodes to (7,864,320 bytes). */
-export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_CHARS / 4) * 3;
-
-/** The image media types taken as raw bytes on the same route (additive; see README Decisions). */
-export const RAW_IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png' } as const;
 
 type LivenessRequest = ReturnType<typeof parseLivenessRequest>;
 

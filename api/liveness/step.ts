@@ -1,7 +1,7 @@
 // Owns one liveness check as a domain step, free of HTTP: reserve a credit, admit by time and take a fair-use token
 // (before the body is read), then run the job, and settle (the worker commits) or release. The caller's credits come
 // back with the value, or with the error when the refusal knows them (QuotaExceededError); any other error leaves
-// them to the one best-effort snapshot of the error path (app.ts). The route (check-liveness.ts) maps this to HTTP.
+// them to the one best-effort snapshot of the error path (app.ts). The route (route.ts) maps this to HTTP.
 //
 // Order of refusals (docs/liveness-api.md, "Order of refusals"): quota (429 quota_exceeded) before the fair-use throttle
 // (429 rate_limited) before capacity (503): a capped caller learns the real reason and when it ends, and a 503
