@@ -1,8 +1,6 @@
-// Owns the API side of the queue round trip: admit by time (the work ahead of the job in fair order, shared by the
-// workers, plus its own time, must fit what is left of the request's budget; fair-queue.ts, service-time.ts), store
-// the bytes, enqueue a small job with its round as priority, await the outcome and unwrap it (`call`: the value, or
-// the worker's typed error thrown), and keep each tenant's time per job from the workers' cycles. A count cap stays
-// as a ceiling. The estimate and why: docs/reliability.md, "Admission by time" and "Fair queueing across tenants".
+// Owns the API side of the queue round trip: admit the job by time (admission.ts), store the bytes, enqueue a small
+// job with its round in fair order as priority, await the outcome and unwrap it (`call`: the value, or the worker's
+// typed error thrown), and hand each outcome's worker cycle back to admission's estimate.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Command, type Redis } from 'ioredis';
@@ -12,10 +10,9 @@ import type { Logger } from '../logger';
 import type { z } from 'zod';
 import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName } from './contracts';
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
-import { ResultBus, type WorkerCycle } from './result-bus';
-import { ServiceTimeEstimate } from './service-time';
-import { AT_CAPACITY, FAIR_QUANTUM_SHARE, priorityOfRound, TenantWaiting } from './fair-queue';
-import { WarmUpTime } from './warm-up-time';
+import { ResultBus } from './result-bus';
+import { priorityOfRound } from './fair-queue';
+import { AdmissionControl, type Admission, type AdmissionRequest } from './admission';
 
 export interface JobClientOptions {
   /** Producer connection: fails fast while Redis is down. */
@@ -90,55 +87,6 @@ export function answerOf<R>(outcome: JobOutcome<R>, log: Logger): JobAnswer<R> {
   throw deserializeJobError(outcome.error);
 }
 
-const WORKER_COUNT_TTL_MS = 3000;
-/** Weight of a tenant's newest job in its cost figure (about its last ten jobs matter, like the global estimate). */
-const TENANT_COST_ALPHA = 0.2;
-/** Tenants whose cost this process remembers; past it, it starts over (the figures stay in Redis for an hour). */
-const MAX_TENANTS_REMEMBERED = 10_000;
-/**
- * Share of the remaining budget the expected wait may fill; a tenth is left for the estimate's error and the
- * answer's way back. 0.8 shed the tail of bursts the workers then served with seconds to spare.
- */
-const ADMISSION_HEADROOM = 0.9;
-
-/** Who a job is for: the tenant its fair share is counted for (ours: an account, never a header) and its job id. */
-export interface AdmissionRequest {
-  tenant: string;
-  jobId: string;
-}
-
-/** What admission decided, for logs and tests: the expected wait against what the budget has left. */
-export interface Admission {
-  tenant: string;
-  jobId: string;
-  /** The job's place among its tenant's waiting jobs (1 = the tenant's only one). */
-  rank: number;
-  /** Its round in fair order (fair-queue.ts): its queue priority. */
-  round: number;
-  /** Jobs that would run before it in fair order (fair-queue.ts). */
-  ahead: number;
-  /** Jobs waiting across all tenants. */
-  waiting: number;
-  workers: number;
-  /** Estimated time per job (service-time.ts); null before the first outcome. */
-  serviceMs: number | null;
-  expectedWaitMs: number | null;
-  remainingMs: number;
-  /** Set while the admitted job is counted as its tenant's waiting job by this process (until enqueued or withdrawn). */
-  counted?: boolean;
-  /** The waiting jobs of other tenants whose place this one took (fair-queue.ts). */
-  evicted?: Array<{ tenant: string; jobId: string }>;
-}
-
-export class CapacityError extends ServiceUnavailableError {
-  constructor(
-    readonly admission: Admission,
-    retryAfterSeconds: number,
-  ) {
-    super(AT_CAPACITY, retryAfterSeconds);
-  }
-}
-
 export class JobTimeoutError extends ServiceUnavailableError {
   constructor(
     readonly jobId: string,
@@ -153,17 +101,23 @@ export class JobClient {
   private readonly keys: QueueKeys;
   private readonly bus: ResultBus;
   private readonly processId = randomUUID();
-  private readonly tenants: TenantWaiting;
-  private readonly warmUp: WarmUpTime;
+  private readonly admission: AdmissionControl;
 
   constructor(private readonly opts: JobClientOptions) {
     this.keys = queueKeys(opts.prefix);
-    this.tenants = new TenantWaiting(opts.redis, opts.prefix, opts.queueName);
-    this.warmUp = new WarmUpTime(opts.redis, opts.prefix, opts.queueName);
     this.queue = new Queue(opts.queueName, {
       connection: opts.redis,
       prefix: opts.prefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 1000 } },
+    });
+    this.admission = new AdmissionControl({
+      redis: opts.redis,
+      prefix: opts.prefix,
+      queueName: opts.queueName,
+      queue: this.queue,
+      log: opts.log,
+      maxBacklogPerWorker: opts.maxBacklogPerWorker,
+      ...(opts.expectedWorkers === undefined ? {} : { expectedWorkers: opts.expectedWorkers }),
     });
     this.bus = new ResultBus(
       opts.subscriber,
@@ -179,152 +133,19 @@ export class JobClient {
     await this.bus.start();
   }
 
-  private readonly serviceTime = new ServiceTimeEstimate();
-  /** Each tenant's cost per job, in the estimate's base unit (ServiceTimeEstimate.baseOf). */
-  private readonly tenantCost = new Map<string, number>();
-
   /** An admitted job that will not be enqueued after all (the caller was refused for another reason). */
   withdraw(admission: Admission): void {
-    void this.leave(admission);
-  }
-
-  /** The job no longer waits (never enqueued, or taken back): its tenant's count drops now, not at its deadline. */
-  private async leave(admission: Admission | undefined): Promise<void> {
-    if (!admission?.counted) return;
-    admission.counted = false;
-    await this.tenants
-      .leave(admission.tenant, admission.jobId)
-      .catch((err: unknown) => this.opts.log.warn({ err, tenant: admission.tenant }, 'waiting job not uncounted; it leaves at its deadline'));
+    void this.admission.leave(admission);
   }
 
   /** Estimated time per job (service-time.ts); null before the first outcome. */
   get serviceTimeMs(): number | null {
-    return this.serviceTime.ms;
+    return this.admission.serviceTimeMs;
   }
 
-  /**
-   * Feeds the estimate with the worker's cycle, for answered and refused jobs alike (a refused job's work took the
-   * worker as long). An outcome without one (a job skipped before its handler ran, a worker's warm-up jobs) is no
-   * sample; until the first sample, a warm-up job's workerMs stands in (pessimistic: warm-up jobs are slow), so a
-   * burst on fresh workers is not admitted blind, while a job answered 503 unrun (evicted, expired) stands in for
-   * nothing. The first sample replaces it.
-   */
-  private observe(outcome: JobOutcome<unknown>, cycle: WorkerCycle | null, tenant: string | undefined): void {
-    if (cycle === null) {
-      // A job answered 503 before its handler ran (evicted, past its deadline, input gone) did no work to stand in.
-      if (outcome.ok || outcome.error.httpStatus !== 503) this.serviceTime.observeProvisional(outcome.workerMs);
-      return;
-    }
-    this.serviceTime.observe(cycle);
-    const base = tenant === undefined ? null : this.serviceTime.baseOf(cycle);
-    if (tenant === undefined || base === null) return;
-    // The tenant's own figure (about its last ten jobs), shared through Redis with the other API processes.
-    const previous = this.tenantCost.get(tenant);
-    const cost = previous === undefined ? base : previous + TENANT_COST_ALPHA * (base - previous);
-    if (this.tenantCost.size >= MAX_TENANTS_REMEMBERED && previous === undefined) this.tenantCost.clear();
-    this.tenantCost.set(tenant, cost);
-    this.tenants.setCost(tenant, cost).catch((err: unknown) => this.opts.log.warn({ err, tenant }, 'tenant cost not stored'));
-  }
-
-  /**
-   * Sheds load before any work is done: a job whose expected wait would not fit the deadline gets 503
-   * now (Retry-After: the seconds by which it would miss), never a 503 after waiting the budget out. The wait
-   * counts the jobs ahead of this one in fair order (fair-queue.ts), and an admitted job counts as its tenant's
-   * waiting job at once, for every API process: a burst's requests are admitted before their enqueues land.
-   */
+  /** Admission by time (admission.ts): the job's place in fair order, or CapacityError when it would not be served in time. */
   async assertCapacity(deadline: Deadline, who: AdmissionRequest): Promise<Admission> {
-    const workers = await deadline.race('admission', this.workerCount());
-    if (workers === 0) throw new ServiceUnavailableError('No worker is running for this queue; try again shortly', 5);
-    const remainingMs = deadline.remainingMs();
-    if (this.serviceTime.ms === null) {
-      // No outcome seen yet (a cold start): the workers' warm-up time stands in, so a burst is not admitted blind.
-      const warmUpMs = await deadline.race('admission', this.warmUp.read());
-      if (warmUpMs !== null) this.serviceTime.observeProvisional(warmUpMs);
-    }
-    const serviceMs = this.serviceTime.ms;
-    const usableMs = remainingMs * ADMISSION_HEADROOM;
-    const fair = await deadline.race(
-      'admission',
-      this.tenants.admit(who.tenant, who.jobId, deadline.at, {
-        serviceMs,
-        scale: this.serviceTime.scale,
-        workers,
-        usableMs,
-        maxWaiting: this.opts.maxBacklogPerWorker * workers,
-        quantumMs: remainingMs * FAIR_QUANTUM_SHARE,
-      }),
-    );
-    const expectedWaitMs = fair.expectedWaitMs;
-    const admission: Admission = {
-      ...who,
-      rank: fair.rank,
-      round: fair.round,
-      ahead: fair.ahead,
-      waiting: fair.waiting,
-      workers,
-      serviceMs,
-      expectedWaitMs,
-      remainingMs,
-    };
-    if (fair.verdict === 'expected_wait') {
-      this.refused(admission, 'expected wait exceeds the remaining budget');
-      throw new CapacityError(admission, Math.max(1, Math.ceil((expectedWaitMs! - usableMs) / 1000)));
-    }
-    if (fair.verdict === 'ceiling') {
-      this.refused(admission, 'backlog ceiling reached');
-      throw new CapacityError(admission, 2);
-    }
-    admission.counted = true;
-    if (fair.evicted.length > 0) {
-      admission.evicted = fair.evicted;
-      this.opts.log.info({ tenant: who.tenant, rank: fair.rank, evicted: fair.evicted }, 'admission took the place of waiting jobs');
-      for (const { jobId } of fair.evicted) void this.hurryEvicted(jobId);
-    }
-    return admission;
-  }
-
-  /**
-   * An evicted job goes to the front of the queue, where the next free worker answers it 503 without running it
-   * (fair-queue.ts): its caller hears at once, not at its deadline. A job not enqueued yet is hurried by its own
-   * API process once it is (run()); one a worker has taken is answered the same way.
-   */
-  private async hurryEvicted(jobId: string): Promise<void> {
-    try {
-      await (await this.queue.getJob(jobId))?.changePriority({ priority: 0, lifo: true });
-    } catch (err) {
-      this.opts.log.warn({ err, jobId }, 'evicted job not moved up; a worker answers it in its turn');
-    }
-  }
-
-  private refused(a: Admission, reason: string): void {
-    const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
-    this.opts.log.warn(
-      {
-        reason,
-        tenant: a.tenant,
-        rank: a.rank,
-        round: a.round,
-        ahead: a.ahead,
-        waiting: a.waiting,
-        workers: a.workers,
-        serviceMs: round(a.serviceMs),
-        ...this.serviceTime.parts,
-        expectedWaitMs: round(a.expectedWaitMs),
-        remainingMs: a.remainingMs,
-      },
-      'admission refused',
-    );
-  }
-
-  private workersSeen = { count: 1, at: 0 };
-
-  /** Connected workers (CLIENT LIST behind it, so cached for a few seconds). */
-  private async workerCount(): Promise<number> {
-    if (this.opts.expectedWorkers) return this.opts.expectedWorkers;
-    if (Date.now() - this.workersSeen.at > WORKER_COUNT_TTL_MS) {
-      this.workersSeen = { count: await this.queue.getWorkersCount(), at: Date.now() };
-    }
-    return this.workersSeen.count;
+    return this.admission.admit(deadline, who);
   }
 
   /**
@@ -352,7 +173,7 @@ export class JobClient {
     const budgetMs = o.deadline.remainingMs(now);
     if (o.admission && o.admission.jobId !== jobId) throw new Error(`admission of job ${o.admission.jobId} used for job ${jobId}`);
     if (budgetMs <= 0) {
-      await this.leave(o.admission);
+      await this.admission.leave(o.admission);
       throw new DeadlineExceededError('enqueue');
     }
     const deadline = o.deadline.at;
@@ -371,22 +192,22 @@ export class JobClient {
     try {
       await this.enqueue(o.payload, envelope, budgetMs + PAYLOAD_GRACE_MS, o.admission);
     } catch {
-      await this.leave(o.admission);
+      await this.admission.leave(o.admission);
       this.bus.forget(jobId);
       await this.opts.redis.del(payloadKey).catch(() => undefined);
       throw new ServiceUnavailableError('Queue unavailable; try again shortly', 5);
     }
     o.onQueued?.();
     // Evicted while its body was read or its enqueue was on its way: the evicting process may not have found it.
-    if (o.admission && (await this.tenants.isEvicted(jobId).catch(() => false))) void this.hurryEvicted(jobId);
+    if (o.admission) await this.admission.hurryIfEvicted(jobId);
     const outcome = await waiting.wait(o.deadline.remainingMs());
     if (outcome) {
-      this.observe(outcome, waiting.cycle, o.admission?.tenant);
+      this.admission.observe(outcome, waiting.cycle, o.admission?.tenant);
       return outcome;
     }
     // Too late: take the job back if no worker has started it, and free its bytes.
     const removed = await this.queue.remove(jobId).catch(() => 0);
-    await Promise.all([this.opts.redis.del(payloadKey).catch(() => undefined), this.leave(o.admission)]);
+    await Promise.all([this.opts.redis.del(payloadKey).catch(() => undefined), this.admission.leave(o.admission)]);
     // The worker may have finished in the last instant; the stored result settles it.
     const late = await this.bus.lastLook<R>(jobId);
     if (late) return late;

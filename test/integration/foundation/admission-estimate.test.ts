@@ -1,4 +1,4 @@
-// The admission estimate (shared/queues/job-client.ts, service-time.ts) is fed by the cycle each worker reports
+// The admission estimate (shared/queues/admission.ts, service-time.ts) is fed by the cycle each worker reports
 // with its outcome (workers/runtime/job-runner.ts): no sample from a worker's warm-up jobs (nor from a job answered
 // 503 unrun, which does not even stand in before the first sample), a sample from a job its
 // handler refused (the work was done), and a backlog measured settle to settle, one job's work per cycle, not the
@@ -11,7 +11,7 @@ import { InvalidInputError } from '../../../shared/errors';
 import type { JobClient } from '../../../shared/queues/job-client';
 import { Deadline } from '../../../shared/deadline';
 import { WARM_UP_JOBS, type JobHandler } from '../../../workers/runtime/job-runner';
-import { CapacityError } from '../../../shared/queues/job-client';
+import { CapacityError } from '../../../shared/queues/admission';
 import { WarmUpTime } from '../../../shared/queues/warm-up-time';
 import { AT_CAPACITY, TenantWaiting } from '../../../shared/queues/fair-queue';
 import { startTestQueue, type TestQueue } from '../../support/test-queue';
