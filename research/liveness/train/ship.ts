@@ -2,6 +2,7 @@
 // upstream licence, and points the model manifest's entry at it (file, sha256, where it came from). The worker then
 // verifies and loads it like any vendored model; nothing else changes (same graph, inputs and outputs).
 //   npx tsx research/liveness/train/ship.ts <run dir> <model>[,<model>...]
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -49,6 +50,7 @@ function main(): void {
     console.log(`${name}: ${path.relative(ROOT, to)} (${bytes.length} bytes, sha256 ${String(entry.sha256)})`);
   }
   fs.writeFileSync(MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+  execFileSync('npx', ['prettier', '--write', MANIFEST], { stdio: 'ignore' });
 }
 
 main();

@@ -70,13 +70,7 @@ describe('liveness engine', () => {
   });
 
   it('lists its verified models with their hashes', () => {
-    expect(engine.modelInfo.map((m) => m.name)).to.include.members([
-      'faceplugin-detect',
-      'faceplugin-liveness',
-      'blazeface-front',
-      'silent-face-v2',
-      'silent-face-v1se',
-    ]);
+    expect(engine.modelInfo.map((m) => m.name)).to.include.members(['faceplugin-detect', 'blazeface-front', 'silent-face-v2', 'silent-face-v1se']);
     for (const m of engine.modelInfo) expect(m.sha256).to.match(/^[0-9a-f]{64}$/);
   });
 
@@ -194,9 +188,17 @@ describe('liveness engine', () => {
   it('drops a built-in spoof model given weight 0 in EXTRA_SPOOF_MODELS, keeping the others as they are', async () => {
     const without = await load({ extraSpoofModels: JSON.stringify([{ name: 'silent-face-v1se', inputSize: 80, weight: 0 }]) });
     const { features } = await without.analyzeDetailed(selfie, 'jpeg');
-    expect(features.spoofLogits).to.have.all.keys('faceplugin-liveness', 'silent-face-v2');
+    expect(features.spoofLogits).to.have.all.keys('silent-face-v2');
     const full = await engine.analyzeDetailed(selfie, 'jpeg');
     expect(features.spoofLogits['silent-face-v2']).to.equal(full.features.spoofLogits['silent-face-v2']);
+  });
+
+  it('runs fr_liveness only when an operator weighs it back in (off by default since the fine-tuned MiniFASNets)', async () => {
+    expect((await engine.analyzeDetailed(selfie, 'jpeg')).features.spoofLogits).to.have.all.keys('silent-face-v2', 'silent-face-v1se');
+    const withIt = await load({ extraSpoofModels: JSON.stringify([{ name: 'faceplugin-liveness', inputSize: 128, weight: 1 }]) });
+    const { features } = await withIt.analyzeDetailed(selfie, 'jpeg');
+    expect(features.spoofLogits).to.have.all.keys('faceplugin-liveness', 'silent-face-v2', 'silent-face-v1se');
+    expect(features.spoofLogits['faceplugin-liveness']).to.be.lessThan(0); // the selfie is live
   });
 
   describe('loading', () => {
@@ -210,29 +212,29 @@ describe('liveness engine', () => {
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it('refuses to load a model file whose sha256 differs from the manifest', async () => {
-      tamper(dir, 'fr_liveness.onnx');
+      tamper(dir, 'fr_detect.onnx');
       let err: unknown;
       await load({ modelsDir: dir }).catch((e: unknown) => (err = e));
       expect(err).to.be.instanceOf(ModelIntegrityError);
-      expect((err as Error).message).to.match(/fr_liveness\.onnx has sha256/);
+      expect((err as Error).message).to.match(/fr_detect\.onnx has sha256/);
     });
 
     it('refuses to load a vendored Silent-Face model whose sha256 differs from the manifest', async () => {
-      tamper(dir, 'MiniFASNetV2_2.7_80x80.onnx');
+      tamper(dir, 'MiniFASNetV2_2.7_80x80.ft.onnx');
       let err: unknown;
       await load({ modelsDir: dir }).catch((e: unknown) => (err = e));
       expect(err).to.be.instanceOf(ModelIntegrityError);
-      expect((err as Error).message).to.match(/MiniFASNetV2_2\.7_80x80\.onnx has sha256/);
+      expect((err as Error).message).to.match(/MiniFASNetV2_2\.7_80x80\.ft\.onnx has sha256/);
     });
 
     it('keeps a liveness worker from starting, before it opens any connection, when a vendored model is altered', async () => {
-      tamper(dir, 'MiniFASNetV1SE_4.0_80x80.onnx');
+      tamper(dir, 'MiniFASNetV1SE_4.0_80x80.ft.onnx');
       // Nothing listens on these: a worker that got past the model check would fail on Redis instead.
       const config = parseConfig({ MODELS_DIR: dir, REDIS_URL: 'redis://127.0.0.1:1', MONGODB_URI: 'mongodb://127.0.0.1:1/x' });
       let err: unknown;
       await startLivenessWorker({ config, log: quietLog }).catch((e: unknown) => (err = e));
       expect(err).to.be.instanceOf(ModelIntegrityError);
-      expect((err as Error).message).to.match(/MiniFASNetV1SE_4\.0_80x80\.onnx has sha256/);
+      expect((err as Error).message).to.match(/MiniFASNetV1SE_4\.0_80x80\.ft\.onnx has sha256/);
     });
 
     it('refuses to load when a model file is missing', async () => {
@@ -247,7 +249,7 @@ describe('liveness engine', () => {
       const withExtra = await load({ extraSpoofModels: extra });
       expect(withExtra.modelInfo.map((m) => m.name)).to.include('second-opinion');
       const { features } = await withExtra.analyzeDetailed(selfie, 'jpeg');
-      expect(features.spoofLogits).to.have.all.keys('faceplugin-liveness', 'silent-face-v2', 'silent-face-v1se', 'second-opinion');
+      expect(features.spoofLogits).to.have.all.keys('silent-face-v2', 'silent-face-v1se', 'second-opinion');
       // Not in the fitted fusion: the mean fitted weight times its own weight (1).
       const fitted = Object.values(engine.fusion.weights);
       expect(withExtra.fusion.weights['second-opinion']).to.be.closeTo(fitted.reduce((a, b) => a + b, 0) / fitted.length, 1e-12);

@@ -115,6 +115,9 @@ export type SpoofModelSpec = z.infer<typeof spoofModelSpecSchema>;
 export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
   // No mirrored passes: averaging a mirrored crop in gave +0.004 AUC for fr_liveness alone and nothing once
   // fused (leave-one-source-out on both sets), for one more 5 ms pass; likewise for the two MiniFASNets.
+  // fr_liveness is not run: with the MiniFASNets fine-tuned for capture invariance, the fusion without it moved
+  // least with how a photo was taken (docs/liveness-engine.md, "Robustness"). It stays verifiable and an operator
+  // can weigh it back in (EXTRA_SPOOF_MODELS: [{"name": "faceplugin-liveness", "inputSize": 128, "weight": 1}]).
   {
     name: 'faceplugin-liveness',
     inputSize: 128,
@@ -126,7 +129,7 @@ export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
     mean: 0,
     std: 1,
     liveIndex: 0,
-    weight: 1,
+    weight: 0,
   },
   {
     name: 'silent-face-v2',
