@@ -16,14 +16,14 @@ import type { JobClient } from '../../shared/queues/job-client';
 import type { QueueName } from '../../shared/queues/contracts';
 import type { Redis } from 'ioredis';
 import type { UploadGate } from '../http/upload-gate';
-import type { AttemptLimiter } from './attempts';
+import type { AttemptLimiter } from './auth/attempts';
 import { customerIdOf, ensureSession, SessionRequiredError, type CookieOptions } from './http';
-import type { RegistrationTokenSigner } from './registration-token';
-import type { SessionStore } from './session';
-import type { TotpService } from './totp';
-import type { VerificationTokens } from './verification-token';
-import type { PasswordResetTokens } from './password-reset';
-import type { RevealStore } from './reveal';
+import type { RegistrationTokenSigner } from './links/registration-token';
+import type { SessionStore } from './auth/session';
+import type { TotpService } from './auth/totp';
+import type { VerificationTokens } from './links/verification-token';
+import type { PasswordResetTokens } from './links/password-reset';
+import type { RevealStore } from './links/reveal';
 import type { AppContext, PageContext } from './views/layout';
 
 export interface ConsoleDeps {

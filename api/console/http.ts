@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, ForbiddenError } from '../../shared/errors';
 import { sameString } from './secrets';
-import type { Session, SessionStage, SessionStore } from './session';
+import type { Session, SessionStage, SessionStore } from './auth/session';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -17,7 +17,7 @@ import {
   TIMESTAMP_HEADER,
   verifyEntitlementSignature,
 } from '../../shared/marketplace/entitlements';
-import { AttemptLimiter, type AttemptRule } from '../console/attempts';
+import { AttemptLimiter, type AttemptRule } from '../console/auth/attempts';
 import { clientAddress } from '../http/client-address';
 
 /**

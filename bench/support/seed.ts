@@ -24,8 +24,8 @@ import { createRedis, closeRedis } from '../../shared/redis';
 import { createLogger } from '../../shared/logger';
 import { displayPrefix, generateApiKey, sha256Hex } from '../../shared/accounts/secrets';
 import { UsageDrainer } from '../../workers/runtime/usage-drainer';
-import { hashPassword } from '../../api/console/passwords';
-import { TotpService } from '../../api/console/totp';
+import { hashPassword } from '../../api/console/auth/passwords';
+import { TotpService } from '../../api/console/auth/totp';
 
 /** Bump when what is seeded changes: a cached seed of another version is not reused. */
 export const SEED_VERSION = 'v3'; // v2: histories seeded customer by customer, counter documents kept by the drainer; v3: credential digests

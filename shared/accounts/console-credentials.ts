@@ -73,7 +73,7 @@ export class ConsoleCredentials {
 
   /**
    * Takes spent recovery codes out of the account's list and audits the use of one. The list is not what makes
-   * a code usable once: the caller's marker is (api/console/recovery-codes.ts), because an engine that loses
+   * a code usable once: the caller's marker is (api/console/auth/recovery-codes.ts), because an engine that loses
    * concurrent updates (FerretDB 1.24) may put a pulled code back; every spent code is pulled again each time.
    */
   async pullSpentRecoveryCodes(customerId: string, spent: string[]): Promise<void> {

@@ -1,6 +1,6 @@
 // Codes an authenticator app would show, for one account's replay guard: the server accepts a code once per
 // 30-second step, only for a step later than the last one used, with one step of drift either way (now-1,
-// now and now+1; api/console/totp.ts).
+// now and now+1; api/console/auth/totp.ts).
 import { generate } from 'otplib';
 
 const STEP_MS = 30_000;

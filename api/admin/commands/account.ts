@@ -1,6 +1,6 @@
 // admin account create | set | show | reset-2fa
 import { isPlanId, type PlanId } from '../../../shared/billing/plans';
-import { endAllSessionsOfAccount } from '../../console/session';
+import { endAllSessionsOfAccount } from '../../console/auth/session';
 import { onOff, optional, output, required, UsageError, type Command } from '../context';
 
 function plan(value: string | undefined): PlanId | undefined {

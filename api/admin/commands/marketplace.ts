@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { backfillSubscriptionIds } from '../../../shared/accounts/account-service';
 import { isPlanId } from '../../../shared/billing/plans';
 import { marketplaceSecret, signEntitlement, type EntitlementEvent } from '../../../shared/marketplace/entitlements';
-import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../console/registration-token';
+import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../console/links/registration-token';
 import { MARKETPLACE_ENTITLEMENTS_PATH } from '../../marketplace/routes';
 import { readLocalSecret, readLocalState } from '../../../shared/local-state';
 import { optional, output, required, UsageError, type AdminContext, type Command, type Flags } from '../context';

@@ -6,7 +6,7 @@ import { MAX_LIVE_TOKENS_PER_ACCOUNT } from '../../../shared/accounts/emotion-to
 import { monthOf } from '../../../shared/billing/month';
 import { requireStage } from '../http';
 import { appContext, emotionBaseUrl, formField, redirectToReveal, redirectWithFlash, sendPage, signedInAccount, type ConsoleDeps } from '../context';
-import { requireRecentProof } from '../step-up';
+import { requireRecentProof } from '../auth/step-up';
 import { ownActiveToken, tokenViews } from '../presenters/emotion-tokens';
 import { alreadyShownPage } from '../views/already-shown';
 import { emotionPage, revokeConfirmPage, tokenRevealedPage } from '../views/emotion-tokens';

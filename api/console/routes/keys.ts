@@ -5,7 +5,7 @@ import { NotFoundError } from '../../../shared/errors';
 import { monthOf } from '../../../shared/billing/month';
 import { requireStage } from '../http';
 import { appContext, redirectToReveal, sendPage, signedInAccount, type ConsoleDeps } from '../context';
-import { requireRecentProof } from '../step-up';
+import { requireRecentProof } from '../auth/step-up';
 import { keyViews, slotOf } from '../presenters/keys';
 import { alreadyShownPage } from '../views/already-shown';
 import { keyRevealedPage, keysPage, regenerateConfirmPage } from '../views/keys';

@@ -6,10 +6,10 @@ import { InvalidRequestError, TooManyRequestsError } from '../../../shared/error
 import { alreadyRegisteredMail, verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
 import { bySubscription } from '../../../shared/accounts/account-service';
-import { RULES } from '../attempts';
+import { RULES } from '../auth/attempts';
 import { adoptSession, requireStage } from '../http';
-import { hashPassword } from '../passwords';
-import { VERIFICATION_TTL_MS } from '../verification-token';
+import { hashPassword } from '../auth/passwords';
+import { VERIFICATION_TTL_MS } from '../links/verification-token';
 import { isAddrSpec, passwordProblems, readRegistration, type RegistrationInput } from '../validation';
 import {
   checkInboxPage,

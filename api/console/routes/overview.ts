@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { requireStage } from '../http';
 import { appContext, baseUrl, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import { dailyCsv, usageOf } from '../usage';
-import { unspentRecoveryCodes } from '../recovery-codes';
+import { unspentRecoveryCodes } from '../auth/recovery-codes';
 import { keyViews } from '../presenters/keys';
 import { planState } from '../presenters/plan';
 import { overviewPage } from '../views/overview';

@@ -8,11 +8,11 @@ import { InvalidRequestError } from '../../../shared/errors';
 import { PLANS } from '../../../shared/billing/plans';
 import { monthAfter, monthOf } from '../../../shared/billing/month';
 import { requireStage } from '../http';
-import { RULES } from '../attempts';
+import { RULES } from '../auth/attempts';
 import { appContext, formField, redirectWithFlash, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import type { PageContext } from '../views/layout';
 import { usageOf } from '../usage';
-import { requireRecentProof } from '../step-up';
+import { requireRecentProof } from '../auth/step-up';
 import { planState, targetPlan } from '../presenters/plan';
 import { hardCapOffConfirmPage, planChangeConfirmPage, planPage } from '../views/plan';
 

@@ -6,16 +6,16 @@ import { Router, type Request } from 'express';
 import { TooManyRequestsError } from '../../../shared/errors';
 import { authenticatorReplacedMail, passwordChangedMail } from '../mail/templates';
 import type { Account } from '../../../shared/accounts/account-service';
-import { RULES } from '../attempts';
+import { RULES } from '../auth/attempts';
 import { adoptSession, requireStage } from '../http';
-import { hashPassword, verifyPassword } from '../passwords';
+import { hashPassword, verifyPassword } from '../auth/passwords';
 import { passwordProblems } from '../validation';
-import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../recovery-codes';
+import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../auth/recovery-codes';
 import { alreadyShownPage } from '../views/already-shown';
 import { recoveryCodesAppPage, securityPage } from '../views/security';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
 import { checkSecondFactor } from './sign-in';
-import { recentlyProven, requireRecentProof } from '../step-up';
+import { recentlyProven, requireRecentProof } from '../auth/step-up';
 import { replaceAuthenticatorPage } from '../views/authenticator';
 
 export function securityRoutes(d: ConsoleDeps): Router {

@@ -5,12 +5,12 @@ import { Router, type Request, type Response } from 'express';
 import { TooManyRequestsError } from '../../../shared/errors';
 import { passwordChangedMail, passwordResetMail, welcomeMail } from '../mail/templates';
 import type { Account } from '../../../shared/accounts/account-service';
-import { RULES } from '../attempts';
+import { RULES } from '../auth/attempts';
 import { adoptSession, requireStage } from '../http';
-import { hashPassword, verifyPassword } from '../passwords';
+import { hashPassword, verifyPassword } from '../auth/passwords';
 import { passwordProblems } from '../validation';
-import { PASSWORD_RESET_TTL_MS } from '../password-reset';
-import { forgetSpentRecoveryCodes, hashRecoveryCode, newRecoveryCodes, spendRecoveryCode, unspentRecoveryCodes } from '../recovery-codes';
+import { PASSWORD_RESET_TTL_MS } from '../links/password-reset';
+import { forgetSpentRecoveryCodes, hashRecoveryCode, newRecoveryCodes, spendRecoveryCode, unspentRecoveryCodes } from '../auth/recovery-codes';
 import {
   forgotPasswordPage,
   forgotPasswordSentPage,
@@ -131,7 +131,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
 
   /** The second step passed: the authenticated session (new id and CSRF token). */
   async function authenticate(req: Request, res: Response, account: Account): Promise<void> {
-    // Password and code just given: a proof of identity for the sensitive actions (api/console/step-up.ts).
+    // Password and code just given: a proof of identity for the sensitive actions (api/console/auth/step-up.ts).
     const session = await d.sessions.rotate(req.consoleSession!, { stage: 'authenticated', provenAt: d.clock().getTime() });
     adoptSession(req, res, d.cookie, session);
     await d.audit.record(account._id, 'console.sign_in', { ip: clientAddress(req) });

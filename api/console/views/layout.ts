@@ -1,7 +1,7 @@
 // Owns the page frames: the centred card of onboarding, sign-in and the error page, and the dashboard's app
 // frame with its navigation. Every page links the one stylesheet and the one script (CSP: 'self' only); the
 // pieces inside pages live in components.ts.
-import { assetUrl } from '../assets';
+import { assetUrl } from '../assets/serve';
 import { csrfField, supportLink } from './components';
 import { html, type SafeHtml } from './html';
 

@@ -1,7 +1,7 @@
 // Owns the onboarding pages: registration, "check your inbox", link problems, password setup and the
 // one-time display of both API keys.
 import { PLANS, type PlanId } from '../../../shared/billing/plans';
-import type { MarketplaceSubscription } from '../registration-token';
+import type { MarketplaceSubscription } from '../links/registration-token';
 import type { FieldErrors, RegistrationInput } from '../validation';
 import { html, type SafeHtml } from './html';
 import { authPage, type PageContext } from './layout';

@@ -1,6 +1,6 @@
 // Owns the markup of the two "Try it" pages: the controls, the live regions the page scripts fill in, and
 // the links to their script and stylesheet (CSP: 'self' only, so nothing inline).
-import { assetUrl } from '../assets';
+import { assetUrl } from '../assets/serve';
 import { html } from './html';
 import { appPage, type AppContext } from './layout';
 

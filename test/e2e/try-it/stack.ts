@@ -3,7 +3,7 @@
 import { startEmotionWorker } from '../../../workers/emotion/worker';
 import { startLivenessWorker } from '../../../workers/liveness/worker';
 import type { RunningWorker } from '../../../workers/runtime/worker-process';
-import { SessionStore } from '../../../api/console/session';
+import { SessionStore } from '../../../api/console/auth/session';
 import { cookieName } from '../../../api/console/http';
 import { quietLog } from '../../support/config';
 import { startConsole, type ConsoleHarness } from '../../integration/console/harness';

@@ -4,7 +4,7 @@
 // codes are shown once, and the owner gets a mail.
 import { expect } from 'chai';
 import { generate } from 'otplib';
-import { TotpService } from '../../../api/console/totp';
+import { TotpService } from '../../../api/console/auth/totp';
 import { FormClient, fullySignedIn, secretOf, signIn, startConsole, type ConsoleHarness, type Page, type SignedIn } from './harness';
 
 describe('Replacing the authenticator app (POST /console/security/authenticator)', function () {

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { generate } from 'otplib';
-import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/verification-token';
-import { RULES } from '../../../api/console/attempts';
-import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
-import { CONSOLE_ASSETS_DIR } from '../../../api/console/assets';
+import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/links/verification-token';
+import { RULES } from '../../../api/console/auth/attempts';
+import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/links/registration-token';
+import { CONSOLE_ASSETS_DIR } from '../../../api/console/assets/serve';
 import { http } from '../../support/http';
 import {
   csrfOf,

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startLivenessApi, type RunningLivenessApi } from '../../../api/liveness/server';
-import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/registration-token';
+import { HmacRegistrationSigner, newLocalSubscription, registrationUrl } from '../../../api/console/links/registration-token';
 import { startLocalMail, type LocalMail } from '../../../dev/engines/local-mail';
 import { linksIn, listMessages, type StoredMessage } from '../../../shared/mail/mailbox';
 import type { PlanId } from '../../../shared/billing/plans';

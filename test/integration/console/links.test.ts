@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { HmacRegistrationSigner, newLocalSubscription, REGISTRATION_TOKEN_TTL_MS, registrationUrl } from '../../../api/console/registration-token';
-import { PasswordResetTokens } from '../../../api/console/password-reset';
-import { VERIFICATION_TTL_MS, VerificationTokens } from '../../../api/console/verification-token';
+import { HmacRegistrationSigner, newLocalSubscription, REGISTRATION_TOKEN_TTL_MS, registrationUrl } from '../../../api/console/links/registration-token';
+import { PasswordResetTokens } from '../../../api/console/links/password-reset';
+import { VERIFICATION_TTL_MS, VerificationTokens } from '../../../api/console/links/verification-token';
 import { isolation, testRedisUrl } from '../../support/engines';
 
 const SECRET = 'unit-secret-unit-secret-unit-secret-0002';

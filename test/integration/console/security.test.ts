@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
 import { buildConsoleDeps } from '../../../api/console/app';
-import { RULES } from '../../../api/console/attempts';
+import { RULES } from '../../../api/console/auth/attempts';
 import { csrfOf, FormClient, startConsole, type ConsoleHarness } from './harness';
 
 /** A raw request: fetch() will not send a Host header of our choosing. */

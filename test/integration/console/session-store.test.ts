@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { Redis } from 'ioredis';
-import { SessionStore } from '../../../api/console/session';
+import { SessionStore } from '../../../api/console/auth/session';
 import { isolation, testRedisUrl } from '../../support/engines';
 
 describe('Console sessions (Redis)', () => {

@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { parseConfig } from '../../../shared/config';
-import { AttemptLimiter, RULES } from '../../../api/console/attempts';
+import { AttemptLimiter, RULES } from '../../../api/console/auth/attempts';
 import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import { http } from '../../support/http';

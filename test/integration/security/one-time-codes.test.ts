@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { generate } from 'otplib';
 import { ConsoleCredentials } from '../../../shared/accounts/console-credentials';
-import { hashRecoveryCode, spendRecoveryCode, unspentRecoveryCodes } from '../../../api/console/recovery-codes';
+import { hashRecoveryCode, spendRecoveryCode, unspentRecoveryCodes } from '../../../api/console/auth/recovery-codes';
 import { FormClient, registerAndActivate, secretOf, signIn, startConsole, type ConsoleHarness } from '../console/harness';
 
 const CONCURRENT = 20;

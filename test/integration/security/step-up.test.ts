@@ -4,8 +4,8 @@
 // and replacing the authenticator app (the issue's "TOTP reset"), whose new key is not shown without one.
 import { expect } from 'chai';
 import { generate } from 'otplib';
-import { STEP_UP_WINDOW_MS } from '../../../api/console/step-up';
-import { TotpService } from '../../../api/console/totp';
+import { STEP_UP_WINDOW_MS } from '../../../api/console/auth/step-up';
+import { TotpService } from '../../../api/console/auth/totp';
 import { fullySignedIn, startConsole, type ConsoleHarness, type Onboarded, type Page } from '../console/harness';
 
 describe('Step-up for sensitive console actions (issue 29, finding 4)', function () {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { hashPassword, verifyPassword } from '../../../api/console/passwords';
+import { hashPassword, verifyPassword } from '../../../api/console/auth/passwords';
 import { PASSWORD_MAX, PASSWORD_MIN, passwordProblems } from '../../../api/console/validation';
 
 describe('Console password rules (8+ characters with upper, lower, digit and symbol)', () => {

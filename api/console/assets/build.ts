@@ -2,16 +2,16 @@
 // browser code in client/ under its own tsconfig (DOM lib, strict), bundles each page script with the modules it
 // imports (validation.ts, the server's own form rules, among them) into one classic script with esbuild, and writes
 // every asset as <name>-<first 10 hex of its sha256>.<ext> into dist/console-assets/, with the manifest the server
-// reads (assets.ts) beside the folder, as dist/console-assets.json.
+// reads (serve.ts) beside the folder, as dist/console-assets.json.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
 import ts from 'typescript';
-import { projectRoot } from '../../shared/paths';
-import { CONSOLE_ASSETS_DIR, CONSOLE_ASSETS_MANIFEST, type AssetName } from './assets';
+import { projectRoot } from '../../../shared/paths';
+import { CONSOLE_ASSETS_DIR, CONSOLE_ASSETS_MANIFEST, type AssetName } from './serve';
 
-const CLIENT_DIR = path.join(__dirname, 'client');
+const CLIENT_DIR = path.join(__dirname, '..', 'client');
 const CLIENT_TSCONFIG = path.join(CLIENT_DIR, 'tsconfig.json');
 /** Page scripts: each becomes one self-contained file. */
 const SCRIPTS: Partial<Record<AssetName, string>> = { 'app.js': 'app.ts', 'try-emotion.js': 'try-emotion.ts', 'try-liveness.js': 'try-liveness.ts' };

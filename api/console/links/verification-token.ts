@@ -2,7 +2,7 @@
 // marker lives in Redis with a TTL a little longer than the link's life (FerretDB has no TTL indexes).
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { randomId } from './secrets';
+import { randomId } from '../secrets';
 import { SignedToken, SingleUse } from './signed-token';
 
 export const VERIFICATION_TTL_MS = 24 * 3600 * 1000;

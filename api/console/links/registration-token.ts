@@ -3,7 +3,7 @@
 // marketplace's API) can replace the local HMAC one without touching the pages.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { PLAN_IDS, type PlanId } from '../../shared/billing/plans';
+import { PLAN_IDS, type PlanId } from '../../../shared/billing/plans';
 import { SignedToken } from './signed-token';
 
 export interface MarketplaceSubscription {

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { randomId } from './secrets';
+import { randomId } from '../secrets';
 import { SignedToken, SingleUse } from './signed-token';
 
 export const PASSWORD_RESET_TTL_MS = 3600 * 1000;

@@ -3,8 +3,8 @@
 import type { Redis } from 'ioredis';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
-import { deriveKey, open, seal } from './secrets';
-import { luaScript } from '../../shared/redis-script';
+import { deriveKey, open, seal } from '../secrets';
+import { luaScript } from '../../../shared/redis-script';
 
 const TOTP_ISSUER = 'Liveness API';
 /** One step either way absorbs clock drift between phone and server (RFC 6238 §5.2 allows this). */

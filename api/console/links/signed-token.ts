@@ -5,7 +5,7 @@
 // Single-use links add a Redis SET NX marker (FerretDB has no TTL indexes) that outlives the link.
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { deriveKey, type KeyPurpose, signPayload, verifyPayload } from './secrets';
+import { deriveKey, type KeyPurpose, signPayload, verifyPayload } from '../secrets';
 
 /** What a link says once its signature and shape are good; `expired` still carries the claims (whose it was). */
 export type SignedTokenRead<C> = { ok: true; claims: C } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'expired'; claims: C };

@@ -3,14 +3,14 @@
 // a stolen session cookie alone is not enough. The proof's time is kept in the server-side session; signing
 // in (password + TOTP) is one.
 import type { NextFunction, Request, Response } from 'express';
-import { TooManyRequestsError } from '../../shared/errors';
+import { TooManyRequestsError } from '../../../shared/errors';
 import { RULES } from './attempts';
-import { appContext, formField, sendPage, signedInAccount, type ConsoleDeps } from './context';
+import { appContext, formField, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import { verifyPassword } from './passwords';
-import { checkSecondFactor } from './routes/sign-in';
+import { checkSecondFactor } from '../routes/sign-in';
 import type { Session } from './session';
-import type { NavId } from './views/layout';
-import { stepUpPage } from './views/step-up';
+import type { NavId } from '../views/layout';
+import { stepUpPage } from '../views/step-up';
 
 export const STEP_UP_WINDOW_MS = 10 * 60_000;
 

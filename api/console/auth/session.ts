@@ -7,8 +7,8 @@
 // global cap; sessions of an account are indexed per account, capped, and can all be ended at once.
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { randomId } from './secrets';
-import { luaScript } from '../../shared/redis-script';
+import { randomId } from '../secrets';
+import { luaScript } from '../../../shared/redis-script';
 
 /**
  * anonymous: holds only a CSRF token (the sign-in and registration forms need one);
@@ -29,7 +29,7 @@ export interface SessionData {
   verifyNonce?: string;
   /** After registering: where the confirmation link went (for the "check your inbox" page). */
   pendingEmail?: string;
-  /** authenticated stage: when the password or a TOTP code was last given (step-up, api/console/step-up.ts), epoch ms. */
+  /** authenticated stage: when the password or a TOTP code was last given (step-up, api/console/auth/step-up.ts), epoch ms. */
   provenAt?: number;
   /**
    * authenticated stage: a new TOTP secret (sealed) the Security page's "Replace authenticator app" shows until a

@@ -1,11 +1,11 @@
 // Owns where the console's built browser assets live and what they are called: `npm run build:console`
-// (build-assets.ts) writes them content-hashed into dist/console-assets/ and their manifest beside the folder (the
+// (build.ts) writes them content-hashed into dist/console-assets/ and their manifest beside the folder (the
 // server's index, not an asset); this module reads the manifest once and serves the folder with year-long
 // immutable caching (a changed file gets a new name).
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type RequestHandler } from 'express';
-import { projectRoot } from '../../shared/paths';
+import { projectRoot } from '../../../shared/paths';
 
 /** The build's output folder (the same from source and from dist/). */
 export const CONSOLE_ASSETS_DIR = path.join(projectRoot, 'dist', 'console-assets');

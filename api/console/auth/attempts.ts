@@ -9,9 +9,9 @@
 // address count IPv6 by its /64 (../http/client-address.ts), so one subscriber's block is one subject.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { TooManyRequestsError } from '../../shared/errors';
-import { luaScript } from '../../shared/redis-script';
-import { addressBlock } from '../http/client-address';
+import { TooManyRequestsError } from '../../../shared/errors';
+import { luaScript } from '../../../shared/redis-script';
+import { addressBlock } from '../../http/client-address';
 
 export interface AttemptRule {
   /** Short name in keys and messages: 'sign-in', 'totp', … */

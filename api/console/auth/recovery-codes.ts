@@ -3,8 +3,8 @@
 // marker is the atomic step; see spendRecoveryCode).
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { AccountService } from '../../shared/accounts/account-service';
-import type { ConsoleCredentials } from '../../shared/accounts/console-credentials';
+import type { AccountService } from '../../../shared/accounts/account-service';
+import type { ConsoleCredentials } from '../../../shared/accounts/console-credentials';
 
 export const RECOVERY_CODE_COUNT = 10;
 const ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'; // no 0/o, 1/l/i: read from paper
