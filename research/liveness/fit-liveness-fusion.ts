@@ -4,6 +4,7 @@
 // workers/liveness/engine/fusion.json with the sources it was fitted on. The features are every model's fake
 // logit plus the face cues of cues.ts (--no-cues: logits only); without --l2 the L2 strength is the one of
 // L2_GRID with the lowest leave-one-source-out log-loss (chosen again inside each fold of the reported figures).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CUE_NAMES } from '../../workers/liveness/engine/cues';
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
   };
   if (args.includes('--dry-run')) return;
   fs.writeFileSync(OUT, `${JSON.stringify(out, null, 2)}\n`);
+  // In the repository's format, so the format check passes on the file as written.
+  execFileSync('npx', ['prettier', '--write', OUT], { stdio: 'ignore' });
   console.log(`wrote ${path.relative(process.cwd(), OUT)}`);
 }
 
