@@ -25,6 +25,10 @@ import { VerificationTokens } from './links/verification-token';
 import { PasswordResetTokens } from './links/password-reset';
 import { RevealStore } from './links/reveal';
 import { startUsageAlerts } from './usage-alerts';
+import { RecoveryCodes } from './auth/recovery-codes';
+import { ShortLocks } from './services/short-locks';
+import { SubscriptionClaims } from './services/subscription-claims';
+import { TryItAllowance } from './services/try-it-allowance';
 import { activityRoutes } from './routes/activity';
 import { emotionTokenRoutes } from './routes/emotion-tokens';
 import { keysRoutes } from './routes/keys';
@@ -50,13 +54,14 @@ export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
   if (problems.length > 0) throw new Error(`The console refuses this configuration:\n  ${problems.join('\n  ')}`);
   const prefix = config.QUEUE_PREFIX;
   const mailboxDir = config.MAILBOX_DIR && config.NODE_ENV !== 'production' ? config.MAILBOX_DIR : null;
+  const credentials = new ConsoleCredentials(deps.models, deps.clock);
   return {
     config,
     log,
     models: deps.models,
     accounts: deps.accounts,
     apiKeys: deps.apiKeys,
-    credentials: new ConsoleCredentials(deps.models, deps.clock),
+    credentials,
     audit: new AuditLog(deps.models, deps.clock),
     ledger: deps.ledger,
     emotionTokens: new EmotionTokenService(deps.models),
@@ -69,6 +74,10 @@ export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
     resets: new PasswordResetTokens(config.APP_SECRET, redis, prefix),
     reveals: new RevealStore(redis, prefix),
     registration: new HmacRegistrationSigner(config.APP_SECRET),
+    recoveryCodes: new RecoveryCodes({ redis, prefix, accounts: deps.accounts, credentials }),
+    locks: new ShortLocks(redis, prefix),
+    subscriptions: new SubscriptionClaims(redis, prefix, deps.accounts, config.PENDING_ACCOUNT_DAYS),
+    tryIt: new TryItAllowance(redis, prefix, deps.accounts, deps.clock),
     mailer: createMailer(config, log, (outcome) => deps.metrics.mailSent.inc({ outcome })),
     jobsFor: deps.jobsFor,
     uploads: deps.uploads,

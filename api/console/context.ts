@@ -24,6 +24,10 @@ import type { TotpService } from './auth/totp';
 import type { VerificationTokens } from './links/verification-token';
 import type { PasswordResetTokens } from './links/password-reset';
 import type { RevealStore } from './links/reveal';
+import type { RecoveryCodes } from './auth/recovery-codes';
+import type { ShortLocks } from './services/short-locks';
+import type { SubscriptionClaims } from './services/subscription-claims';
+import type { TryItAllowance } from './services/try-it-allowance';
 import type { AppContext, PageContext } from './views/layout';
 
 export interface ConsoleDeps {
@@ -47,6 +51,13 @@ export interface ConsoleDeps {
   /** One-time secrets parked between a POST and the GET that shows them. */
   reveals: RevealStore;
   registration: RegistrationTokenSigner;
+  recoveryCodes: RecoveryCodes;
+  /** Short named locks (two quick submits of one form). */
+  locks: ShortLocks;
+  /** Whether a marketplace registration link is used up. */
+  subscriptions: SubscriptionClaims;
+  /** The try-it pages' throttle and monthly cap. */
+  tryIt: TryItAllowance;
   mailer: Mailer;
   /** The job client of a queue, on the liveness process's connections (the try-it pages run both queues' jobs). */
   jobsFor: (queueName: QueueName) => Promise<JobClient>;

@@ -22,7 +22,7 @@ import type { Deadline } from '../deadline';
 export type Account = AccountDoc & { _id: string };
 
 /** The filter that finds an account by its marketplace subscription id, through the `subscriptionId` index. */
-export function bySubscription(subscriptionId: string): { subscriptionId: string } {
+function bySubscription(subscriptionId: string): { subscriptionId: string } {
   return { subscriptionId };
 }
 

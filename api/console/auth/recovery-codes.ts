@@ -70,6 +70,26 @@ export async function unspentRecoveryCodes(redis: Redis, prefix: string, account
 }
 
 /** After a new set of codes is stored: the old markers name codes that can no longer be valid. */
-export async function forgetSpentRecoveryCodes(redis: Redis, prefix: string, customerId: string): Promise<void> {
+async function forgetSpentRecoveryCodes(redis: Redis, prefix: string, customerId: string): Promise<void> {
   await redis.del(spentRecoveryCodesKey(prefix, customerId));
+}
+
+/** The account's recovery codes as the console's routes use them (the Redis markers stay behind this service). */
+export class RecoveryCodes {
+  constructor(private readonly store: RecoveryCodeStore) {}
+
+  /** Spends one code: true once per issued code (spendRecoveryCode). */
+  spend(customerId: string, codeHash: string): Promise<boolean> {
+    return spendRecoveryCode(this.store, customerId, codeHash);
+  }
+
+  /** The account's codes not yet spent. */
+  unspent(account: { _id: string; recoveryCodeHashes?: string[] | null }): Promise<number> {
+    return unspentRecoveryCodes(this.store.redis, this.store.prefix, account);
+  }
+
+  /** After a new set of codes is stored: forget the markers of the old set. */
+  forgetSpent(customerId: string): Promise<void> {
+    return forgetSpentRecoveryCodes(this.store.redis, this.store.prefix, customerId);
+  }
 }

@@ -39,20 +39,22 @@ export function emotionTokenRoutes(d: ConsoleDeps): Router {
       );
     if (!name) return again('Give the token a name.');
     // Names are unique per account (revoked tokens included), so the list and the activity log stay unambiguous.
-    const lockKey = `${d.config.QUEUE_PREFIX}:console:token-name:${a._id}`;
-    if ((await d.redis.set(lockKey, '1', 'EX', 10, 'NX')) !== 'OK') return again('Another token is being created; try again in a moment.');
-    let created;
-    try {
+    const held = await d.locks.holding(`token-name:${a._id}`, 10, async () => {
       const tokens = await d.emotionTokens.list(a._id);
-      if (tokens.some((t) => t.name.toLowerCase() === name.toLowerCase())) return again(`You already have a token named “${name}”. Choose another name.`);
-      // Counted under the lock above, so concurrent creations cannot pass the cap together.
+      if (tokens.some((t) => t.name.toLowerCase() === name.toLowerCase()))
+        return { ok: false as const, refused: `You already have a token named “${name}”. Choose another name.` };
+      // Counted under the lock, so concurrent creations cannot pass the cap together.
       if (tokens.filter((t) => !t.revokedAt).length >= MAX_LIVE_TOKENS_PER_ACCOUNT) {
-        return again(`An account can hold at most ${MAX_LIVE_TOKENS_PER_ACCOUNT} active tokens. Revoke one you no longer use, then create the new one.`);
+        return {
+          ok: false as const,
+          refused: `An account can hold at most ${MAX_LIVE_TOKENS_PER_ACCOUNT} active tokens. Revoke one you no longer use, then create the new one.`,
+        };
       }
-      created = await d.emotionTokens.create(name, a._id);
-    } finally {
-      await d.redis.del(lockKey);
-    }
+      return { ok: true as const, created: await d.emotionTokens.create(name, a._id) };
+    });
+    if (!held.held) return again('Another token is being created; try again in a moment.');
+    if (!held.value.ok) return again(held.value.refused);
+    const { created } = held.value;
     await d.audit.record(a._id, 'emotion_token.created', { name, prefix: created.prefix });
     await redirectToReveal(d, req, res, '/console/emotion/tokens/new', { kind: 'emotion-token', name, token: created.token });
   });

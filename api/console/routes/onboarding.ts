@@ -5,7 +5,6 @@ import { Router, type Request } from 'express';
 import { InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
 import { alreadyRegisteredMail, verificationMail } from '../mail/templates';
 import type { PlanId } from '../../../shared/billing/plans';
-import { bySubscription } from '../../../shared/accounts/account-service';
 import { RULES } from '../auth/attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword } from '../auth/passwords';
@@ -30,17 +29,6 @@ const EMPTY: RegistrationInput = { firstName: '', lastName: '', email: '', compa
 export function onboardingRoutes(d: ConsoleDeps): Router {
   const r = Router();
 
-  const claimKey = (subscriptionId: string) => `${d.config.QUEUE_PREFIX}:console:subscription-claimed:${subscriptionId}`;
-
-  /**
-   * A subscription registered already, or used with an address that has an account (claimed for as long as
-   * a pending account would hold it): either way the link is used up, so reopening it cannot tell which.
-   */
-  async function subscriptionTaken(subscriptionId: string): Promise<boolean> {
-    if ((await d.redis.exists(claimKey(subscriptionId))) === 1) return true;
-    return (await d.models.Account.exists(bySubscription(subscriptionId))) !== null;
-  }
-
   async function sendVerification(req: Request, account: { _id: string; email: string; firstName?: string | null }): Promise<void> {
     const token = d.verification.issue(account._id, account.email);
     const link = `${baseUrl(d, req)}/console/verify?token=${encodeURIComponent(token)}`;
@@ -52,7 +40,7 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     const ctx = await pageContext(d, req, res);
     const check = d.registration.verify(token);
     if (!check.ok) return sendPage(res, registrationLinkProblemPage(ctx, check.reason), check.reason === 'expired' ? 410 : 400);
-    if (await subscriptionTaken(check.subscription.subscriptionId)) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
+    if (await d.subscriptions.taken(check.subscription.subscriptionId)) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
     sendPage(res, registerPage(ctx, { token, subscription: check.subscription, values: EMPTY, errors: {} }));
   });
 
@@ -68,26 +56,25 @@ export function onboardingRoutes(d: ConsoleDeps): Router {
     if (Object.keys(errors).length > 0) return again(400, 'Please correct the highlighted fields.');
 
     // Two quick submits of the same form must not create two accounts for one subscription.
-    const lockKey = `${d.config.QUEUE_PREFIX}:console:registering:${sub.subscriptionId}`;
-    if ((await d.redis.set(lockKey, '1', 'EX', 30, 'NX')) !== 'OK') return again(409, 'This registration is already being processed.');
-    let account;
-    try {
-      if (await subscriptionTaken(sub.subscriptionId)) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
+    const held = await d.locks.holding(`registering:${sub.subscriptionId}`, 30, async () => {
+      if (await d.subscriptions.taken(sub.subscriptionId)) return { used: true as const, account: null };
       try {
-        account = await d.accounts.create({
+        const created = await d.accounts.create({
           ...input,
           plan: sub.plan,
           status: 'pending',
           marketplace: { accountId: sub.marketplaceAccountId, subscriptionId: sub.subscriptionId },
         });
+        return { used: false as const, account: created };
       } catch (err) {
         if (!(err instanceof InvalidRequestError)) throw err;
-        account = null;
-        await d.redis.set(claimKey(sub.subscriptionId), '1', 'EX', d.config.PENDING_ACCOUNT_DAYS * 86_400);
+        await d.subscriptions.claim(sub.subscriptionId);
+        return { used: false as const, account: null };
       }
-    } finally {
-      await d.redis.del(lockKey);
-    }
+    });
+    if (!held.held) return again(409, 'This registration is already being processed.');
+    if (held.value.used) return sendPage(res, registrationLinkProblemPage(ctx, 'used'), 409);
+    const { account } = held.value;
     const session = req.consoleSession!;
     session.data.pendingEmail = input.email;
     try {

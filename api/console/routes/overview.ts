@@ -4,7 +4,6 @@ import { Router } from 'express';
 import { requireStage } from '../http';
 import { appContext, baseUrl, sendPage, signedInAccount, type ConsoleDeps } from '../context';
 import { dailyCsv, usageOf } from '../usage';
-import { unspentRecoveryCodes } from '../auth/recovery-codes';
 import { keyViews } from '../presenters/keys';
 import { planState } from '../presenters/plan';
 import { overviewPage } from '../views/overview';
@@ -27,7 +26,7 @@ export function overviewRoutes(d: ConsoleDeps): Router {
         keys,
         firstName: a.firstName ?? '',
         firstVisit: signIns <= 1,
-        recoveryCodesLeft: await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a),
+        recoveryCodesLeft: await d.recoveryCodes.unspent(a),
         apiBase: baseUrl(d, req),
         usageAlerts: !!a.usageAlerts,
       }),

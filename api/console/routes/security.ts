@@ -10,7 +10,7 @@ import { RULES } from '../auth/attempts';
 import { adoptSession, requireStage } from '../http';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { passwordProblems } from '../validation';
-import { forgetSpentRecoveryCodes, hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, unspentRecoveryCodes } from '../auth/recovery-codes';
+import { hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes } from '../auth/recovery-codes';
 import { alreadyShownPage } from '../views/already-shown';
 import { recoveryCodesAppPage, securityPage } from '../views/security';
 import { appContext, signedInAccount, formField, redirectToReveal, redirectWithFlash, sendPage, type ConsoleDeps } from '../context';
@@ -29,7 +29,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     sendPage(
       res,
       securityPage(ctx, {
-        recoveryCodesLeft: await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a),
+        recoveryCodesLeft: await d.recoveryCodes.unspent(a),
         usageAlerts: !!a.usageAlerts,
         password: await passwordSet(a),
         error,
@@ -130,7 +130,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     }
     const codes = newRecoveryCodes();
     if (!(await d.credentials.replaceTotpSecret(a._id, a.totpSecretEnc, sealed, codes.map(hashRecoveryCode)))) return startAgain(req, res);
-    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
+    await d.recoveryCodes.forgetSpent(a._id);
     // Every other session ends; this one moves to a new id (the code just given is a fresh proof).
     await d.sessions.endAllSessionsOf(a._id);
     const session = await d.sessions.rotate(req.consoleSession!, { provenAt: d.clock().getTime(), authenticatorReplacement: undefined }, true);
@@ -148,7 +148,7 @@ export function securityRoutes(d: ConsoleDeps): Router {
     }
     const codes = newRecoveryCodes();
     await d.credentials.replaceRecoveryCodes(a._id, codes.map(hashRecoveryCode));
-    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, a._id);
+    await d.recoveryCodes.forgetSpent(a._id);
     await redirectToReveal(d, req, res, '/console/security/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/security' });
   });
 

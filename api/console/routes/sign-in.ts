@@ -10,7 +10,7 @@ import { adoptSession, requireStage } from '../http';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { passwordProblems } from '../validation';
 import { PASSWORD_RESET_TTL_MS } from '../links/password-reset';
-import { forgetSpentRecoveryCodes, hashRecoveryCode, newRecoveryCodes, spendRecoveryCode, unspentRecoveryCodes } from '../auth/recovery-codes';
+import { hashRecoveryCode, newRecoveryCodes } from '../auth/recovery-codes';
 import {
   forgotPasswordPage,
   forgotPasswordSentPage,
@@ -47,12 +47,7 @@ export async function checkSecondFactor(
   }
   const recovery = input.recoveryCode?.trim();
   let ok = false;
-  if (recovery)
-    ok = await spendRecoveryCode(
-      { redis: d.redis, prefix: d.config.QUEUE_PREFIX, accounts: d.accounts, credentials: d.credentials },
-      account._id,
-      hashRecoveryCode(recovery),
-    );
+  if (recovery) ok = await d.recoveryCodes.spend(account._id, hashRecoveryCode(recovery));
   else {
     const sealed = input.newSecret ?? account.totpSecretEnc;
     if (sealed) ok = await d.totp.check(account._id, d.totp.openSecret(sealed, account._id), input.code ?? '');
@@ -167,7 +162,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     await authenticate(req, res, account);
     const codes = newRecoveryCodes();
     await d.credentials.enableTotp(account._id, codes.map(hashRecoveryCode));
-    await forgetSpentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, account._id);
+    await d.recoveryCodes.forgetSpent(account._id);
     await sendWelcome(req, account);
     // The codes are shown once, on the next page (a reload there says "already shown").
     await redirectToReveal(d, req, res, '/console/two-factor/recovery-codes', { kind: 'recovery-codes', codes, next: '/console/dashboard' });
@@ -218,7 +213,7 @@ export function signInRoutes(d: ConsoleDeps): Router {
     await authenticate(req, res, account);
     if (!account.welcomeSentAt) await sendWelcome(req, account);
     if (outcome.usedRecoveryCode) {
-      const left = await unspentRecoveryCodes(d.redis, d.config.QUEUE_PREFIX, account);
+      const left = await d.recoveryCodes.unspent(account);
       return redirectWithFlash(d, req, res, '/console/dashboard', {
         kind: left <= 2 ? 'error' : 'info',
         text: `You signed in with a recovery code; it cannot be used again. ${left} left.${left <= 2 ? ' Make new ones under Security.' : ''}`,

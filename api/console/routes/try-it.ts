@@ -5,8 +5,7 @@
 // the same queues and workers as the public APIs. Try-it calls use no credit; the cap is what bounds them.
 // The bytes live only in the job's short-TTL payload key, as on the public path; nothing is stored.
 import express, { Router, type Request, type Response } from 'express';
-import { AppError, InvalidRequestError, TooManyRequestsError } from '../../../shared/errors';
-import { monthOf, nextMonthStart } from '../../../shared/billing/month';
+import { AppError, InvalidRequestError } from '../../../shared/errors';
 import { Deadline } from '../../../shared/deadline';
 import { moveConsoleDeadline } from '../request-deadline';
 import {
@@ -19,31 +18,12 @@ import {
 } from '../../../shared/queues/contracts';
 import { acceptedContentType, MAX_AUDIO_BYTES } from '../../../shared/contracts/http/emotion';
 import { MAX_IMAGE_BASE64_CHARS } from '../../../shared/contracts/http/liveness';
-import { Throttle } from '../../http/throttle';
 import { bodyWithinDeadline } from '../../http/deadline';
 import { accountShare } from '../../http/upload-gate';
 import { customerIdOf, requireStage, SessionRequiredError } from '../http';
 import { appContext, sendPage, type ConsoleDeps } from '../context';
+import { tryItMonthlyCap } from '../services/try-it-allowance';
 import { emotionTryPage, livenessTryPage } from '../views/try-it';
-
-/**
- * Free try-it calls per account, per service and UTC month: a tenth of the plan's monthly calls, between 5
- * and 100 (docs/console.md, "Try it" pages). The free plan (50 calls a month) gets 5 tries a month per service, where a
- * daily cap of 50 once gave it ~1,500 (issue 29, finding 5b).
- */
-export function tryItMonthlyCap(monthlyLimit: number): number {
-  return Math.min(TRY_IT_MAX_PER_MONTH, Math.max(TRY_IT_MIN_PER_MONTH, Math.floor(monthlyLimit * TRY_IT_SHARE_OF_PLAN)));
-}
-const TRY_IT_SHARE_OF_PLAN = 0.1;
-const TRY_IT_MIN_PER_MONTH = 5;
-const TRY_IT_MAX_PER_MONTH = 100;
-/** Short bursts for a person clicking, not a script: 6 at once, then one every 5 s. */
-const TRY_IT_BURST = 6;
-const TRY_IT_RATE_PER_SECOND = 0.2;
-/** The month's counter outlives the longest month plus a day. */
-const MONTH_COUNTER_TTL_SECONDS = 32 * 24 * 3600;
-
-type TryService = 'emotion' | 'liveness';
 
 /**
  * The one place try-it calls reach the job queues: the process's own job clients (the same as the public routes'),
@@ -75,45 +55,6 @@ function imageFormatOf(bytes: Buffer): 'jpeg' | 'png' {
 export function tryItRoutes(d: ConsoleDeps): Router {
   const r = Router();
   const auth = requireStage('authenticated');
-  const throttle = new Throttle(d.redis, d.config.QUEUE_PREFIX, {
-    burst: TRY_IT_BURST,
-    ratePerSecond: TRY_IT_RATE_PER_SECOND,
-    code: 'rate_limited',
-    message: 'Too many tries in a row; wait a few seconds',
-  });
-
-  const monthKey = (service: TryService, customerId: string, now: Date) => `${d.config.QUEUE_PREFIX}:try-it:${service}:${customerId}:${monthOf(now)}`;
-
-  /** The account's try-it cap this month, from its plan in effect. */
-  async function capOf(customerId: string): Promise<number> {
-    const a = await d.accounts.current(customerId);
-    if (!a) throw new SessionRequiredError('This account no longer exists.');
-    return tryItMonthlyCap(d.accounts.planView(a).monthlyLimit);
-  }
-
-  /** Counts the try against the account's monthly try-it allowance, or refuses it (429 until the next UTC month). */
-  async function spendTry(service: TryService, customerId: string): Promise<{ used: number; cap: number }> {
-    await throttle.take(`try-${service}:${customerId}`);
-    const now = d.clock();
-    const cap = await capOf(customerId);
-    const key = monthKey(service, customerId, now);
-    const [[, used]] = (await d.redis.multi().incr(key).expire(key, MONTH_COUNTER_TTL_SECONDS).exec()) as [[null, number], unknown];
-    if (used > cap) {
-      const retryAfter = Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000));
-      throw new TooManyRequestsError(
-        'try_it_monthly_limit',
-        `The ${cap} free tries of this month are used; use the API with your key, or try again next month (the 1st, 00:00 UTC)`,
-        retryAfter,
-      );
-    }
-    return { used, cap };
-  }
-
-  /** A try whose body turned out empty or not an image is not counted (its throttle token stays spent). */
-  async function giveTryBack(service: TryService, customerId: string): Promise<void> {
-    await d.redis.decr(monthKey(service, customerId, d.clock()));
-  }
-
   async function signedInAccount(req: Request) {
     const a = await d.accounts.current(customerIdOf(req));
     if (!a) throw new SessionRequiredError('This account no longer exists.');
@@ -150,14 +91,14 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     auth,
     async (req, res, next) => {
       if (!acceptedContentType(req.get('content-type') ?? '')) throw new InvalidRequestError('Send the recording or an audio file (Content-Type audio/*)');
-      res.locals.tryIt = await spendTry('emotion', customerIdOf(req));
+      res.locals.tryIt = await d.tryIt.spend('emotion', customerIdOf(req));
       next();
     },
     readBody(MAX_AUDIO_BYTES),
     async (req, res) => {
       const body = req.body as unknown;
       if (!Buffer.isBuffer(body) || body.length === 0) {
-        await giveTryBack('emotion', customerIdOf(req));
+        await d.tryIt.giveBack('emotion', customerIdOf(req));
         throw new AppError('no_audio', 'Nothing was recorded: the recording is empty', 400);
       }
       // No tokenId: the worker's usage event is written unbilled and without a token, like every emotion call.
@@ -172,7 +113,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
     '/liveness/try/check',
     auth,
     async (req, res, next) => {
-      res.locals.tryIt = await spendTry('liveness', customerIdOf(req));
+      res.locals.tryIt = await d.tryIt.spend('liveness', customerIdOf(req));
       next();
     },
     readBody(Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4)),
@@ -183,7 +124,7 @@ export function tryItRoutes(d: ConsoleDeps): Router {
         if (!Buffer.isBuffer(body) || body.length === 0) throw new InvalidRequestError('Send a JPEG or PNG image');
         imageFormat = imageFormatOf(body);
       } catch (err) {
-        await giveTryBack('liveness', customerIdOf(req));
+        await d.tryIt.giveBack('liveness', customerIdOf(req));
         throw err;
       }
       // No billing context: the worker runs the same engine and commits no credit (try-it is free).

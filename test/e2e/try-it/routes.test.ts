@@ -1,7 +1,7 @@
 // The session routes behind the "Try it" pages, over HTTP: signed in and CSRF-checked, answering JSON in the
 // API's error shape, free (no credit used), capped per account per month well inside the plan, and running the real workers.
 import { expect } from 'chai';
-import { tryItMonthlyCap } from '../../../api/console/routes/try-it';
+import { tryItMonthlyCap } from '../../../api/console/services/try-it-allowance';
 import { PLANS } from '../../../shared/billing/plans';
 import { jsonOf, speech } from '../../support/emotion-stack';
 import { selfieJpeg } from '../../fixtures/liveness/images';

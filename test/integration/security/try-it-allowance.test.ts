@@ -4,7 +4,7 @@
 // answers loopback Host names only.
 import http from 'node:http';
 import { expect } from 'chai';
-import { tryItMonthlyCap } from '../../../api/console/routes/try-it';
+import { tryItMonthlyCap } from '../../../api/console/services/try-it-allowance';
 import { PLANS, PLAN_IDS } from '../../../shared/billing/plans';
 import { selfieJpeg } from '../../fixtures/liveness/images';
 import { csrfOf, fullySignedIn, startConsole, type ConsoleHarness, type Onboarded } from '../console/harness';
