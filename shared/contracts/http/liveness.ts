@@ -4,13 +4,13 @@
 import { z } from 'zod';
 import { PLAN_IDS } from '../../billing/plans';
 
-/** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; see README Decisions). */
+/** 10 MB of Base64 text, with MB = 2^20 bytes (the more lenient reading; docs/liveness-api.md, "10 MB"). */
 export const MAX_IMAGE_BASE64_CHARS = 10 * 1024 * 1024;
 
 /** The raw-bytes form's limit: what 10 MB of Base64 decodes to (7,864,320 bytes). */
 export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_CHARS / 4) * 3;
 
-/** The image media types taken as raw bytes on the same route (additive; see README Decisions). */
+/** The image media types taken as raw bytes on the same route (additive; docs/liveness-api.md, "Raw image bytes"). */
 export const RAW_IMAGE_TYPES = { 'image/jpeg': 'jpeg', 'image/png': 'png' } as const;
 
 /** The request body of POST /v1/check/liveness (api/liveness/route.ts parses it; the OpenAPI document shows it). */
