@@ -95,11 +95,11 @@ function w(roughAbove: number, roughBelow: number, softAbove: number, softBelow:
  * more high-frequency energy (higher alpha ratio, lower Hammarberg index, shallower slope), fast rate,
  * large energy dynamics and spectral flux, irregularity (jitter, shimmer, low HNR) — above the reference only:
  * a very regular voice is not calmer for it. (Unchanged since v2; the v3 features do not enter it.)
- * soft = gentle and friendly, in three parts (docs/emotion-engine.md, "soft in v3"):
- *  - valence (v2's): rises with F0 variability, rising contours, a higher, lively delivery and raised F2
- *    (smiling); falls with flat, falling, slow, low delivery (sadness);
- *  - gentleness: a steep spectral slope (low alpha ratio, high Hammarberg index, steep band slope) and a
- *    high H1–H2 — breathy, lax, soft-spoken phonation — raise it a little (below/above only);
+ * soft = gentle and friendly, in three parts (docs/emotion-engine.md, "Soft in v4"):
+ *  - valence: rises with a higher, wider and faster delivery (F0 level and range, rate) and falls with a low, flat,
+ *    slow one (sadness; a low HNR or a narrow level range lowers it too); in a long recording, F0 above and level
+ *    below its own baseline raise it. v4 dropped the contour slope and the F2 proxy (weights 0; the docs say why);
+ *  - gentleness: a high H1–H2, less its F0 share (the graph's correction) — breathy, lax, soft-spoken phonation;
  *  - harshness (HARSHNESS below): one-sided, it only lowers soft.
  */
 const WEIGHTS: MappingParameters['weights'] = {
