@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { STEP_UP_WINDOW_MS } from '../../../api/console/auth/step-up';
 import { TotpService } from '../../../api/console/auth/totp';
-import { fullySignedIn, startConsole, type ConsoleHarness, type Onboarded, type Page } from '../console/harness';
+import { fullySignedIn, startConsole, type ConsoleHarness, type Onboarded, type Page, type SignedIn } from '../console/harness';
 
 describe('Step-up for sensitive console actions (issue 29, finding 4)', function () {
   this.timeout(240_000);
@@ -20,7 +20,7 @@ describe('Step-up for sensitive console actions (issue 29, finding 4)', function
   beforeEach(() => (ahead = 0));
 
   /** Signed in, then 11 minutes pass: the sign-in no longer counts as a recent proof. */
-  async function staleSession(): Promise<Onboarded> {
+  async function staleSession(): Promise<SignedIn> {
     const user = await fullySignedIn(h);
     ahead += STEP_UP_WINDOW_MS + 60_000;
     return user;
