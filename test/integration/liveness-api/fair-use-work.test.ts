@@ -78,9 +78,8 @@ describe('Fair use charges the work, not the call (issue 41)', function () {
   const BURST = 20;
 
   before(async () => {
-    // A bucket that does not refill during the test, so what each request spent can be counted; a token per
-    // millisecond of parse (shipped: 5), so any parse of 10 MB shows in the count.
     stack = await startLivenessStack('fair-use-work', {
+      // Shipped 60 / 20 per s / 5 ms: no refill mid-test and a token per parse ms, so what each call spent can be counted.
       env: { THROTTLE_BURST: String(BURST), THROTTLE_RATE_PER_SEC: '0.001', THROTTLE_PARSE_MS_PER_TOKEN: '1' },
     });
   });
