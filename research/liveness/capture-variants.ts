@@ -4,6 +4,7 @@
 // parameters; training draws its own from ranges around them, per frame, from a seed.
 import sharp, { type Sharp } from 'sharp';
 import type { Rectangle } from '../../shared/queues/contracts';
+import { seededRandom } from '../stats';
 
 /** The oriented frame's pixels, the bytes as taken and the face the engine found on them. */
 export interface Source {
@@ -127,16 +128,9 @@ export function defocus(sigma640: number, name = `defocus σ${sigma640}`): Varia
   };
 }
 
-/** A small seeded generator (mulberry32) and a standard normal from it (Box-Muller). */
+/** research/stats.ts's seeded uniform generator, with ranges and a standard normal from it (Box-Muller). */
 export function rng(seed: number): { uniform: (lo?: number, hi?: number) => number; normal: () => number } {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     uniform: (lo = 0, hi = 1) => lo + (hi - lo) * next(),
     normal: () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next()),

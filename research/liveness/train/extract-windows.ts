@@ -11,9 +11,10 @@ import { loadConfig } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import { configuredEngineOptions, LivenessEngine } from '../../../workers/liveness/engine/index';
 import { readManifest } from '../evaluation';
-import { randomCapture, type Source, type Variant } from '../capture-variants';
+import { randomCapture, type Source } from '../capture-variants';
+import { AS_TAKEN, VARIANTS } from '../eval-robustness';
 
-const AS_TAKEN: Variant = { name: 'as taken', what: 'the frame as stored', make: async (src) => src.bytes };
+const asTaken = VARIANTS.find((v) => v.name === AS_TAKEN)!;
 
 /** A stable 31-bit seed from a frame's identity and draw number (FNV-1a). */
 function seedOf(text: string): number {
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
       const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
       const { data, info } = await sharp(bytes).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
       const src: Source = { bytes, format, raw: data, width: info.width, height: info.height };
-      const variants = [AS_TAKEN, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${row.dataset}|${row.file}|${k}`)))];
+      const variants = [asTaken, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${row.dataset}|${row.file}|${k}`)))];
       for (const [k, v] of variants.entries()) {
         const made = await v.make(src);
         const base = { dataset: row.dataset, file: row.file, group: row.group, label: row.label, type: row.type, draw: k, variant: v.name };
@@ -70,7 +71,6 @@ async function main(): Promise<void> {
           fs.writeSync(meta, `${JSON.stringify({ ...base, error: err.code })}\n`);
         }
       }
-      if (!src.face) continue;
     }
     console.log(`${dir}: ${n} window sets so far, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }

@@ -217,16 +217,19 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
       expect(await usageOf(user.primaryKey)).to.include({ plan: 'free', monthly_limit: 50 });
     });
 
+    /** The operator CLI's environment: this test's store, Redis and prefix. */
+    const adminCliEnv = () => ({
+      MONGODB_URI: `${testMongoUri()}${h.dbName}`,
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: h.config.QUEUE_PREFIX,
+      APP_SECRET: h.config.APP_SECRET!,
+      LOG_LEVEL: 'silent',
+    });
+
     it('admin marketplace entitle replays an event by hand: signed like the marketplace, applied once', async () => {
       const user = await fullySignedIn(h, 'starter');
       const subscriptionId = await subscriptionOf(h, user.customerId);
-      const env = {
-        MONGODB_URI: `${testMongoUri()}${h.dbName}`,
-        REDIS_URL: testRedisUrl(),
-        QUEUE_PREFIX: h.config.QUEUE_PREFIX,
-        APP_SECRET: h.config.APP_SECRET!,
-        LOG_LEVEL: 'silent',
-      };
+      const env = adminCliEnv();
       const args = [
         'marketplace',
         'entitle',
@@ -259,13 +262,7 @@ describe('Plan changes through the marketplace (issue 29, finding 1)', function 
         marketplace: { accountId: 'mkt-acct', subscriptionId },
       } as never);
       expect((await h.entitle(subscriptionId, 'standard')).status).to.equal(404);
-      const env = {
-        MONGODB_URI: `${testMongoUri()}${h.dbName}`,
-        REDIS_URL: testRedisUrl(),
-        QUEUE_PREFIX: h.config.QUEUE_PREFIX,
-        APP_SECRET: h.config.APP_SECRET!,
-        LOG_LEVEL: 'silent',
-      };
+      const env = adminCliEnv();
       const run = await runCli('api/admin/main.ts', ['marketplace', 'backfill-subscriptions', '--json'], env);
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(run.stdout).copied).to.be.at.least(1);
