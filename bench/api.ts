@@ -50,6 +50,8 @@ export interface BenchStack {
   mongoPort: number;
   models: Models;
   key: string;
+  /** The account the key belongs to (an emotion token for it bills the same account). */
+  customerId: string;
   apis: ServiceProcess[];
   workers: ServiceProcess[];
   spawn(kind: ServiceKind): Promise<ServiceProcess>;
@@ -60,7 +62,7 @@ export interface BenchStack {
  * Private Redis and FerretDB in a temp dir, an account on a paid plan, and a way to spawn the real processes.
  * `shipped`: the processes run on the shipped defaults (no throttle or backlog override), as bench:burst needs.
  */
-export async function benchStack(label: string, o: { shipped?: boolean } = {}): Promise<BenchStack> {
+export async function benchStack(label: string, o: { shipped?: boolean; env?: Record<string, string> } = {}): Promise<BenchStack> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lc-bench-${label}-`));
   const engines: Engine[] = [];
   const redis = await startRedis({ dir: path.join(dir, 'redis') });
@@ -76,6 +78,7 @@ export async function benchStack(label: string, o: { shipped?: boolean } = {}): 
     LOG_LEVEL: 'warn',
     // One key drives all the load: the fair-use throttle and backlog shedding are not what is measured.
     ...(o.shipped ? {} : { THROTTLE_BURST: '1000000', THROTTLE_RATE_PER_SEC: '1000000', MAX_BACKLOG_PER_WORKER: '1000' }),
+    ...o.env,
   };
   const conn: Connection = await connectMongo(mongo.url, dbName);
   const models = createModels(conn);
@@ -92,13 +95,14 @@ export async function benchStack(label: string, o: { shipped?: boolean } = {}): 
     mongoPort: mongo.port,
     models,
     key: created.primaryKey!,
+    customerId: created.account._id,
     apis: [],
     workers: [],
     async spawn(kind) {
       const p = await spawnService(kind, env);
       procs.push(p);
       await p.ready(120_000);
-      (kind === 'liveness-api' ? stack.apis : stack.workers).push(p);
+      (kind.endsWith('-api') ? stack.apis : stack.workers).push(p);
       return p;
     },
     async close() {
@@ -296,7 +300,7 @@ async function c1Split(stack: BenchStack, fn: () => Promise<LoadResult>): Promis
 }
 
 /** sum/count of a histogram in a Prometheus text page, matching label fragments; ms. */
-function histMeanMs(text: string, name: string, labels: string[] = []): number {
+export function histMeanMs(text: string, name: string, labels: string[] = []): number {
   const pick = (suffix: string) =>
     text
       .split('\n')
@@ -307,7 +311,7 @@ function histMeanMs(text: string, name: string, labels: string[] = []): number {
 }
 
 /** Sum of a counter over the stack's workers' /metrics pages (for lc_job_handler_cpu_seconds_total: CPU-seconds). */
-async function workersCounter(stack: BenchStack, name: string): Promise<number> {
+export async function workersCounter(stack: BenchStack, name: string): Promise<number> {
   let sum = 0;
   for (const w of stack.workers) {
     const text = await (await fetch(`http://127.0.0.1:${w.port}/metrics`)).text();
