@@ -26,6 +26,7 @@ import { outboxKey } from '../shared/billing/usage-outbox';
 import { USAGE_BATCH_MIN_RATE_PER_S } from '../workers/runtime/usage-drainer';
 import { createRedis, closeRedis } from '../shared/redis';
 import { projectRoot } from '../shared/paths';
+import { loadConfig } from '../shared/config';
 import { arg, benchStack, histMeanMs, median, stackPids, workersCounter, type BenchStack } from './api';
 import { processTreeCpuMs } from './support/cpu';
 import { rssMiB } from './support/service';
@@ -249,6 +250,8 @@ async function measure(w: Workload, o: { seconds: number; warmSeconds: number; i
     // Warm: the processes' JIT has compiled the request path, then the outbox is empty and the engines idle.
     if (o.warmSeconds > 0) await drive(port, w, o.warmSeconds);
     await drained(stack, redis);
+    // What the warm-up leaves running (collections, compilations) ends before the idle window.
+    await sleep(2000);
     // The idle stack's own rates (its pollers and timers), taken off the calls' figures below.
     const i0 = await reading(stack, redis);
     const idle = await sampled(stack, redis, sleep(o.idleSeconds * 1000));
@@ -384,12 +387,32 @@ function plan(x: Inputs, h: HostSizes, rate: number): Plan {
 
 /** The worker settings the KEDA ScaledObject of a queue holds (threshold = waiting jobs per replica). */
 function keda(kind: Kind): { threshold: number; maxReplicas: number } {
-  const file = path.join(projectRoot, 'deploy', 'k8s', `${kind}-worker.yaml`);
-  for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
-    const so = doc.toJS() as { kind?: string; spec?: { maxReplicaCount: number; triggers: Array<{ metadata: { threshold: string } }> } };
-    if (so.kind === 'ScaledObject') return { threshold: Number(so.spec!.triggers[0]!.metadata.threshold), maxReplicas: so.spec!.maxReplicaCount };
+  const so = manifest(`${kind}-worker.yaml`, 'ScaledObject') as { spec: { maxReplicaCount: number; triggers: Array<{ metadata: { threshold: string } }> } };
+  return { threshold: Number(so.spec.triggers[0]!.metadata.threshold), maxReplicas: so.spec.maxReplicaCount };
+}
+
+/** The front-end's HPA: its CPU target (share of the pod's CPU request, in cores) and its replica ceiling. */
+function hpa(kind: Kind): { cores: number; target: number; maxReplicas: number } {
+  const deployment = manifest(`${kind}-api.yaml`, 'Deployment') as {
+    spec: { template: { spec: { containers: Array<{ resources: { requests: { cpu: string } } }> } } };
+  };
+  const cpu = deployment.spec.template.spec.containers[0]!.resources.requests.cpu;
+  const h = manifest(`${kind}-api.yaml`, 'HorizontalPodAutoscaler') as {
+    spec: { maxReplicas: number; metrics: Array<{ resource: { target: { averageUtilization: number } } }> };
+  };
+  return {
+    cores: cpu.endsWith('m') ? Number(cpu.slice(0, -1)) / 1000 : Number(cpu),
+    target: h.spec.metrics[0]!.resource.target.averageUtilization / 100,
+    maxReplicas: h.spec.maxReplicas,
+  };
+}
+
+function manifest(file: string, kind: string): unknown {
+  for (const doc of parseAllDocuments(fs.readFileSync(path.join(projectRoot, 'deploy', 'k8s', file), 'utf8'))) {
+    const js = doc.toJS() as { kind?: string };
+    if (js.kind === kind) return js;
   }
-  throw new Error(`${file}: no ScaledObject`);
+  throw new Error(`deploy/k8s/${file}: no ${kind}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -503,14 +526,16 @@ function printModel(xs: Inputs[], h: HostSizes, rates: number[]): void {
       'replicas per 100 calls/s',
       'job mean ms',
       'threshold',
-      'wait at threshold ms',
+      'wait at threshold ms (share of the budget)',
       'maxReplicaCount → calls/s',
     ]),
   );
   console.log(row(Array<string>(7).fill('---')));
+  const cfg = loadConfig();
   for (const [i, x] of xs.entries()) {
     const k = keda(x.kind);
     const c = cs[i]!;
+    const budget = x.kind === 'liveness' ? cfg.LIVENESS_BUDGET_MS : cfg.EMOTION_BUDGET_MS;
     console.log(
       row([
         x.kind,
@@ -518,8 +543,25 @@ function printModel(xs: Inputs[], h: HostSizes, rates: number[]): void {
         fx(Math.ceil(100 / c.workerProcess), 0),
         fx(x.jobMs, 0),
         k.threshold,
-        fx(k.threshold * x.jobMs, 0),
+        `${fx(k.threshold * x.jobMs, 0)} (${fx((100 * k.threshold * x.jobMs) / budget, 0)} % of ${budget / 1000} s)`,
         `${k.maxReplicas} → ${fx(k.maxReplicas * c.workerProcess, 0)}`,
+      ]),
+    );
+  }
+  console.log('\nfront-ends (HPA on CPU: a replica is added when the pods average the target share of their CPU request)\n');
+  console.log(row(['API', 'CPU request × target', 'calls/s per replica at the target', 'replicas per 100 calls/s', 'maxReplicas → calls/s']));
+  console.log(row(Array<string>(5).fill('---')));
+  for (const x of xs) {
+    const a = hpa(x.kind);
+    // A pod may use more than its request when the node has room; the HPA counts against the request.
+    const perReplica = ((1000 * a.cores) / x.cpu.api) * a.target;
+    console.log(
+      row([
+        x.kind,
+        `${a.cores} core × ${fx(a.target * 100, 0)} %`,
+        fx(perReplica, 1),
+        fx(Math.ceil(100 / perReplica), 0),
+        `${a.maxReplicas} → ${fx(a.maxReplicas * perReplica, 0)}`,
       ]),
     );
   }
