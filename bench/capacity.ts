@@ -458,7 +458,7 @@ function printInputs(xs: Inputs[]): void {
 function printModel(xs: Inputs[], h: HostSizes, rates: number[]): void {
   const u = `${fx(h.utilisation * 100, 0)} %`;
   console.log(
-    `\nthe model: each tier at ${u} of its CPU; front-end hosts ${h.feCores} cores, worker hosts ${h.workerCores} cores (one worker ` +
+    `\nthe model: each tier at ${u} of its CPU; front-end hosts ${h.feCores} cores (one API process per core), worker hosts ${h.workerCores} cores (one worker ` +
       `process per core), store primary ${h.storeCores} cores, one Redis primary = one core (commands run on one thread), NICs ${h.nicGbps} Gbit/s\n`,
   );
   console.log(row(['calls/s one unit carries', ...xs.map((x) => x.kind)]));
