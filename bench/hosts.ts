@@ -164,10 +164,12 @@ class Deployment {
     return p;
   }
 
-  /** Writes every process's output to `dir` (host-n.log). */
+  /** Writes every process's output to `dir` (host-n.log), and what each host's folder holds (files.txt). */
   writeLogs(dir: string): void {
     fs.mkdirSync(dir, { recursive: true });
     this.all.forEach((p, n) => fs.writeFileSync(path.join(dir, `${p.host.name}-${n}.log`), p.lines.join('\n') + '\n'));
+    const files = Object.values(this.hosts).flatMap((h) => (fs.readdirSync(h.dir, { recursive: true }) as string[]).map((f) => `${h.name}/${f}`));
+    fs.writeFileSync(path.join(dir, 'files.txt'), files.sort().join('\n') + '\n');
   }
 
   private spawnApp(h: Host, entry: string): HostProcess {

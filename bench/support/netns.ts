@@ -99,9 +99,14 @@ export class HostNetwork {
     ip('link', 'set', host.link, 'up');
   }
 
-  /** Starts `argv` in the host's namespace with exactly `env` (nothing inherited), cwd `cwd`. */
+  /**
+   * Starts `argv` in the host's namespace with exactly `env` (nothing inherited), cwd `cwd`, and the host's name as its
+   * host name (its own UTS namespace: `os.hostname()` differs per host, as on separate machines). Each step execs the
+   * next, so the child's pid is the program's own.
+   */
   spawn(host: Host, argv: string[], env: Record<string, string>, cwd: string): HostProcess {
-    const proc = spawn('ip', ['netns', 'exec', host.ns, ...argv], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const named = ['unshare', '--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', host.name];
+    const proc = spawn('ip', ['netns', 'exec', host.ns, ...named, ...argv], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.procs.add(proc);
     const lines: string[] = [];
     for (const stream of [proc.stdout, proc.stderr]) {
