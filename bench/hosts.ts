@@ -217,6 +217,14 @@ async function jobsOk(p: HostProcess): Promise<number | null> {
   return [...r.body.matchAll(/^lc_jobs_total\{[^}]*outcome="ok"[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
 }
 
+/** The liveness queue's jobs by state, as a front-end's /metrics reads them at scrape time (lc_queue_jobs). */
+async function queueJobs(d: Deployment): Promise<Record<string, number>> {
+  const r = await call(`${d.frontUrl(1)}/metrics`, { network: SUBNET, timeoutMs: 2000 });
+  const out: Record<string, number> = {};
+  for (const m of r.body.matchAll(/^lc_queue_jobs\{queue="liveness",state="(\w+)"\} (\d+)/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
 const RETRIED = new Set([0, 409, 429, 500, 502, 503, 504]);
 
 /** One call as a real client makes it: same Idempotency-Key on every attempt, the other front-end on a retry. */
@@ -323,7 +331,11 @@ async function main(): Promise<void> {
     await sleep(3000);
     // The burst: BURST calls at once on top of the lanes, so every worker holds a job and more wait when the link goes.
     const burst = Array.from({ length: BURST }, () => oneCall(d, newCall(), body));
-    await sleep(300);
+    // Cut once every worker holds a job and more wait (so the cut worker surely holds one), or after 10 s.
+    for (let until = Date.now() + 10_000; Date.now() < until; await sleep(100)) {
+      const q = await queueJobs(d);
+      if ((q.active ?? 0) >= 3 && (q.waiting ?? 0) >= 1) break;
+    }
     net.cut(d.hosts.w1);
     await sleep(20_000);
     net.restore(d.hosts.w1);
@@ -464,12 +476,19 @@ async function main(): Promise<void> {
     const counted = counters.reduce((s, c) => s + (c.used ?? 0), 0);
     const unmatched = [...eventIds].filter((id) => !matched.has(id)).length;
     const reservationsLeft = credits.reduce((s, c) => s + c.pending.length, 0);
+    // A reservation left behind: which phase's call made it (its release met a fault; never charged).
+    const phaseOfRequest = (rid: string): string => {
+      const key = [...serverIds].find(([, list]) => list.includes(rid))?.[0];
+      const c = calls.find((x) => x.key === key);
+      return c ? ([...phases].reverse().find((p) => p.from <= c.startedAt)?.name ?? '?') : 'no call';
+    };
+    const leftBy = credits.flatMap((c) => c.pending.map((f) => phaseOfRequest(f.slice(2))));
     console.log(`\nload average at the end of the load: ${loadAtEnd}; run took ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
     console.log(table(rows));
     console.log(`\n${details.join('\n')}`);
     console.log(
       `\nledger: ${totalOk} calls answered 200; ${events.length} usage events in the store (${unmatched} not matched to a call); ` +
-        `credits used (Redis) ${used}; usage counters (store) ${counted}; reservations left ${reservationsLeft}; outbox entries left ${outboxLeft}`,
+        `credits used (Redis) ${used}; usage counters (store) ${counted}; reservations left ${reservationsLeft}${leftBy.length > 0 ? ` (${leftBy.join(', ')})` : ''}; outbox entries left ${outboxLeft}`,
     );
     const ledgerOk = events.length === totalOk && used === totalOk && counted === totalOk && unmatched === 0 && outboxLeft === 0;
     const perCall = rows.slice(2).every((r) => r[7] === '0' && r[8] === '0');
