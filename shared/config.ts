@@ -252,6 +252,16 @@ export function consoleConfigProblems(cfg: Config): string[] {
   return problems;
 }
 
+/**
+ * onnxruntime 1.30 on Linux collects telemetry unless ORT_DISABLE_TELEMETRY is set, and reads the variable when it
+ * opens its first session: a device id and an event store under $HOME/.cache/Microsoft, `.ses` and
+ * `mat-debug-<pid>.log` in the temporary folder (one `.ses` for every worker of a host), and HTTPS uploads. Every
+ * session is opened through workers/runtime/onnx-session.ts, which calls this first.
+ */
+export function disableOnnxRuntimeTelemetry(): void {
+  process.env.ORT_DISABLE_TELEMETRY = '1';
+}
+
 /** Parses the environment; on failure prints every bad key and exits, as a service should at boot. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(env);

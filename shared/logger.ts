@@ -1,4 +1,5 @@
 // Owns structured logging: one pino root logger, secrets redacted, child loggers per request or job.
+import os from 'node:os';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -20,7 +21,8 @@ export function createLogger(name: string, level = 'info', destination?: pino.De
   const options: pino.LoggerOptions = {
     name,
     level,
-    base: { pid: process.pid, svc: name },
+    // The host beside the pid: a pid names a process only on its own host (every container's is 1 or 7).
+    base: { pid: process.pid, host: os.hostname(), svc: name },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT, censor: '[redacted]' },
   };

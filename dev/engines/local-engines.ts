@@ -62,7 +62,7 @@ function which(name: string): string | null {
 }
 
 /** Where dev/setup.sh puts the FerretDB it builds (or a ferretdb on PATH). */
-function ferretDbBinary(): string {
+export function ferretDbBinary(): string {
   const home = process.env.LC_ENGINE_HOME ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'lc-engines');
   const built = path.join(home, `ferretdb-${FERRETDB_BUILD}`);
   if (fs.existsSync(built)) return built;

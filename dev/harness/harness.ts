@@ -126,7 +126,7 @@ export class Ledger {
     private readonly prefix: string,
   ) {}
 
-  static async open(engines: PrivateEngines, dbName: string, prefix: string): Promise<Ledger> {
+  static async open(engines: { redis: { url: string }; mongo: { url: string } }, dbName: string, prefix: string): Promise<Ledger> {
     const conn = await connectMongo(`${engines.mongo.url}${dbName}`);
     const models = createModels(conn);
     const accounts = new AccountService(models, systemClock);

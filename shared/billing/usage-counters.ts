@@ -5,7 +5,10 @@
 // One writer at a time per owner (a short Redis lease) and, per consumer, the request ids of its last write
 // (`applied`, skipped when a drainer killed before its XACK has its entries taken over), because upstream FerretDB 1.24
 // loses concurrent updates to one document (docs/billing.md, "Credits"). A consumer writes a document again only
-// after acknowledging its previous batch, so every applied-but-unacknowledged id is in the document.
+// after acknowledging its previous batch, so every applied-but-unacknowledged id is in the document. Under the lease
+// a drainer first asks the outbox which of its entries it still holds (`Holding`): a drainer cut off from Redis and
+// the store for longer than the claim idle time comes back with entries another drainer took over, counted and
+// perhaps acknowledged meanwhile, and must count none of those again.
 // Single-document updates only: the same on MongoDB 7.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -45,6 +48,13 @@ class CounterLeaseBusyError extends Error {
     this.name = 'CounterLeaseBusyError';
   }
 }
+
+/**
+ * Of a batch's events (by request id), the ones whose outbox entries the writing consumer still holds, and whether
+ * any of those was delivered more than once (another consumer may have counted it: the document's applied lists
+ * are read first). Asked under the owner's lease, so no other consumer counts the held ones before this write.
+ */
+export type Holding = (requestIds: string[]) => Promise<{ held: Set<string>; redelivered: boolean }>;
 
 /** One counted event, as the counters see it. */
 export interface CountedEvent {
@@ -193,9 +203,9 @@ export class UsageCounters {
    * the first time ('>') cannot be in any counter, and skip that read (except one in PRUNE_EVERY first writes of
    * a document by this instance, which reads it to drop applied lists of consumers gone for APPLIED_KEEP_MS). Owners are written
    * `parallel` at a time. Throws when a write fails: nothing is then acknowledged, and the retry skips what
-   * was written.
+   * was written. `holding` (the drainer's): only the entries the consumer still holds are counted.
    */
-  async apply(consumer: string, entries: OutboxEntry[], replayable: boolean, parallel = 4): Promise<void> {
+  async apply(consumer: string, entries: OutboxEntry[], replayable: boolean, parallel = 4, holding?: Holding): Promise<void> {
     const byOwner = new Map<string, CountedEvent[]>();
     for (const entry of entries) {
       const e = countedEventOf(entry);
@@ -209,17 +219,27 @@ export class UsageCounters {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(parallel, groups.length) }, async () => {
-        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!, replayable);
+        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!, replayable, holding);
       }),
     );
   }
 
-  private async applyOwner(consumer: string, events: CountedEvent[], replayable: boolean): Promise<void> {
+  private async applyOwner(consumer: string, events: CountedEvent[], replayable: boolean, holding?: Holding): Promise<void> {
     const { service, owner } = events[0]!;
     const byMonth = new Map<string, CountedEvent[]>();
     for (const e of events) byMonth.set(e.month, [...(byMonth.get(e.month) ?? []), e]);
     await this.withLease(`${service}:${owner}`, async () => {
-      for (const [month, monthEvents] of byMonth) await this.applyMonth(consumer, service, owner, month, monthEvents, replayable);
+      let replay = replayable;
+      let held: Set<string> | null = null;
+      if (holding) {
+        const h = await holding(events.map((e) => e.requestId));
+        held = h.held;
+        replay ||= h.redelivered;
+      }
+      for (const [month, monthEvents] of byMonth) {
+        const mine = held ? monthEvents.filter((e) => held.has(e.requestId)) : monthEvents;
+        if (mine.length > 0) await this.applyMonth(consumer, service, owner, month, mine, replay);
+      }
     });
   }
 

@@ -3,6 +3,7 @@
 // bytes (an engine may verify or rewrite the bytes before opening them). Re-exports `ort` so engines import
 // onnxruntime from here only.
 import * as ort from 'onnxruntime-node';
+import { disableOnnxRuntimeTelemetry } from '../../shared/config';
 
 export interface SessionOpenOptions {
   /** onnxruntime intra-op threads (config ORT_INTRA_OP_THREADS); default 1. */
@@ -25,6 +26,8 @@ export function sessionOptions(opts: SessionOpenOptions = {}): ort.InferenceSess
 }
 
 export async function openSession(pathOrBytes: string | Uint8Array, opts: SessionOpenOptions = {}): Promise<ort.InferenceSession> {
+  // Before onnxruntime's first session: no telemetry files in $HOME or the shared temporary folder, no uploads.
+  disableOnnxRuntimeTelemetry();
   const options = sessionOptions(opts);
   return typeof pathOrBytes === 'string' ? ort.InferenceSession.create(pathOrBytes, options) : ort.InferenceSession.create(pathOrBytes, options);
 }

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
 import type { Logger } from '../../shared/logger';
 import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
-import { UsageCounters } from '../../shared/billing/usage-counters';
+import { UsageCounters, type Holding } from '../../shared/billing/usage-counters';
 import type { FaultHook } from './fault-hook';
 
 export interface UsageDrainerOptions {
@@ -279,12 +279,15 @@ export class UsageDrainer {
     }
     const held = entries.filter((_, i) => !failed.has(i));
     if (held.length === 0) return;
-    await this.countWithRetry(held, replayable);
+    // Entries another drainer took over while this one could not reach Redis: theirs to count and acknowledge.
+    const lost = new Set<string>();
+    await this.countWithRetry(held, replayable, this.holding(held, lost));
     // A duplicate may be an event written before counters existed (replayed now): it is counted now, so the
     // backfill must not add it again. By `_id`, one at a time: rare, and any other filter is a scan on FerretDB.
     for (const id of duplicates) await this.o.models.UsageEvent.updateOne({ _id: id, counted: { $ne: true } }, { $set: { counted: true } });
     this.o.fault?.('in_drainer');
-    const done = held.map((e) => e.streamId);
+    const done = held.map((e) => e.streamId).filter((id) => !lost.has(id));
+    if (done.length === 0) return;
     const ack = this.o.redis
       .multi()
       .xack(this.key, OUTBOX_GROUP, ...done)
@@ -292,17 +295,57 @@ export class UsageDrainer {
     // With the acknowledgement, each billed call leaves its customer's undrained index (credit-ledger.ts rebuilds).
     docs.forEach((doc: Record<string, unknown>, i) => {
       const { service, billable, customerId, month } = doc;
-      if (failed.has(i) || service !== 'liveness' || billable !== true || typeof customerId !== 'string' || typeof month !== 'string') return;
+      if (
+        failed.has(i) ||
+        lost.has(entries[i]!.streamId) ||
+        service !== 'liveness' ||
+        billable !== true ||
+        typeof customerId !== 'string' ||
+        typeof month !== 'string'
+      )
+        return;
       ack.hdel(undrainedKey(this.o.prefix, customerId, month), entries[i]!.requestId);
     });
     await ack.exec();
   }
 
+  /**
+   * The counters' ownership check (asked under each owner's lease): which of `entries` are still pending under this
+   * consumer, and whether any was delivered more than once. A drainer cut off from Redis longer than the claim idle
+   * time comes back holding entries that another drainer took over (XAUTOCLAIM), wrote, counted and perhaps
+   * acknowledged: counting them as new ones ('>') would count them twice. The others' stream ids go to `lost`.
+   */
+  private holding(entries: OutboxEntry[], lost: Set<string>): Holding {
+    return async (requestIds) => {
+      const wanted = new Set(requestIds);
+      const asked = entries.filter((e) => wanted.has(e.requestId));
+      const order = (id: string) => id.split('-').map(Number) as [number, number];
+      const ids = asked.map((e) => e.streamId).sort((a, b) => order(a)[0] - order(b)[0] || order(a)[1] - order(b)[1]);
+      const reply = (await this.o.redis.call('XPENDING', this.key, OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer)) as Array<
+        [string, string, number, number]
+      >;
+      const deliveries = new Map(reply.map(([id, , , n]) => [id, Number(n)]));
+      const held = new Set<string>();
+      let redelivered = false;
+      for (const e of asked) {
+        const n = deliveries.get(e.streamId);
+        if (n === undefined) {
+          lost.add(e.streamId);
+          continue;
+        }
+        held.add(e.requestId);
+        if (n > 1) redelivered = true;
+      }
+      if (lost.size > 0) this.o.log.info({ entries: lost.size }, 'usage outbox: entries taken over by another drainer meanwhile; left to it');
+      return { held, redelivered };
+    };
+  }
+
   /** `replayable`: the entries were delivered before (taken over, or re-read): the counters check for replays. */
-  private async countWithRetry(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+  private async countWithRetry(entries: OutboxEntry[], replayable: boolean, holding: Holding): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.counters.apply(this.consumer, entries, replayable || attempt > 0);
+        await this.counters.apply(this.consumer, entries, replayable || attempt > 0, 4, holding);
         return;
       } catch (err) {
         this.retryOwn = true;

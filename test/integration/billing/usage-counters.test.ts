@@ -220,6 +220,48 @@ describe('usage counter documents', () => {
     expect((await counters.month('liveness', customerId, MONTH))?.used).to.equal(10);
   });
 
+  it('counts once the batch of a drainer cut off from Redis and the store past the claim idle time, which another drainer took over meanwhile', async function () {
+    this.timeout(120_000);
+    const customerId = randomUUID();
+    // Drainer A reaches Redis and the store through proxies that stop answering, as a worker host whose link goes
+    // down does (npm run bench:hosts); B is healthy. Claim idle time 300 ms (shipped: 10 s) to keep the test short.
+    const db = new URL(testMongoUri());
+    const cache = new URL(testRedisUrl());
+    const dbLink = new StallableProxy();
+    const redisLink = new StallableProxy();
+    await dbLink.start({ host: db.hostname, port: Number(db.port) });
+    await redisLink.start({ host: cache.hostname, port: Number(cache.port) });
+    const cutConn = await connectMongo(`mongodb://127.0.0.1:${dbLink.port}/`, dbName);
+    const cutRedis = createRedis(`redis://127.0.0.1:${redisLink.port}`, 'worker');
+    await waitUntilReady(cutRedis);
+    const a = new UsageDrainer({ redis: cutRedis, prefix, models: createModels(cutConn), log: quietLog, claimIdleMs: 300, blockMs: 200 });
+    await a.start();
+    let b: Awaited<ReturnType<typeof startDrainer>> | undefined;
+    try {
+      dbLink.stall();
+      const ids = await Promise.all(Array.from({ length: 10 }, () => appendLiveness(customerId, 'key-cut')));
+      // A has read the entries and is stuck writing them; then its Redis link goes too (no more renewals).
+      await eventuallyTrue(async () => (await pendingOwners()).get(a.consumer) === ids.length);
+      redisLink.stall();
+      b = await startDrainer({ claimIdleMs: 300 });
+      await outboxDrained(redis, prefix, 30_000);
+      expect((await counters.month('liveness', customerId, MONTH))?.used, 'B took the entries over and counted them').to.equal(10);
+      // The link comes back: A finishes the write it started.
+      dbLink.resume();
+      redisLink.resume();
+      await a.stop();
+    } finally {
+      dbLink.resume();
+      redisLink.resume();
+      await Promise.all([a.stop(), b?.stop()]);
+      await closeRedis(cutRedis);
+      await cutConn.close();
+      await Promise.all([dbLink.close(), redisLink.close()]);
+    }
+    await expectCountersEqualRecount([customerId], []);
+    expect((await counters.month('liveness', customerId, MONTH))?.used).to.equal(10);
+  });
+
   it("rebuilds a cold customer's month from its counter document, without the usage events", async () => {
     const customerId = randomUUID();
     const plan = { plan: 'enterprise' as const, monthlyLimit: 2, hardCap: false };
