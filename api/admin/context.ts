@@ -8,7 +8,7 @@ import { AccountService } from '../../shared/accounts/account-service';
 import { ApiKeyService, type AuthenticatedKey } from '../../shared/accounts/api-keys';
 import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { AuthCache } from '../../shared/accounts/auth-cache';
-import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { EmotionTokenService, type AuthenticatedToken } from '../../shared/accounts/emotion-tokens';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
 import { systemClock } from '../../shared/billing/month';
 import { readLocalState } from '../../shared/local-state';
@@ -65,7 +65,7 @@ export async function openContext(json: boolean, get?: string): Promise<AdminCon
     apiKeys: new ApiKeyService(models, systemClock, accounts, authCache),
     credentials: new ConsoleCredentials(models, systemClock),
     ledger: new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock),
-    emotionTokens: new EmotionTokenService(models),
+    emotionTokens: new EmotionTokenService(models, { cache: new AuthCache<AuthenticatedToken>(redis, config.QUEUE_PREFIX) }),
     json,
     get,
     redis,

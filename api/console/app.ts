@@ -5,7 +5,8 @@
 import express, { type Router } from 'express';
 import helmet from 'helmet';
 import { NotFoundError } from '../../shared/errors';
-import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { EmotionTokenService, type AuthenticatedToken } from '../../shared/accounts/emotion-tokens';
+import { AuthCache } from '../../shared/accounts/auth-cache';
 import { AuditLog } from '../../shared/accounts/audit-log';
 import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { createMailer } from './mail/mailer';
@@ -64,7 +65,8 @@ export function buildConsoleDeps(deps: ConsoleHostDeps): ConsoleDeps {
     credentials,
     audit: new AuditLog(deps.models, deps.clock),
     ledger: deps.ledger,
-    emotionTokens: new EmotionTokenService(deps.models),
+    // Revocations drop the emotion API's cached authentication (auth-cache.ts).
+    emotionTokens: new EmotionTokenService(deps.models, { cache: new AuthCache<AuthenticatedToken>(redis, prefix) }),
     clock: deps.clock,
     redis,
     sessions: new SessionStore(redis, prefix, DEFAULT_TIMEOUTS, Date.now, DEFAULT_LIMITS, deriveKey(config.APP_SECRET, 'session-id')),

@@ -3,7 +3,7 @@
 // analysis (step.ts) to the answer with its Server-Timing.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { AppError, ForbiddenError, InvalidRequestError, MethodNotAllowedError, UnauthenticatedError } from '../../shared/errors';
-import type { EmotionTokenService, EmotionToken } from '../../shared/accounts/emotion-tokens';
+import type { EmotionTokenService, AuthenticatedToken } from '../../shared/accounts/emotion-tokens';
 import { acceptedContentType, ANALYSIS_PATH, MAX_AUDIO_BYTES } from '../../shared/contracts/http/emotion';
 import { bodyWithinDeadline } from '../http/deadline';
 import type { AuthFailureGuard, AuthOutcome } from '../http/throttle';
@@ -20,7 +20,7 @@ export interface AnalysisRouteDeps extends AnalysisDeps {
 
 declare module 'express-serve-static-core' {
   interface Request {
-    emotionToken?: EmotionToken;
+    emotionToken?: AuthenticatedToken;
   }
 }
 
@@ -30,6 +30,11 @@ export function cors(_req: Request, res: Response, next: NextFunction) {
   next();
 }
 
+/**
+ * Whether the client address is blocked (a read) and the token's cached authentication go out at once; the address
+ * check still decides first. Only a token the cache cannot decide reads the database, after taking a failure in
+ * advance (shared by the callers presenting the same token from this address now), as /v1 does (api/liveness/auth.ts).
+ */
 function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const header = req.get('authorization');
@@ -44,16 +49,17 @@ function bearer(tokens: EmotionTokenService, failures: AuthFailureGuard) {
         if (!header) throw new UnauthenticatedError('missing_token', 'Authorization: Bearer <ACCESS_TOKEN> is required');
         throw new UnauthenticatedError('missing_token', 'The Authorization header must be "Bearer <ACCESS_TOKEN>"');
       }
-      // Every token is read from the database, so its failure is taken in advance (shared by the callers presenting
-      // the same token from this address now): that take is also the check that the address is not blocked.
-      await req.deadline.race('authentication', attempt.beforeDatabase());
-      const token = await tokens.authenticate(match[1]!, req.deadline).catch((err: unknown) => {
-        if (err instanceof ForbiddenError) outcome = 'right';
-        throw err;
-      });
-      outcome = token ? 'right' : 'wrong';
-      if (!token) throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
-      req.emotionToken = token;
+      const [allowed, resolved] = await Promise.allSettled([
+        req.deadline.race('authentication', attempt.blocked()),
+        tokens.authenticate(match[1]!, req.deadline, () => req.deadline.race('authentication', attempt.beforeDatabase())),
+      ]);
+      // A ForbiddenError is a right token of an account that may not call: not a failed authentication.
+      if (resolved.status === 'fulfilled') outcome = resolved.value ? 'right' : 'wrong';
+      else if (resolved.reason instanceof ForbiddenError) outcome = 'right';
+      if (allowed.status === 'rejected') throw allowed.reason;
+      if (resolved.status === 'rejected') throw resolved.reason;
+      if (!resolved.value) throw new ForbiddenError('The access token is wrong or revoked', 'invalid_token');
+      req.emotionToken = resolved.value;
     } finally {
       await req.deadline.race('authentication', attempt.finish(outcome));
     }

@@ -1,8 +1,9 @@
 // Owns the emotion front-end process: dependencies from config, listen, and a clean stop.
 import type { Config } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
-import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
+import { EmotionTokenService, type AuthenticatedToken } from '../../shared/accounts/emotion-tokens';
 import { AccountService } from '../../shared/accounts/account-service';
+import { AuthCache } from '../../shared/accounts/auth-cache';
 import { systemClock, type Clock } from '../../shared/billing/month';
 import { QUEUE_NAMES } from '../../shared/queues/contracts';
 import { startFrontEndBase } from '../http/front-end';
@@ -27,12 +28,15 @@ export async function startEmotionApi(o: { config: Config; log?: Logger; dbName?
     queueName: QUEUE_NAMES.emotion,
     dbName: o.dbName,
   });
-  const accounts = new AccountService(base.models, o.clock ?? systemClock);
+  const clock = o.clock ?? systemClock;
+  // The API keys' auth cache (the same Redis keys): a known token costs one round trip and no database read.
+  const authCache = new AuthCache<AuthenticatedToken>(base.redis, config.QUEUE_PREFIX);
+  const accounts = new AccountService(base.models, clock, authCache);
   const app = createEmotionApp({
     log,
     metrics: base.metrics,
     // Tokens follow their account's status (a scheduled cancellation applies on the 1st of the month).
-    tokens: new EmotionTokenService(base.models, (id) => accounts.current(id)),
+    tokens: new EmotionTokenService(base.models, { accountOf: (id) => accounts.current(id), cache: authCache, clock }),
     jobs: base.jobs,
     // Tokens are seconds of audio (api/emotion/step.ts, fair use).
     throttle: new Throttle(base.redis, config.QUEUE_PREFIX, {

@@ -1,6 +1,6 @@
 // Owns one emotion analysis as a domain step, free of HTTP: whose fair use and fair share a call counts in, running
 // the job, and charging the rest of the audio's seconds once the job tells them. The route (route.ts) maps it to HTTP.
-import type { EmotionToken } from '../../shared/accounts/emotion-tokens';
+import type { AuthenticatedToken } from '../../shared/accounts/emotion-tokens';
 import type { Deadline } from '../../shared/deadline';
 import type { Logger } from '../../shared/logger';
 import { JobTimeoutError, type JobAnswer, type JobClient } from '../../shared/queues/job-client';
@@ -13,12 +13,12 @@ import type { Throttle } from '../http/throttle';
  * with the admin CLI) has its own. Its tokens are seconds of audio: the work an analysis costs grows with the
  * audio's duration, not with the number of calls.
  */
-export function fairUseSubject(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+export function fairUseSubject(token: Pick<AuthenticatedToken, '_id' | 'customerId'>): string {
   return `emotion-audio:${tenantOf(token)}`;
 }
 
 /** Whose fair share of the workers a call counts in: the token's account, or the token itself without one. */
-function tenantOf(token: Pick<EmotionToken, '_id' | 'customerId'>): string {
+function tenantOf(token: Pick<AuthenticatedToken, '_id' | 'customerId'>): string {
   return token.customerId ?? `token:${token._id}`;
 }
 
@@ -36,7 +36,7 @@ export interface AnalysisDeps {
 
 /** Who calls and by when. */
 export interface AnalysisCaller {
-  token: EmotionToken;
+  token: AuthenticatedToken;
   requestId: string;
   deadline: Deadline;
   log: Logger;

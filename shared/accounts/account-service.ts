@@ -82,7 +82,7 @@ export class AccountService {
   private readonly digests: CredentialDigests;
   private readonly auditLog: AuditLog;
 
-  /** With the API's auth cache, every account change below drops its keys' cached authentications (see auth-cache.ts). */
+  /** With the APIs' auth cache, every account change below drops its keys' and tokens' cached authentications (see auth-cache.ts). */
   constructor(
     private readonly models: Models,
     private readonly clock: Clock,
@@ -97,11 +97,14 @@ export class AccountService {
     await this.accountChanged(customerId);
   }
 
-  /** Drops cached authentications of this customer's keys after an account change. */
+  /** Drops cached authentications of this customer's API keys and emotion tokens after an account change. */
   private async accountChanged(customerId: string): Promise<void> {
     if (!this.cache) return;
-    const keys = await this.models.ApiKey.find({ customerId }, { hash: 1 }).lean();
-    await this.cache.forget(keys.map((k) => k.hash));
+    const [keys, tokens] = await Promise.all([
+      this.models.ApiKey.find({ customerId }, { hash: 1 }).lean(),
+      this.models.EmotionToken.find({ customerId, revokedAt: null }, { hash: 1 }).lean(),
+    ]);
+    await this.cache.forget([...keys, ...tokens].map((k) => k.hash));
   }
 
   /** A new account (its keys are issued by ApiKeyService.issueKeys once it is active). */

@@ -1,15 +1,17 @@
 // The API-key cache against real Redis and the real document store: one database read per key however
 // many first calls arrive at once, no read at all for a known key, only the auth fields cached, and an
-// account change that a lookup in flight cannot undo by re-caching what it read before.
+// account change that a lookup in flight cannot undo by re-caching what it read before. The emotion API's
+// tokens go through the same cache: the same promises, and a revocation refused from the next call on.
 import { expect } from 'chai';
 import mongoose, { type Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
 import { createModels, ensureIndexes, type Models } from '../../../shared/db/models';
 import { AccountService } from '../../../shared/accounts/account-service';
 import { ApiKeyService, type AuthenticatedKey } from '../../../shared/accounts/api-keys';
+import { EmotionTokenService, type AuthenticatedToken } from '../../../shared/accounts/emotion-tokens';
 import { AuthCache } from '../../../shared/accounts/auth-cache';
 import { sha256Hex } from '../../../shared/accounts/secrets';
-import { systemClock } from '../../../shared/billing/month';
+import { systemClock, type Clock } from '../../../shared/billing/month';
 import { closeRedis, createRedis } from '../../../shared/redis';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 
@@ -110,5 +112,66 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     resetReads();
     expect((await apiKeys.authenticate(primaryKey!))?.account.plan).to.equal('business');
     expect(reads).to.deep.equal({});
+  });
+
+  describe('emotion tokens', () => {
+    /** The emotion API's wiring (api/emotion/server.ts): the token service reads the account through a cached AccountService. */
+    const tokenStack = (clock: Clock = systemClock) => {
+      const cache = new AuthCache<AuthenticatedToken>(redis, prefix);
+      const accounts = new AccountService(models, clock, cache);
+      const tokens = new EmotionTokenService(models, { accountOf: (id) => accounts.current(id), cache, clock });
+      return { accounts, tokens };
+    };
+    const refusal = async (fn: () => Promise<unknown>): Promise<string | null> => {
+      try {
+        await fn();
+        return null;
+      } catch (err) {
+        return (err as { code?: string }).code ?? String(err);
+      }
+    };
+
+    it('reads the digest, the token and the account once for 50 concurrent first calls, and nothing once cached', async () => {
+      const { accounts, tokens } = tokenStack();
+      const account = await accounts.create({ email: 'emotion-burst@example.com', plan: 'starter' });
+      const { id, token } = await tokens.create('burst', account._id);
+      resetReads();
+      const first = await Promise.all(Array.from({ length: 50 }, () => tokens.authenticate(token)));
+      expect(first.every((t) => t?._id === id && t.customerId === account._id)).to.equal(true);
+      expect(reads).to.deep.equal({ credential_digests: 1, emotion_tokens: 1, accounts: 1 });
+      resetReads();
+      const again = await Promise.all(Array.from({ length: 50 }, () => tokens.authenticate(token)));
+      expect(again.every((t) => t?._id === id)).to.equal(true);
+      expect(reads).to.deep.equal({});
+    });
+
+    it('refuses a cached token from the next call on after its revocation, suspension or cancellation', async () => {
+      const { accounts, tokens } = tokenStack();
+      // The console and the operator CLI revoke through their own service instance holding the same cache.
+      const dashboard = new EmotionTokenService(models, { cache: new AuthCache<AuthenticatedToken>(redis, prefix) });
+      const account = await accounts.create({ email: 'emotion-status@example.com', plan: 'starter' });
+      const kept = await tokens.create('kept', account._id);
+      const revoked = await tokens.create('revoked', account._id);
+      for (const t of [kept, revoked]) expect((await tokens.authenticate(t.token))?._id).to.equal(t.id);
+      await dashboard.revoke(revoked.id, account._id);
+      expect(await tokens.authenticate(revoked.token)).to.equal(null);
+      await accounts.setStatus(account._id, 'suspended');
+      expect(await refusal(() => tokens.authenticate(kept.token))).to.equal('account_suspended');
+      await accounts.setStatus(account._id, 'active');
+      expect((await tokens.authenticate(kept.token))?._id).to.equal(kept.id);
+      await accounts.setStatus(account._id, 'cancelled');
+      expect(await refusal(() => tokens.authenticate(kept.token))).to.equal('subscription_ended');
+    });
+
+    it('re-reads a cached account whose scheduled cancellation has come due (on the 1st, injected clock)', async () => {
+      let now = new Date('2026-11-20T12:00:00Z');
+      const { accounts, tokens } = tokenStack(() => now);
+      const account = await accounts.create({ email: 'emotion-due@example.com', plan: 'starter' });
+      const { token } = await tokens.create('due', account._id);
+      await accounts.scheduleCancellation(account._id);
+      expect((await tokens.authenticate(token))?.customerId).to.equal(account._id);
+      now = new Date('2026-12-01T00:00:01Z');
+      expect(await refusal(() => tokens.authenticate(token))).to.equal('subscription_ended');
+    });
   });
 });

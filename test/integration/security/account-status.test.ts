@@ -1,7 +1,7 @@
 // Finding 3 of the security review, where the customer feels it: suspension and cancellation (a scheduled
 // one on the 1st, with an injected clock) end console sessions and make emotion tokens answer 403, and a
-// token revoked on the dashboard is refused by the next real call. There is no cache on either path, so
-// "within one cache lifetime" is "from the next request".
+// token revoked on the dashboard is refused by the next real call. The emotion API reads tokens through the auth
+// cache, which every such change clears at once, so "within one cache lifetime" is "from the next request".
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { startEmotionApi, type RunningEmotionApi } from '../../../api/emotion/server';
