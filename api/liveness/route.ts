@@ -10,7 +10,7 @@ import type { IdempotencyStore } from './idempotency';
 import { metadata, setQuotaHeaders } from './envelope';
 import { fairUseSubject, type Caller, type Checked, type LivenessCheck, type Reservation } from './step';
 import type { Throttle } from '../http/throttle';
-import { decodeStrictBase64 } from './strict-base64';
+import { decodeStrictBase64, decodeStrictBase64InPlace } from './strict-base64';
 import { hasControlCharacter, plainStringMembers } from './plain-json';
 import { JobPayload } from '../../shared/queues/job-client';
 import { livenessRequestSchema, MAX_IMAGE_BASE64_CHARS, RAW_IMAGE_TYPES } from '../../shared/contracts/http/liveness';
@@ -60,20 +60,22 @@ type LivenessRequest = ReturnType<typeof parseLivenessRequest>;
  * The JSON form read from its bytes (the parser hands a UTF-8 `application/json` body over unparsed): the common
  * body — plain strings, a valid Base64 image, a known format — without JSON.parse or a copy of the image's text
  * (plain-json.ts); any other body through JSON.parse and parseLivenessRequest, as express.json would, so its answer
- * is the general parser's to the letter.
+ * is the general parser's to the letter. `consume`: the body is the caller's to give up and no canonical text is
+ * wanted (no Idempotency-Key): the image is decoded over its own text in the body (strict-base64.ts).
  */
-export function parseLivenessJson(body: Buffer): LivenessRequest {
+export function parseLivenessJson(body: Buffer, consume = false): LivenessRequest {
   const members = plainStringMembers(body);
   const text = members?.get('image');
   const format = members?.get('image_format')?.toString('latin1');
   const othersPlain = members !== null && [...members].every(([name, value]) => name === 'image' || !hasControlCharacter(value));
   if (text && text.length <= MAX_IMAGE_BASE64_CHARS && (format === 'jpeg' || format === 'png') && othersPlain) {
-    const image = decodeStrictBase64(text);
+    const image = consume ? decodeStrictBase64InPlace(text) : decodeStrictBase64(text);
     if (image && image.length > 0) {
       return {
         image,
         imageFormat: format,
         get canonical() {
+          if (consume) throw new Error('the image text was decoded in place: no canonical text');
           return `${format}:${text.toString('latin1')}`;
         },
       };
@@ -99,10 +101,10 @@ export function parseLivenessJsonText(json: string): LivenessRequest {
  * or JSON work) or the JSON form (its bytes, or parsed by express.json for a charset other than UTF-8). Its
  * canonical text is the same for one image in either form, so an Idempotency-Key sees one request.
  */
-function parseLivenessBody(body: unknown, contentType: string | undefined): LivenessRequest {
+function parseLivenessBody(body: unknown, contentType: string | undefined, withKey: boolean): LivenessRequest {
   if (!Buffer.isBuffer(body)) return parseLivenessRequest(body);
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (!(type in RAW_IMAGE_TYPES)) return parseLivenessJson(body);
+  if (!(type in RAW_IMAGE_TYPES)) return parseLivenessJson(body, !withKey);
   const imageFormat = RAW_IMAGE_TYPES[type as keyof typeof RAW_IMAGE_TYPES];
   if (body.length === 0) throw new InvalidRequestError('The body is empty: send the image bytes', { field: 'body' });
   return {
@@ -120,7 +122,7 @@ function parseLivenessBody(body: unknown, contentType: string | undefined): Live
  * fingerprint only for a call with a key.
  */
 function takeLivenessRequest(req: Request, withKey: boolean): { image: JobPayload; imageFormat: 'jpeg' | 'png'; canonical: string } {
-  const request = parseLivenessBody(req.body, req.get('content-type'));
+  const request = parseLivenessBody(req.body, req.get('content-type'), withKey);
   req.body = undefined;
   return { image: new JobPayload(request.image), imageFormat: request.imageFormat, canonical: withKey ? request.canonical : '' };
 }

@@ -28,7 +28,35 @@ export function decodeStrictBase64(text: string | Uint8Array): Buffer | null {
   return decodeBytes(Buffer.from(text, 'latin1'));
 }
 
-function decodeBytes(src: Uint8Array): Buffer | null {
+/**
+ * decodeStrictBase64 for a text in bytes its caller gives up (the request body's view): the image is decoded over
+ * the text's own memory, so it needs no allocation of its own. Every ~110 KB image allocated made up a quarter of
+ * the external memory a call churned through the liveness API, whose growth schedules its full garbage
+ * collections (bench/results/api.md, 2026-12-06). A decoded group is shorter than its text and is written behind
+ * it, never over a character still to be read. The whole text is checked first: one that is not strict Base64
+ * comes back untouched (null), for the general parser's answer.
+ */
+export function decodeStrictBase64InPlace(text: Uint8Array): Buffer | null {
+  const shape = shapeOf(text);
+  if (!shape) return null;
+  let invalid = 0;
+  for (let i = 0; i < shape.end; i++) invalid |= SEXTET[text[i]!]!;
+  if (invalid < 0) return null;
+  decodeInto(text, shape, text);
+  return Buffer.from(text.buffer, text.byteOffset, shape.size);
+}
+
+interface Shape {
+  /** The text's end without its padding. */
+  end: number;
+  /** The characters in whole groups of four. */
+  whole: number;
+  /** The decoded length. */
+  size: number;
+}
+
+/** Where the groups of a text end and how many bytes they decode to; null for a length or padding the rule refuses. */
+function shapeOf(src: Uint8Array): Shape | null {
   const length = src.length;
   if (length === 0 || length % 4 === 1) return null;
   let end = length;
@@ -37,8 +65,22 @@ function decodeBytes(src: Uint8Array): Buffer | null {
   // A single character after the last whole group carries no byte (Buffer.from drops it; the rule accepts it).
   const whole = end - (end % 4);
   const tail = end % 4;
-  const out = Buffer.allocUnsafe((whole / 4) * 3 + (tail === 3 ? 2 : tail === 2 ? 1 : 0));
-  // Any byte outside the alphabet maps to -1, which sets the sign bit of `invalid`.
+  return { end, whole, size: (whole / 4) * 3 + (tail === 3 ? 2 : tail === 2 ? 1 : 0) };
+}
+
+function decodeBytes(src: Uint8Array): Buffer | null {
+  const shape = shapeOf(src);
+  if (!shape) return null;
+  const out = Buffer.allocUnsafe(shape.size);
+  return decodeInto(src, shape, out) < 0 ? null : out;
+}
+
+/**
+ * Decodes the text into `out` (which may be the text's own memory: each group is read before its bytes are written,
+ * behind it). Returns a negative number when a character is outside the alphabet: -1 maps set its sign bit.
+ */
+function decodeInto(src: Uint8Array, { end, whole }: Shape, out: Uint8Array): number {
+  const tail = end % 4;
   let invalid = 0;
   let o = 0;
   for (let i = 0; i < whole; i += 4) {
@@ -56,13 +98,10 @@ function decodeBytes(src: Uint8Array): Buffer | null {
   if (tail >= 2) {
     const a = SEXTET[src[whole]!]!;
     const b = SEXTET[src[whole + 1]!]!;
-    invalid |= a | b;
+    const c = tail === 3 ? SEXTET[src[whole + 2]!]! : 0;
+    invalid |= a | b | c;
     out[o] = ((a << 2) | (b >> 4)) & 0xff;
-    if (tail === 3) {
-      const c = SEXTET[src[whole + 2]!]!;
-      invalid |= c;
-      out[o + 1] = ((b << 4) | (c >> 2)) & 0xff;
-    }
+    if (tail === 3) out[o + 1] = ((b << 4) | (c >> 2)) & 0xff;
   }
-  return invalid < 0 ? null : out;
+  return invalid;
 }

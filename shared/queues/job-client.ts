@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName } from './contracts';
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus } from './result-bus';
+import { closeRedis, waitUntilReady } from '../redis';
 import { priorityOfRound } from './fair-queue';
 import { AdmissionControl, type Admission, type AdmissionRequest } from './admission';
 
@@ -98,6 +99,13 @@ export class JobTimeoutError extends ServiceUnavailableError {
 
 export class JobClient {
   readonly queue: Queue;
+  /**
+   * The queue's own connection (a duplicate of the producer's, not auto-pipelined): BullMQ defines its ~50 scripts as
+   * commands on the connection it is given, and ioredis copies every defined command onto each pipeline it builds:
+   * on the auto-pipelined producer that was one pipeline per event-loop tick with commands, ~30 % of the API
+   * process's heap allocation and ~6 % of its CPU (bench/results/api.md, 2026-12-06).
+   */
+  private readonly queueRedis: Redis;
   private readonly keys: QueueKeys;
   private readonly bus: ResultBus;
   private readonly processId = randomUUID();
@@ -105,8 +113,9 @@ export class JobClient {
 
   constructor(private readonly opts: JobClientOptions) {
     this.keys = queueKeys(opts.prefix);
+    this.queueRedis = opts.redis.duplicate({ enableAutoPipelining: false, connectionName: `${opts.redis.options.connectionName ?? 'producer'}-queue` });
     this.queue = new Queue(opts.queueName, {
-      connection: opts.redis,
+      connection: this.queueRedis,
       prefix: opts.prefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 1000 } },
     });
@@ -130,6 +139,7 @@ export class JobClient {
   }
 
   async start(): Promise<void> {
+    await waitUntilReady(this.queueRedis);
     await this.bus.start();
   }
 
@@ -215,17 +225,17 @@ export class JobClient {
   }
 
   /**
-   * Stores the payload and adds the job in one round trip: both go out on the same connection in this order, so Redis
+   * Stores the payload and adds the job in one round trip: both go out on the queue's connection in this order, so Redis
    * stores the bytes before the job exists and a worker never finds a job without its payload. Its own frame, so the
    * bytes are not held while the caller waits for the answer.
-   * The payload's SET is written at once, on its own (sendCommand, not the connection's auto-pipeline, which the job's
-   * commands still take and flush after it): in the auto-pipeline, every payload of an event-loop tick was copied
-   * once more into one buffer for the tick's write (docs/liveness-api.md, "The JSON form is read from its bytes").
+   * The payload's SET is written at once, on its own (the queue's connection is not auto-pipelined: in an
+   * auto-pipeline, every payload of an event-loop tick was copied once more into one buffer for the tick's write;
+   * docs/liveness-api.md, "The JSON form is read from its bytes").
    */
   private async enqueue<I>(payload: Buffer | JobPayload, envelope: JobEnvelope<I>, payloadTtlMs: number, admission?: Admission): Promise<void> {
     const bytes = payload instanceof JobPayload ? payload.take() : payload;
     await Promise.all([
-      this.opts.redis.sendCommand(new Command('set', [envelope.payloadKey, bytes, 'PX', payloadTtlMs])),
+      this.queueRedis.sendCommand(new Command('set', [envelope.payloadKey, bytes, 'PX', payloadTtlMs])),
       // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
       this.queue.add(this.opts.queueName, envelope, { jobId: envelope.requestId, priority: priorityOfRound(admission?.round ?? 1) }),
     ]);
@@ -239,5 +249,6 @@ export class JobClient {
   async close(): Promise<void> {
     await this.bus.close();
     await this.queue.close();
+    await closeRedis(this.queueRedis);
   }
 }

@@ -75,11 +75,18 @@ export class JobRunner<I, R> {
   private previous = { settleAt: 0, publishedAt: 0, settleMs: 0, settleCpuAt: 0, settleCpuMs: 0 };
   private handlersRun = 0;
 
+  /**
+   * BullMQ's own connection, a duplicate of `connection`: BullMQ defines its ~50 scripts as commands on the connection
+   * it is given, and ioredis copies every one onto each MULTI it builds (the tenant's take below, once per job).
+   */
+  private readonly bullConnection: Redis;
+
   constructor(private readonly opts: JobRunnerOptions<I, R>) {
     this.keys = queueKeys(opts.prefix);
     this.tenants = new TenantWaiting(opts.connection, opts.prefix, opts.queueName);
+    this.bullConnection = opts.connection.duplicate({ connectionName: `${opts.connection.options.connectionName ?? 'worker'}-bullmq` });
     this.worker = new Worker(opts.queueName, (job) => this.process(job), {
-      connection: opts.connection,
+      connection: this.bullConnection,
       prefix: opts.prefix,
       concurrency: 1,
       autorun: false,
@@ -91,6 +98,8 @@ export class JobRunner<I, R> {
       maxStalledCount: 1,
     });
     this.worker.on('error', (err) => opts.log.error({ err }, 'worker connection error'));
+    // An outage shows on both connections; BullMQ's reports it (above), as it did when it shared this one.
+    opts.connection.on('error', () => undefined);
   }
 
   start(): void {
@@ -109,12 +118,16 @@ export class JobRunner<I, R> {
     const log = this.opts.log.child({ requestId: raw.requestId, jobId: job.id });
     const redis = this.opts.connection;
     // Taken: no longer waiting, whatever happens next; unless another tenant's job took its place (fair-queue.ts).
-    const taken = raw.tenant
-      ? await this.tenants.take(raw.tenant, raw.requestId).catch((err: unknown) => {
+    const taking = raw.tenant
+      ? this.tenants.take(raw.tenant, raw.requestId).catch((err: unknown) => {
           log.warn({ err }, 'taken job not uncounted; it leaves at its deadline');
           return { evicted: false };
         })
       : { evicted: false };
+    // The bytes are taken in the same round trip (a job that is not run drops them all the same).
+    const fetching = redis.getdelBuffer(raw.payloadKey);
+    fetching.catch(() => undefined);
+    const taken = await taking;
     let outcome: JobOutcome<R>;
     let envelope: JobEnvelope<I> | undefined;
     // The fault hook's steps belong to jobs whose engine ran (a skipped or failed job commits nothing).
@@ -126,17 +139,17 @@ export class JobRunner<I, R> {
       envelope = { ...raw, input: this.opts.parseInput(raw.input) };
       if (taken.evicted) {
         // Its place in the queue went to a tenant with less waiting: answered now, unrun and unbilled, like a refusal at admission.
-        await redis.del(raw.payloadKey);
+        await fetching;
         log.info('job skipped: evicted by a tenant with less waiting');
         throw new ServiceUnavailableError(AT_CAPACITY, 2);
       }
       if (Date.now() > raw.deadline) {
         // Nobody waits any more; running it would only waste a slot (and could bill a 503'd request).
-        await redis.del(raw.payloadKey);
+        await fetching;
         log.warn({ lateByMs: Date.now() - raw.deadline }, 'job skipped: deadline passed');
         throw new ServiceUnavailableError('deadline passed before a worker was free', 2, 'deadline_exceeded');
       }
-      const payload = await redis.getdelBuffer(raw.payloadKey);
+      const payload = await fetching;
       if (!payload) throw new ServiceUnavailableError('job input expired before processing', 2, 'input_expired');
       const cpuBefore = processCpuMs();
       handlerRan = true;
@@ -191,6 +204,7 @@ export class JobRunner<I, R> {
   /** Finishes the current job, takes no new one. */
   async close(): Promise<void> {
     await this.worker.close();
+    await this.bullConnection.quit().catch(() => this.bullConnection.disconnect());
   }
 }
 

@@ -119,6 +119,22 @@ describe('parseLivenessJson (the JSON form read from its bytes)', () => {
     }
   });
 
+  it('answers every body the same when it decodes the image over its own text (a call without Idempotency-Key)', () => {
+    const withoutCanonical = (o: Outcome) => ('canonical' in o ? { image: o.image, imageFormat: o.imageFormat } : o);
+    for (const text of bodies) {
+      const consumed = (): Outcome => {
+        try {
+          const r = parseLivenessJson(Buffer.from(text, 'utf8'), true);
+          return { image: r.image.toString('hex'), imageFormat: r.imageFormat, canonical: '' };
+        } catch (err) {
+          if (err instanceof AppError) return { status: err.httpStatus, code: err.code, message: err.message };
+          throw err;
+        }
+      };
+      expect(withoutCanonical(consumed()), text).to.deep.equal(withoutCanonical(general(text)));
+    }
+  });
+
   it('reads the common body (plain strings, valid Base64, a known format) without JSON.parse', () => {
     const parse = JSON.parse;
     let calls = 0;

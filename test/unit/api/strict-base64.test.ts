@@ -1,8 +1,8 @@
 // decodeStrictBase64 against the rule it keeps (the regular expression plus length % 4 !== 1, then Buffer.from),
 // on edge cases and on seeded random texts built from valid groups with one character changed, as a string and
-// as bytes.
+// as bytes; and its in-place form on the same texts (the same answer; a refused text left untouched).
 import { expect } from 'chai';
-import { decodeStrictBase64 } from '../../../api/liveness/strict-base64';
+import { decodeStrictBase64, decodeStrictBase64InPlace } from '../../../api/liveness/strict-base64';
 import { seededRandom } from '../../../dev/harness/seeded-random';
 
 const oldRule = (t: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(t) && t.length % 4 !== 1;
@@ -14,6 +14,19 @@ function agrees(t: string): void {
     const bytes = decodeStrictBase64(form);
     expect(bytes !== null, what).to.equal(oldRule(t));
     if (bytes) expect(bytes.equals(Buffer.from(t, 'base64')), what).to.equal(true);
+  }
+  // In place, inside a larger body (the bytes around the text must stay as they were).
+  const body = Buffer.from(`{"image":"${t}"}`, 'utf8');
+  const before = Buffer.from(body);
+  const text = body.subarray(10, body.length - 2);
+  const inPlace = decodeStrictBase64InPlace(text);
+  expect(inPlace !== null, `${JSON.stringify(t)} in place`).to.equal(oldRule(t));
+  if (inPlace) {
+    expect(inPlace.equals(Buffer.from(t, 'base64')), `${JSON.stringify(t)} in place`).to.equal(true);
+    expect(inPlace.buffer, "the text's own memory").to.equal(body.buffer);
+    expect(body.subarray(body.length - 2).equals(before.subarray(before.length - 2))).to.equal(true);
+  } else {
+    expect(body.equals(before), `${JSON.stringify(t)} refused and untouched`).to.equal(true);
   }
 }
 
