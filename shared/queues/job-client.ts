@@ -177,7 +177,7 @@ export class JobClient {
       throw new DeadlineExceededError('enqueue');
     }
     const deadline = o.deadline.at;
-    const payloadKey = this.keys.payload(jobId);
+    const payloadKey = this.keys.payload(jobId, o.admission?.tenant);
     const envelope: JobEnvelope<I> = {
       requestId: o.requestId,
       deadline,
@@ -209,7 +209,7 @@ export class JobClient {
     const removed = await this.queue.remove(jobId).catch(() => 0);
     await Promise.all([this.opts.redis.del(payloadKey).catch(() => undefined), this.admission.leave(o.admission)]);
     // The worker may have finished in the last instant; the stored result settles it.
-    const late = await this.bus.lastLook<R>(jobId);
+    const late = await this.bus.lastLook<R>(jobId, o.admission?.tenant);
     if (late) return late;
     throw new JobTimeoutError(jobId, removed !== 1);
   }
@@ -232,8 +232,8 @@ export class JobClient {
   }
 
   /** Reads a finished job's stored outcome, if any (used after a timeout to settle billing races). */
-  lastLook<R>(jobId: string): Promise<JobOutcome<R> | null> {
-    return this.bus.lastLook<R>(jobId);
+  lastLook<R>(jobId: string, tenant?: string): Promise<JobOutcome<R> | null> {
+    return this.bus.lastLook<R>(jobId, tenant);
   }
 
   async close(): Promise<void> {

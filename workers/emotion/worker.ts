@@ -43,7 +43,7 @@ const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
               }),
             }
           : undefined;
-      return storeOutcome(redis, config.QUEUE_PREFIX, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event, reply);
+      return storeOutcome(redis, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event, reply);
     };
   },
   observe(metrics, outcome) {

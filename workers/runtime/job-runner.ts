@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
-import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
+import { RESULT_TTL_MS, resultKeyBeside } from '../../shared/queues/keys';
 import { AT_CAPACITY, TenantWaiting } from '../../shared/queues/fair-queue';
 import { storeOutcome, type OutcomeReply } from '../../shared/queues/outcome-store';
 import type { FaultHook } from './fault-hook';
@@ -66,7 +66,6 @@ export const WARM_UP_JOBS = 1;
 
 export class JobRunner<I, R> {
   readonly worker: Worker;
-  private readonly keys;
   private readonly tenants: TenantWaiting;
   /**
    * When the previous job reached its settle step and how long its settle + publish took, on the clock and in
@@ -76,7 +75,6 @@ export class JobRunner<I, R> {
   private handlersRun = 0;
 
   constructor(private readonly opts: JobRunnerOptions<I, R>) {
-    this.keys = queueKeys(opts.prefix);
     this.tenants = new TenantWaiting(opts.connection, opts.prefix, opts.queueName);
     this.worker = new Worker(opts.queueName, (job) => this.process(job), {
       connection: opts.connection,
@@ -160,8 +158,8 @@ export class JobRunner<I, R> {
     // what a waiter may have read. The result bus's message is this head, the stored outcome and a closing brace.
     const cycleFields = cycle === null ? '' : `,"cycleMs":${cycle.ms},"cycleCpuMs":${cycle.cpuMs}`;
     const reply: OutcomeReply = { channel: raw.replyTo, head: `{"jobId":${JSON.stringify(raw.requestId)}${cycleFields},"outcome":` };
-    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope, reply };
-    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS, undefined, c.reply));
+    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: resultKeyBeside(raw.payloadKey, raw.requestId), envelope, reply };
+    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, c.resultKey, JSON.stringify(o), RESULT_TTL_MS, undefined, c.reply));
     const stored = await settle(outcome, ctx);
     // Commit and publish are one step (the same script), so a crash can no longer fall between them; both fault
     // steps stay, at the same point, so the suite keeps proving each named step.

@@ -6,6 +6,10 @@
 // step). A dead consumer's unacknowledged entries are taken over with
 // XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
 // before the next one is written: the counters' replay check relies on it.
+// The outbox is one stream per partition (shared/redis-partitions.ts), so a drainer reads each of them, without
+// BLOCK (one connection serves them all, and a Redis Cluster holds them on different primaries), polling an idle
+// stream every blockMs; plus, when it exists at start, the stream of the layout before partitions, so an upgrade
+// loses no event.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
@@ -13,9 +17,10 @@ import type { Logger } from '../../shared/logger';
 import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
 import { UsageCounters } from '../../shared/billing/usage-counters';
 import type { FaultHook } from './fault-hook';
+import { allPartitionPrefixes } from '../../shared/redis-partitions';
 
 export interface UsageDrainerOptions {
-  /** A connection of its own: XREADGROUP BLOCK holds it. Worker role (waits for Redis to come back). */
+  /** A connection of its own (worker role: waits for Redis to come back). */
   redis: Redis;
   prefix: string;
   models: Models;
@@ -23,6 +28,7 @@ export interface UsageDrainerOptions {
   claimIdleMs: number;
   fault?: FaultHook;
   batchSize?: number;
+  /** How often an idle stream is read again. */
   blockMs?: number;
   /** Default USAGE_BATCH_WINDOW_MS. */
   batchWindowMs?: number;
@@ -59,23 +65,81 @@ const BATCH_SIZE = 500;
 const DUPLICATE_KEY = 11000;
 const RETRY_AFTER_FAILURE_MS = 1000;
 
+/** Drains every partition's outbox stream (and the pre-partition one while it exists), one StreamDrainer each. */
 export class UsageDrainer {
   readonly consumer = `drainer-${randomUUID()}`;
-  private readonly key: string;
-  private readonly counters: UsageCounters;
+  private streams: StreamDrainer[] = [];
+  /** The outbox's count of entries ever added, [when read, count], over the last RATE_SPAN_MS and one before. */
+  private readonly added: Array<[number, number]> = [];
+  private rate: { at: number; value: Promise<number> } | null = null;
+
+  constructor(private readonly o: UsageDrainerOptions) {}
+
+  async start(): Promise<void> {
+    const counters = new UsageCounters(this.o.redis, this.o.prefix, this.o.models);
+    const homes = allPartitionPrefixes(this.o.prefix);
+    // Its own consumer name: an owner's events can be in both streams, and the counters' replay check is per consumer.
+    const legacy = (await this.o.redis.exists(outboxKey(this.o.prefix))) === 1 ? [{ home: this.o.prefix, consumer: `${this.consumer}-legacy` }] : [];
+    this.streams = [...homes.map((home) => ({ home, consumer: this.consumer })), ...legacy].map(
+      (s) => new StreamDrainer(this.o, s.home, s.consumer, counters, () => this.arrivalsPerS()),
+    );
+    await Promise.all(this.streams.map((d) => d.start()));
+  }
+
+  /** Stops reading; first writes what is already in the outbox, so a clean stop leaves nothing. */
+  async stop(): Promise<void> {
+    await Promise.all(this.streams.map((d) => d.stop()));
+  }
+
+  /**
+   * Entries added to the outbox per second by every producer, over all its streams (XINFO STREAM's entries-added,
+   * Redis 7), over the last RATE_SPAN_MS: each drainer reads only its share of a stream, and each stream holds only
+   * its partition's, so a drainer's own reads would understate the load. Read at most once per RATE_SPAN_MS / 4.
+   */
+  private arrivalsPerS(): Promise<number> {
+    const now = Date.now();
+    if (this.rate && now - this.rate.at < RATE_SPAN_MS / 4) return this.rate.value;
+    const value = this.measureArrivals(now);
+    this.rate = { at: now, value };
+    return value;
+  }
+
+  private async measureArrivals(now: number): Promise<number> {
+    const counts = await Promise.all(
+      this.streams.map(async (d) => {
+        const info = (await this.o.redis.call('XINFO', 'STREAM', d.key)) as unknown[];
+        const at = info.indexOf('entries-added');
+        return at === -1 ? 0 : Number(info[at + 1]);
+      }),
+    );
+    const count = counts.reduce((a, b) => a + b, 0);
+    this.added.push([now, count]);
+    // Keep one sample at or before the span's start, as the reference.
+    while (this.added.length > 2 && this.added[1]![0] <= now - RATE_SPAN_MS) this.added.shift();
+    const [refAt, refCount] = this.added[0]!;
+    return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
+  }
+}
+
+/** One outbox stream's drainer: the stream of the partition `home`. */
+class StreamDrainer {
+  readonly key: string;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
   /** Set after a failed write: re-read this consumer's own unacknowledged entries before new ones. */
   private retryOwn = false;
-  /** The outbox's count of entries ever added, [when read, count], over the last RATE_SPAN_MS and one before. */
-  private readonly added: Array<[number, number]> = [];
   /** Ends a batch window early (stop). */
   private wake: (() => void) | null = null;
 
-  constructor(private readonly o: UsageDrainerOptions) {
-    this.key = outboxKey(o.prefix);
-    this.counters = new UsageCounters(o.redis, o.prefix, o.models);
+  constructor(
+    private readonly o: UsageDrainerOptions,
+    private readonly home: string,
+    readonly consumer: string,
+    private readonly counters: UsageCounters,
+    private readonly arrivalsPerS: () => Promise<number>,
+  ) {
+    this.key = outboxKey(home);
   }
 
   async start(): Promise<void> {
@@ -100,7 +164,7 @@ export class UsageDrainer {
     await this.loop;
     try {
       for (const from of ['0', '>'] as const) {
-        for (let entries = await this.read(from, false); entries.length > 0; entries = from === '0' ? [] : await this.read(from, false)) {
+        for (let entries = await this.read(from); entries.length > 0; entries = from === '0' ? [] : await this.read(from)) {
           await this.write(entries, from === '0');
         }
       }
@@ -115,7 +179,10 @@ export class UsageDrainer {
         if (Date.now() - this.lastClaimAt >= this.o.claimIdleMs / 2) await this.claimAbandoned();
         const from = this.retryOwn ? '0' : '>';
         const entries = await this.read(from);
-        if (entries.length === 0) continue;
+        if (entries.length === 0) {
+          if (from === '>') await this.pause(this.o.blockMs ?? 1000);
+          continue;
+        }
         // New entries are this drainer's from the first: kept through the batch windows, then while written.
         const batch = from === '0' ? entries : await this.holdWhile(entries, () => this.withRestOfWindow(entries));
         await this.write(batch, from === '0');
@@ -145,41 +212,29 @@ export class UsageDrainer {
     const started = Date.now();
     let batch = entries;
     for (;;) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, windowMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-      const more = await this.read('>', false, size - batch.length);
+      await this.pause(windowMs);
+      const more = await this.read('>', size - batch.length);
       batch = batch.concat(more);
       const quiet = more.length === 0;
       if (quiet || batch.length >= size || !this.running || Date.now() - started + windowMs > maxWaitMs) return batch;
     }
   }
 
-  /**
-   * Entries added to the outbox per second by every producer (XINFO STREAM's entries-added, Redis 7), over the last
-   * RATE_SPAN_MS: each drainer reads only its share of the stream, so its own reads would understate the load.
-   */
-  private async arrivalsPerS(): Promise<number> {
-    const info = (await this.o.redis.call('XINFO', 'STREAM', this.key)) as unknown[];
-    const at = info.indexOf('entries-added');
-    if (at === -1) return 0;
-    const now = Date.now();
-    const count = Number(info[at + 1]);
-    this.added.push([now, count]);
-    // Keep one sample at or before the span's start, as the reference.
-    while (this.added.length > 2 && this.added[1]![0] <= now - RATE_SPAN_MS) this.added.shift();
-    const [refAt, refCount] = this.added[0]!;
-    return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
+  /** Waits `ms`, or until stop. */
+  private async pause(ms: number): Promise<void> {
+    if (!this.running) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = null;
   }
 
-  private async read(from: '0' | '>', block = true, count = this.o.batchSize ?? BATCH_SIZE): Promise<OutboxEntry[]> {
+  private async read(from: '0' | '>', count = this.o.batchSize ?? BATCH_SIZE): Promise<OutboxEntry[]> {
     const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count];
-    if (from === '>' && block) args.push('BLOCK', this.o.blockMs ?? 1000);
     const reply = (await this.o.redis.call('XREADGROUP', ...args, 'STREAMS', this.key, from)) as Array<[string, Array<[string, string[] | null]>]> | null;
     if (from === '0') this.retryOwn = false;
     return parseOutboxEntries(reply?.[0]?.[1] ?? []);
@@ -293,7 +348,7 @@ export class UsageDrainer {
     docs.forEach((doc: Record<string, unknown>, i) => {
       const { service, billable, customerId, month } = doc;
       if (failed.has(i) || service !== 'liveness' || billable !== true || typeof customerId !== 'string' || typeof month !== 'string') return;
-      ack.hdel(undrainedKey(this.o.prefix, customerId, month), entries[i]!.requestId);
+      ack.hdel(undrainedKey(this.home, customerId, month), entries[i]!.requestId);
     });
     await ack.exec();
   }

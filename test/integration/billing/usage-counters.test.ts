@@ -69,7 +69,7 @@ describe('usage counter documents', () => {
   /** Appends one usage event to the outbox the way the workers do (storeOutcome), and returns its request id. */
   const appendLiveness = async (customerId: string, keyId: string, at = NOW) => {
     const requestId = randomUUID();
-    await storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+    await storeOutcome(redis, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
       requestId,
       json: encodeOutboxEvent({ service: 'liveness', customerId, keyId, plan: 'business', billable: true, latencyMs: 20, at }),
     });
@@ -77,7 +77,7 @@ describe('usage counter documents', () => {
   };
   const appendEmotion = async (tokenId: string, duration: number) => {
     const requestId = randomUUID();
-    await storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+    await storeOutcome(redis, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
       requestId,
       json: encodeOutboxEvent({ service: 'emotion', tokenId, billable: false, latencyMs: 30, verdict: { intervals: 2, duration }, at: NOW }),
     });

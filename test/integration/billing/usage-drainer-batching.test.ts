@@ -39,7 +39,7 @@ describe('usage drainer: batched writes', () => {
   });
 
   const append = (requestId: string) =>
-    storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+    storeOutcome(redis, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
       requestId,
       json: encodeOutboxEvent({ service: 'liveness', billable: true, latencyMs: 20, at: new Date() }),
     });
