@@ -30,6 +30,11 @@ export interface ThrottleOptions {
   workMsPerToken?: number;
 }
 
+/** A subject's token bucket, in the partition of its own name (shared/redis-partitions.ts). */
+export function throttleKey(prefix: string, subject: string): string {
+  return `${partitionPrefix(prefix, subject)}:throttle:${subject}`;
+}
+
 export class Throttle {
   constructor(
     private readonly redis: Redis,
@@ -40,7 +45,7 @@ export class Throttle {
   private async run(subject: string, cost: number, mode: BucketMode): Promise<void> {
     const [allowed, waitMs] = (await TOKEN_BUCKET.run(
       this.redis,
-      [`${partitionPrefix(this.prefix, subject)}:throttle:${subject}`],
+      [throttleKey(this.prefix, subject)],
       [this.opts.burst, this.opts.ratePerSecond / 1000, Date.now(), cost, mode],
     )) as [number, number];
     if (allowed === 1) return;

@@ -6,10 +6,10 @@
 // step). A dead consumer's unacknowledged entries are taken over with
 // XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
 // before the next one is written: the counters' replay check relies on it.
-// The outbox is one stream per partition (shared/redis-partitions.ts), so a drainer reads each of them, without
-// BLOCK (one connection serves them all, and a Redis Cluster holds them on different primaries), polling an idle
-// stream every blockMs; plus, when it exists at start, the stream of the layout before partitions, so an upgrade
-// loses no event.
+// The outbox is one stream per partition (shared/redis-partitions.ts): a drainer reads them all in each pass, without
+// BLOCK (a Redis Cluster holds them on different primaries), and polls again after blockMs when all were empty; a
+// batch gathers entries of every stream and each is acknowledged in its own. The stream of the layout before
+// partitions is read too while it exists (checked at start), so an upgrade loses no event.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
@@ -28,7 +28,7 @@ export interface UsageDrainerOptions {
   claimIdleMs: number;
   fault?: FaultHook;
   batchSize?: number;
-  /** How often an idle stream is read again. */
+  /** How long a drainer waits before it reads again when every stream was empty. */
   blockMs?: number;
   /** Default USAGE_BATCH_WINDOW_MS. */
   batchWindowMs?: number;
@@ -63,86 +63,33 @@ const RATE_SPAN_MS = 1000;
 const BATCH_SIZE = 500;
 
 const DUPLICATE_KEY = 11000;
+
+/** An outbox entry and the stream it came from (its partition's `home` prefix). */
+type StreamEntry = OutboxEntry & { home: string };
 const RETRY_AFTER_FAILURE_MS = 1000;
 
-/** Drains every partition's outbox stream (and the pre-partition one while it exists), one StreamDrainer each. */
 export class UsageDrainer {
   readonly consumer = `drainer-${randomUUID()}`;
-  private streams: StreamDrainer[] = [];
-  /** The outbox's count of entries ever added, [when read, count], over the last RATE_SPAN_MS and one before. */
-  private readonly added: Array<[number, number]> = [];
-  private rate: { at: number; value: Promise<number> } | null = null;
-
-  constructor(private readonly o: UsageDrainerOptions) {}
-
-  async start(): Promise<void> {
-    const counters = new UsageCounters(this.o.redis, this.o.prefix, this.o.models);
-    const homes = allPartitionPrefixes(this.o.prefix);
-    // Its own consumer name: an owner's events can be in both streams, and the counters' replay check is per consumer.
-    const legacy = (await this.o.redis.exists(outboxKey(this.o.prefix))) === 1 ? [{ home: this.o.prefix, consumer: `${this.consumer}-legacy` }] : [];
-    this.streams = [...homes.map((home) => ({ home, consumer: this.consumer })), ...legacy].map(
-      (s) => new StreamDrainer(this.o, s.home, s.consumer, counters, () => this.arrivalsPerS()),
-    );
-    await Promise.all(this.streams.map((d) => d.start()));
-  }
-
-  /** Stops reading; first writes what is already in the outbox, so a clean stop leaves nothing. */
-  async stop(): Promise<void> {
-    await Promise.all(this.streams.map((d) => d.stop()));
-  }
-
-  /**
-   * Entries added to the outbox per second by every producer, over all its streams (XINFO STREAM's entries-added,
-   * Redis 7), over the last RATE_SPAN_MS: each drainer reads only its share of a stream, and each stream holds only
-   * its partition's, so a drainer's own reads would understate the load. Read at most once per RATE_SPAN_MS / 4.
-   */
-  private arrivalsPerS(): Promise<number> {
-    const now = Date.now();
-    if (this.rate && now - this.rate.at < RATE_SPAN_MS / 4) return this.rate.value;
-    const value = this.measureArrivals(now);
-    this.rate = { at: now, value };
-    return value;
-  }
-
-  private async measureArrivals(now: number): Promise<number> {
-    const counts = await Promise.all(
-      this.streams.map(async (d) => {
-        const info = (await this.o.redis.call('XINFO', 'STREAM', d.key)) as unknown[];
-        const at = info.indexOf('entries-added');
-        return at === -1 ? 0 : Number(info[at + 1]);
-      }),
-    );
-    const count = counts.reduce((a, b) => a + b, 0);
-    this.added.push([now, count]);
-    // Keep one sample at or before the span's start, as the reference.
-    while (this.added.length > 2 && this.added[1]![0] <= now - RATE_SPAN_MS) this.added.shift();
-    const [refAt, refCount] = this.added[0]!;
-    return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
-  }
-}
-
-/** One outbox stream's drainer: the stream of the partition `home`. */
-class StreamDrainer {
-  readonly key: string;
+  /** The partitions whose streams it drains (their prefixes), and the deployment prefix while its old stream exists. */
+  private homes: string[];
+  private readonly counters: UsageCounters;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
   /** Set after a failed write: re-read this consumer's own unacknowledged entries before new ones. */
   private retryOwn = false;
+  /** The outbox's count of entries ever added, [when read, count], over the last RATE_SPAN_MS and one before. */
+  private readonly added: Array<[number, number]> = [];
   /** Ends a batch window early (stop). */
   private wake: (() => void) | null = null;
 
-  constructor(
-    private readonly o: UsageDrainerOptions,
-    private readonly home: string,
-    readonly consumer: string,
-    private readonly counters: UsageCounters,
-    private readonly arrivalsPerS: () => Promise<number>,
-  ) {
-    this.key = outboxKey(home);
+  constructor(private readonly o: UsageDrainerOptions) {
+    this.homes = allPartitionPrefixes(o.prefix);
+    this.counters = new UsageCounters(o.redis, o.prefix, o.models);
   }
 
   async start(): Promise<void> {
+    if ((await this.o.redis.exists(outboxKey(this.o.prefix))) === 1) this.homes = [...this.homes, this.o.prefix];
     await this.ensureGroup();
     this.running = true;
     this.loop = this.run();
@@ -150,10 +97,12 @@ class StreamDrainer {
 
   /** Creates the stream and group if missing (first start, or a Redis that came back empty). */
   private async ensureGroup(): Promise<void> {
-    try {
-      await this.o.redis.xgroup('CREATE', this.key, OUTBOX_GROUP, '0', 'MKSTREAM');
-    } catch (err) {
-      if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+    for (const home of this.homes) {
+      try {
+        await this.o.redis.xgroup('CREATE', outboxKey(home), OUTBOX_GROUP, '0', 'MKSTREAM');
+      } catch (err) {
+        if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+      }
     }
   }
 
@@ -203,7 +152,7 @@ class StreamDrainer {
    * meanwhile, window after window while entries keep arriving, up to USAGE_BATCH_MAX_WAIT_MS; otherwise the
    * entries are written at once.
    */
-  private async withRestOfWindow(entries: OutboxEntry[]): Promise<OutboxEntry[]> {
+  private async withRestOfWindow(entries: StreamEntry[]): Promise<StreamEntry[]> {
     const size = this.o.batchSize ?? BATCH_SIZE;
     const windowMs = this.o.batchWindowMs ?? USAGE_BATCH_WINDOW_MS;
     const maxWaitMs = this.o.batchMaxWaitMs ?? USAGE_BATCH_MAX_WAIT_MS;
@@ -233,21 +182,54 @@ class StreamDrainer {
     this.wake = null;
   }
 
-  private async read(from: '0' | '>', count = this.o.batchSize ?? BATCH_SIZE): Promise<OutboxEntry[]> {
-    const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count];
-    const reply = (await this.o.redis.call('XREADGROUP', ...args, 'STREAMS', this.key, from)) as Array<[string, Array<[string, string[] | null]>]> | null;
+  /**
+   * Entries added to the outbox per second by every producer, all streams together (XINFO STREAM's entries-added,
+   * Redis 7), over the last RATE_SPAN_MS: each drainer reads only its share of the streams, so its own reads would
+   * understate the load.
+   */
+  private async arrivalsPerS(): Promise<number> {
+    const counts = await Promise.all(
+      this.homes.map(async (home) => {
+        const info = (await this.o.redis.call('XINFO', 'STREAM', outboxKey(home))) as unknown[];
+        const at = info.indexOf('entries-added');
+        return at === -1 ? 0 : Number(info[at + 1]);
+      }),
+    );
+    const now = Date.now();
+    const count = counts.reduce((a, b) => a + b, 0);
+    this.added.push([now, count]);
+    // Keep one sample at or before the span's start, as the reference.
+    while (this.added.length > 2 && this.added[1]![0] <= now - RATE_SPAN_MS) this.added.shift();
+    const [refAt, refCount] = this.added[0]!;
+    return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
+  }
+
+  /** Reads every stream (one command each, sent together), up to `count` entries from each. */
+  private async read(from: '0' | '>', count = this.o.batchSize ?? BATCH_SIZE): Promise<StreamEntry[]> {
+    const replies = await Promise.all(
+      this.homes.map(async (home) => {
+        const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', outboxKey(home), from];
+        const reply = (await this.o.redis.call('XREADGROUP', ...args)) as Array<[string, Array<[string, string[] | null]>]> | null;
+        return parseOutboxEntries(reply?.[0]?.[1] ?? []).map((e) => ({ ...e, home }));
+      }),
+    );
     if (from === '0') this.retryOwn = false;
-    return parseOutboxEntries(reply?.[0]?.[1] ?? []);
+    return replies.flat();
   }
 
   /** Takes over entries another consumer read but never acknowledged (it died, or its write failed long ago). */
   private async claimAbandoned(): Promise<void> {
     this.lastClaimAt = Date.now();
+    for (const home of this.homes) await this.claimAbandonedOf(home);
+  }
+
+  private async claimAbandonedOf(home: string): Promise<void> {
+    const key = outboxKey(home);
     let cursor = '0-0';
     do {
       const reply = (await this.o.redis.call(
         'XAUTOCLAIM',
-        this.key,
+        key,
         OUTBOX_GROUP,
         this.consumer,
         this.o.claimIdleMs,
@@ -256,24 +238,24 @@ class StreamDrainer {
         this.o.batchSize ?? BATCH_SIZE,
       )) as [string, Array<[string, string[] | null]>, string[]?];
       cursor = reply[0];
-      const claimed = parseOutboxEntries(reply[1]);
+      const claimed = parseOutboxEntries(reply[1]).map((e) => ({ ...e, home }));
       if (claimed.length > 0) {
         this.o.log.info({ entries: claimed.length }, 'usage outbox: took over entries of a consumer that stopped');
         await this.write(claimed, true);
       }
       // Entries deleted while pending (reply[2]) are dropped from the PEL by XAUTOCLAIM itself.
     } while (cursor !== '0-0' && this.running);
-    await this.forgetIdleConsumers();
+    await this.forgetIdleConsumers(key);
   }
 
   /** Removes consumers with nothing pending that have been idle for a long time (stopped processes). */
-  private async forgetIdleConsumers(): Promise<void> {
-    const raw = (await this.o.redis.call('XINFO', 'CONSUMERS', this.key, OUTBOX_GROUP)) as Array<Array<string | number>>;
+  private async forgetIdleConsumers(key: string): Promise<void> {
+    const raw = (await this.o.redis.call('XINFO', 'CONSUMERS', key, OUTBOX_GROUP)) as Array<Array<string | number>>;
     for (const fields of raw) {
       const info: Record<string, string | number> = {};
       for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1]!;
       if (info.name !== this.consumer && Number(info.pending) === 0 && Number(info.idle) > 10 * this.o.claimIdleMs) {
-        await this.o.redis.call('XGROUP', 'DELCONSUMER', this.key, OUTBOX_GROUP, String(info.name));
+        await this.o.redis.call('XGROUP', 'DELCONSUMER', key, OUTBOX_GROUP, String(info.name));
       }
     }
   }
@@ -284,7 +266,7 @@ class StreamDrainer {
    * retried on the same batch before anything else is written: the counters recognise a replay only of this
    * consumer's last write to them.
    */
-  private async write(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+  private async write(entries: StreamEntry[], replayable: boolean): Promise<void> {
     await this.holdWhile(entries, () => this.writeHeld(entries, replayable));
   }
 
@@ -296,12 +278,16 @@ class StreamDrainer {
    * A drainer that dies stops renewing, so its entries are still taken over after the
    * idle time.
    */
-  private async holdWhile<T>(entries: OutboxEntry[], work: () => Promise<T>): Promise<T> {
-    const ids = entries.map((e) => e.streamId);
+  private async holdWhile<T>(entries: StreamEntry[], work: () => Promise<T>): Promise<T> {
+    const byStream = byHome(entries);
     const renew = () =>
-      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...ids, 'JUSTID').catch((err: unknown) => {
-        this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
-      });
+      Promise.all(
+        [...byStream].map(([home, held]) =>
+          this.o.redis.call('XCLAIM', outboxKey(home), OUTBOX_GROUP, this.consumer, 0, ...held.map((e) => e.streamId), 'JUSTID').catch((err: unknown) => {
+            this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
+          }),
+        ),
+      );
     const timer = setInterval(() => void renew(), Math.max(50, Math.floor(this.o.claimIdleMs / 3)));
     try {
       return await work();
@@ -310,7 +296,7 @@ class StreamDrainer {
     }
   }
 
-  private async writeHeld(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+  private async writeHeld(entries: StreamEntry[], replayable: boolean): Promise<void> {
     const docs = entries.map((e) => ({ ...usageDocOf(e), counted: true }));
     const failed = new Set<number>();
     const duplicates: string[] = [];
@@ -339,22 +325,33 @@ class StreamDrainer {
     // backfill must not add it again. By `_id`, one at a time: rare, and any other filter is a scan on FerretDB.
     for (const id of duplicates) await this.o.models.UsageEvent.updateOne({ _id: id, counted: { $ne: true } }, { $set: { counted: true } });
     this.o.fault?.('in_drainer');
-    const done = held.map((e) => e.streamId);
-    const ack = this.o.redis
-      .multi()
-      .xack(this.key, OUTBOX_GROUP, ...done)
-      .xdel(this.key, ...done);
-    // With the acknowledgement, each billed call leaves its customer's undrained index (credit-ledger.ts rebuilds).
+    // Per stream, one transaction: its keys and its customers' undrained indexes share the partition's slot.
+    const billed = new Map<string, { customerId: string; month: string }>();
     docs.forEach((doc: Record<string, unknown>, i) => {
       const { service, billable, customerId, month } = doc;
       if (failed.has(i) || service !== 'liveness' || billable !== true || typeof customerId !== 'string' || typeof month !== 'string') return;
-      ack.hdel(undrainedKey(this.home, customerId, month), entries[i]!.requestId);
+      billed.set(entries[i]!.streamId + entries[i]!.home, { customerId, month });
     });
-    await ack.exec();
+    await Promise.all(
+      [...byHome(held)].map(([home, done]) => {
+        const key = outboxKey(home);
+        const ids = done.map((e) => e.streamId);
+        const ack = this.o.redis
+          .multi()
+          .xack(key, OUTBOX_GROUP, ...ids)
+          .xdel(key, ...ids);
+        // With the acknowledgement, each billed call leaves its customer's undrained index (credit-ledger.ts rebuilds).
+        for (const e of done) {
+          const call = billed.get(e.streamId + home);
+          if (call) ack.hdel(undrainedKey(home, call.customerId, call.month), e.requestId);
+        }
+        return ack.exec();
+      }),
+    );
   }
 
   /** `replayable`: the entries were delivered before (taken over, or re-read): the counters check for replays. */
-  private async countWithRetry(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+  private async countWithRetry(entries: StreamEntry[], replayable: boolean): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.counters.apply(this.consumer, entries, replayable || attempt > 0);
@@ -367,4 +364,15 @@ class StreamDrainer {
       }
     }
   }
+}
+
+/** Entries grouped by their stream. */
+function byHome(entries: StreamEntry[]): Map<string, StreamEntry[]> {
+  const out = new Map<string, StreamEntry[]>();
+  for (const e of entries) {
+    const list = out.get(e.home);
+    if (list) list.push(e);
+    else out.set(e.home, [e]);
+  }
+  return out;
 }
