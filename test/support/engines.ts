@@ -42,10 +42,12 @@ export function testRedisConnections(): { conn: (role: 'producer' | 'worker' | '
   };
 }
 
-/** How many times Redis has run `command` since it started (its own command statistics, INFO commandstats). */
+/** How many times Redis (every primary of a cluster) has run `command` since it started (INFO commandstats). */
 export async function commandCalls(redis: Redis, command: string): Promise<number> {
-  const stats = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'));
-  return Number(stats?.[1] ?? 0);
+  const calls = await Promise.all(
+    primariesOf(redis).map(async (node) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await node.info('commandstats'))?.[1] ?? 0)),
+  );
+  return calls.reduce((a, b) => a + b, 0);
 }
 
 /**

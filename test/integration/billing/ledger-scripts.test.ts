@@ -213,9 +213,10 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     });
 
     it("does not let another request's settle or finish touch an entry it did not claim", async () => {
-      const claim = await store.claim('cust-a', 'k-5', 'body', 'rid-1');
-      if (claim.kind !== 'new') throw new Error('expected a new claim');
+      // The same customer's entry (an entry and the settle's other keys share its partition's slot on a cluster).
       const c = await customer();
+      const claim = await store.claim(c.id, 'k-5', 'body', 'rid-1');
+      if (claim.kind !== 'new') throw new Error('expected a new claim');
       const r = await ledger.reserve(c.id, c.plan, 'rid-other');
       await settleReserved(ledger, prefix, {
         customerId: c.id,
