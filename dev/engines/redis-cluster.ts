@@ -29,7 +29,16 @@ export async function startRedisCluster(opts: { dir: string; primaries?: number 
         await startRedis({
           dir,
           // The bus port on a free port of its own too (its default, port + 10000, may be taken).
-          args: ['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000', '--cluster-port', String(await freePort())],
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            path.join(dir, 'nodes.conf'),
+            '--cluster-node-timeout',
+            '5000',
+            '--cluster-port',
+            String(await freePort()),
+          ],
         }),
       );
     }

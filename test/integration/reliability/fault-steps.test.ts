@@ -90,7 +90,9 @@ describe('Faults: a liveness worker killed at every step between the engine and 
     }
     // The consumer group holds nothing unacknowledged: no event is waiting to be written a second time.
     await eventually(async () => {
-      const pending = (await Promise.all(outboxStreams(prefix).map((k) => redis.xpending(k, 'usage-drainers').catch(() => [0])))) as Array<[number, ...unknown[]]>;
+      const pending = (await Promise.all(outboxStreams(prefix).map((k) => redis.xpending(k, 'usage-drainers').catch(() => [0])))) as Array<
+        [number, ...unknown[]]
+      >;
       return pending.every((p) => p[0] === 0);
     }, 15_000);
   });
