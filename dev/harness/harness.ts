@@ -17,7 +17,7 @@ import { ApiKeyService } from '../../shared/accounts/api-keys';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { systemClock, monthOf } from '../../shared/billing/month';
 import type { PlanId } from '../../shared/billing/plans';
-import { outboxStreams } from '../../shared/billing/usage-outbox';
+import { outboxLength } from '../../shared/billing/usage-outbox';
 import { creditsKey } from '../../shared/billing/credit-ledger';
 import { createRedis, waitUntilReady } from '../../shared/redis';
 
@@ -260,8 +260,7 @@ export { serverMs } from './processes';
 export async function outboxDrained(redis: Redis, prefix: string, timeoutMs = 20_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const lengths = await Promise.all(outboxStreams(prefix).map((k) => redis.xlen(k)));
-    if (lengths.every((n) => n === 0)) return;
+    if ((await outboxLength(redis, prefix)) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`usage outbox not drained within ${timeoutMs} ms`);

@@ -22,6 +22,12 @@ export function outboxStreams(prefix: string): string[] {
   return [...allPartitionPrefixes(prefix).map(outboxKey), outboxKey(prefix)];
 }
 
+/** Entries in all the deployment's outbox streams (written by a drainer or not yet). */
+export async function outboxLength(redis: Redis, prefix: string): Promise<number> {
+  const lengths = await Promise.all(outboxStreams(prefix).map((k) => redis.xlen(k)));
+  return lengths.reduce((a, b) => a + b, 0);
+}
+
 /**
  * A customer's billed liveness calls of a month that are in the outbox and not yet written by a drainer: request
  * id -> 'overage:DD' ('0'/'1', the reservation's day of the month). The settle script adds a call with its outbox
