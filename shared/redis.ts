@@ -73,6 +73,11 @@ export function createRedis(url: string, role: RedisRole, name?: string): Redis 
   return new Cluster(cluster.nodes, options) as unknown as Redis;
 }
 
+/** Whether a connection from createRedis is a Redis Cluster's (its keys' slots may sit on different primaries). */
+export function isCluster(redis: Redis): boolean {
+  return (redis as unknown) instanceof Cluster;
+}
+
 /** The primaries behind a connection: each master of a cluster, or the connection itself. */
 export function primariesOf(redis: Redis): Redis[] {
   const r = redis as unknown;

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Command, type Redis } from 'ioredis';
+import { isCluster } from '../redis';
 import { deserializeJobError, ServiceUnavailableError } from '../errors';
 import { Deadline, DeadlineExceededError } from '../deadline';
 import type { Logger } from '../logger';
@@ -102,9 +103,11 @@ export class JobClient {
   private readonly bus: ResultBus;
   private readonly processId = randomUUID();
   private readonly admission: AdmissionControl;
+  private readonly onCluster: boolean;
 
   constructor(private readonly opts: JobClientOptions) {
     this.keys = queueKeys(opts.prefix);
+    this.onCluster = isCluster(opts.redis);
     this.queue = new Queue(opts.queueName, {
       connection: opts.redis,
       prefix: opts.prefix,
@@ -224,8 +227,12 @@ export class JobClient {
    */
   private async enqueue<I>(payload: Buffer | JobPayload, envelope: JobEnvelope<I>, payloadTtlMs: number, admission?: Admission): Promise<void> {
     const bytes = payload instanceof JobPayload ? payload.take() : payload;
+    const stored = this.opts.redis.sendCommand(new Command('set', [envelope.payloadKey, bytes, 'PX', payloadTtlMs]));
+    // On a Redis Cluster the bytes and the queue sit on different primaries, two connections with no order between
+    // them: the job is added once the bytes are stored (one round trip more).
+    if (this.onCluster) await stored;
     await Promise.all([
-      this.opts.redis.sendCommand(new Command('set', [envelope.payloadKey, bytes, 'PX', payloadTtlMs])),
+      stored,
       // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
       this.queue.add(this.opts.queueName, envelope, { jobId: envelope.requestId, priority: priorityOfRound(admission?.round ?? 1) }),
     ]);
