@@ -11,7 +11,8 @@ import { startFerretDb, startRedis } from '../dev/engines/local-engines';
 import { createRedis, closeRedis, waitUntilReady } from '../shared/redis';
 import { connectMongo } from '../shared/db/mongo';
 import { createModels, ensureIndexes } from '../shared/db/models';
-import { encodeOutboxEvent, outboxKey } from '../shared/billing/usage-outbox';
+import { encodeOutboxEvent, outboxKey, outboxLength } from '../shared/billing/usage-outbox';
+import { partitionPrefix } from '../shared/redis-partitions';
 import { createLogger } from '../shared/logger';
 import { UsageDrainer } from '../workers/runtime/usage-drainer';
 import { arg } from './api';
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
         latencyMs: 20,
         at,
       });
-      pipe.xadd(outboxKey(prefix), '*', 'id', randomUUID(), 'event', event, 'overage', '0');
+      pipe.xadd(outboxKey(partitionPrefix(prefix, customerId)), '*', 'id', randomUUID(), 'event', event, 'overage', '0');
     }
     await pipe.exec();
   }
@@ -55,11 +56,11 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   await Promise.all(running.map((d) => d.start()));
   let lastShown = t0;
-  while ((await redis.xlen(outboxKey(prefix))) > 0) {
+  while ((await outboxLength(redis, prefix)) > 0) {
     await new Promise((r) => setTimeout(r, 200));
     if (performance.now() - lastShown > 10_000) {
       lastShown = performance.now();
-      const left = await redis.xlen(outboxKey(prefix));
+      const left = await outboxLength(redis, prefix);
       console.log(`  ${events - left} drained after ${((lastShown - t0) / 1000).toFixed(0)} s`);
     }
   }

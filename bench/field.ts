@@ -13,7 +13,7 @@ import mongoose from 'mongoose';
 import sharp from 'sharp';
 import { createRedis, closeRedis, waitUntilReady } from '../shared/redis';
 import { createModels } from '../shared/db/models';
-import { outboxKey } from '../shared/billing/usage-outbox';
+import { outboxLength } from '../shared/billing/usage-outbox';
 import { varDir } from '../shared/paths';
 import { describeDocstore } from '../dev/engines/local-engines';
 import { DB_NAME, fullScale, pg, pgUrl, readSeed, seed, seedPlace, type SeedManifest, type Store } from './support/seed';
@@ -226,7 +226,7 @@ async function measure(store: Store, label: string, m: SeedManifest, seededNow: 
     .asPromise();
   let pendingOutbox = 0;
   for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
-    pendingOutbox = Number(await redis.xlen(outboxKey('{lc}')));
+    pendingOutbox = await outboxLength(redis, '{lc}');
     if (pendingOutbox === 0) break;
   }
   // By _id (the request id each answer carried): a primary-key read per answer, never a scan of the history.

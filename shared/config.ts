@@ -5,10 +5,22 @@ import os from 'node:os';
 import net from 'node:net';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
+import { clusterTarget } from './redis';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']).transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+
+/** A REDIS_URL's problems: a URL (redis://, rediss://), or a well-formed redis-cluster:// list of seed nodes. */
+function redisUrlProblems(v: string, ctx: z.RefinementCtx): void {
+  try {
+    if (clusterTarget(v)) return;
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `redis-cluster:// URL: ${(err as Error).message}` });
+    return;
+  }
+  if (!URL.canParse(v)) ctx.addIssue({ code: 'custom', message: 'must be a redis:// URL or a redis-cluster:// list of nodes' });
+}
 
 /** Words that mark an example value copied from documentation rather than a generated secret. */
 const PLACEHOLDER_SECRET = /change[-_ ]?me|replace[-_ ]?me|example|placeholder|your[-_ ]?secret|x{8,}/i;
@@ -65,8 +77,11 @@ export const configSchema = z
     /** Port of a worker's /metrics and /health endpoints; 0 picks a free one, -1 disables. */
     WORKER_METRICS_PORT: z.coerce.number().int().min(-1).max(65535).default(0),
 
-    /** Unset: `npm start` runs a private redis-server. Production: Redis 7 with maxmemory-policy noeviction. */
-    REDIS_URL: z.string().url().optional(),
+    /**
+     * Unset: `npm start` runs a private redis-server. Production: Redis 7 with maxmemory-policy noeviction, at a
+     * redis:// URL, or a Redis Cluster at redis-cluster://[[user]:password@]host:port[,host:port...] (its seed nodes).
+     */
+    REDIS_URL: z.string().superRefine(redisUrlProblems).optional(),
     /** Unset: `npm start` runs a private FerretDB (SQLite) under var/. Production: MongoDB 7. */
     MONGODB_URI: z
       .string()
@@ -225,6 +240,10 @@ export const configSchema = z
         path: ['UPLOAD_BYTES_PER_CALLER'],
         message: 'must be at most a quarter of UPLOAD_BYTES_TOTAL (one account never holds more)',
       });
+    }
+    // On a cluster every key's slot comes from the prefix's hash tag (shared/redis-partitions.ts): it must be one.
+    if (cfg.REDIS_URL?.startsWith('redis-cluster://') && !/^\{[^{}]+\}$/.test(cfg.QUEUE_PREFIX)) {
+      ctx.addIssue({ code: 'custom', path: ['QUEUE_PREFIX'], message: 'must be one hash tag such as {lc} when REDIS_URL is a redis-cluster:// URL' });
     }
     if (cfg.NODE_ENV === 'production' && cfg.PUBLIC_BASE_URL && !cfg.PUBLIC_BASE_URL.startsWith('https://')) {
       ctx.addIssue({ code: 'custom', path: ['PUBLIC_BASE_URL'], message: 'must be an https:// address in production' });

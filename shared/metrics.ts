@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { primariesOf } from './redis';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
 const STAGE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -122,13 +123,15 @@ export function createMetrics(service: string) {
     }),
     redisMemory: new Gauge({
       name: 'lc_redis_memory_bytes',
-      help: 'Redis memory (INFO memory) read at scrape time: kind="used" (used_memory) and kind="max" (maxmemory, 0 = unlimited)',
+      help: 'Redis memory (INFO memory; on a cluster, its fullest primary) read at scrape time: kind="used" (used_memory) and kind="max" (maxmemory, 0 = unlimited)',
       labelNames: ['kind'] as const,
       registers: [registry],
       async collect() {
         if (!redisForMemory) return;
         try {
-          const parsed = parseRedisMemory(await redisForMemory.info('memory'));
+          // A cluster's fullest primary (by used memory) is the one that refuses writes first.
+          const all = await Promise.all(primariesOf(redisForMemory).map(async (node) => parseRedisMemory(await node.info('memory'))));
+          const parsed = all.reduce((a, b) => (b && (!a || b.used > a.used) ? b : a), null);
           if (parsed) {
             this.set({ kind: 'used' }, parsed.used);
             this.set({ kind: 'max' }, parsed.max);

@@ -9,6 +9,7 @@ import type { Config } from '../../shared/config';
 import { TooManyRequestsError } from '../../shared/errors';
 import { sha256Hex } from '../../shared/accounts/secrets';
 import { luaScript } from '../../shared/redis-script';
+import { partitionPrefix } from '../../shared/redis-partitions';
 import type { Logger } from '../../shared/logger';
 import { limiterAddress } from './client-address';
 
@@ -29,6 +30,11 @@ export interface ThrottleOptions {
   workMsPerToken?: number;
 }
 
+/** A subject's token bucket, in the partition of its own name (shared/redis-partitions.ts). */
+export function throttleKey(prefix: string, subject: string): string {
+  return `${partitionPrefix(prefix, subject)}:throttle:${subject}`;
+}
+
 export class Throttle {
   constructor(
     private readonly redis: Redis,
@@ -39,7 +45,7 @@ export class Throttle {
   private async run(subject: string, cost: number, mode: BucketMode): Promise<void> {
     const [allowed, waitMs] = (await TOKEN_BUCKET.run(
       this.redis,
-      [`${this.prefix}:throttle:${subject}`],
+      [throttleKey(this.prefix, subject)],
       [this.opts.burst, this.opts.ratePerSecond / 1000, Date.now(), cost, mode],
     )) as [number, number];
     if (allowed === 1) return;

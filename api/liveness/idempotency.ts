@@ -10,6 +10,7 @@
 // deleted (every unbilled answer: the key is free again, and a retry runs the call anew).
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { partitionPrefix } from '../../shared/redis-partitions';
 import { AppError, InvalidRequestError } from '../../shared/errors';
 import { luaScript } from '../../shared/redis-script';
 
@@ -44,7 +45,7 @@ export class IdempotencyStore {
 
   private entryKey(customerId: string, key: string): string {
     if (!KEY_SHAPE.test(key)) throw new InvalidRequestError('Idempotency-Key must be 1-255 printable ASCII characters');
-    return `${this.prefix}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
+    return `${partitionPrefix(this.prefix, customerId)}:idem:${customerId}:${crypto.createHash('sha256').update(key).digest('hex')}`;
   }
 
   /**

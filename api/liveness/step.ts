@@ -180,7 +180,7 @@ export class LivenessCheck {
 
   /** After a failed release: the committed call's answer, stored by the same script that committed it. */
   private async committedResult(c: Caller, timeout: JobTimeoutError): Promise<LivenessJobValue> {
-    const late = await this.d.jobs.lastLook<LivenessJobValue>(c.requestId);
+    const late = await this.d.jobs.lastLook<LivenessJobValue>(c.requestId, c.auth.account._id);
     if (!late) {
       c.log.error('release found no reservation and no stored answer (Redis lost its data?)');
       throw timeout;

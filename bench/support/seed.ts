@@ -19,7 +19,8 @@ import { ConsoleCredentials } from '../../shared/accounts/console-credentials';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import type { PlanId } from '../../shared/billing/plans';
 import { monthOf, systemClock } from '../../shared/billing/month';
-import { encodeOutboxEvent, outboxKey } from '../../shared/billing/usage-outbox';
+import { encodeOutboxEvent, outboxKey, outboxLength } from '../../shared/billing/usage-outbox';
+import { partitionPrefix } from '../../shared/redis-partitions';
 import { createRedis, closeRedis } from '../../shared/redis';
 import { createLogger } from '../../shared/logger';
 import { displayPrefix, generateApiKey, sha256Hex } from '../../shared/accounts/secrets';
@@ -273,25 +274,25 @@ async function seedAccountsAndEvents(models: Models, redis: Redis, redisUrl: str
       return d;
     }),
   );
-  const key = outboxKey(PREFIX);
   const evStarted = Date.now();
   for (let from = 0; from < EVENTS; from += CHUNK) {
     const m = redis.multi();
     for (let i = from; i < Math.min(EVENTS, from + CHUNK); i++) {
       const [id, event] = entryOf(i);
-      m.xadd(key, '*', 'id', id, 'event', event, 'overage', '0');
+      // Any partition's stream is drained; by request id, the chunk spreads over all of them.
+      m.xadd(outboxKey(partitionPrefix(PREFIX, id)), '*', 'id', id, 'event', event, 'overage', '0');
     }
     await m.exec();
     // Keep at most two chunks in the outbox: Redis holds the backlog, not the whole history.
-    while ((await redis.xlen(key)) > CHUNK) {
+    while ((await outboxLength(redis, PREFIX)) > CHUNK) {
       if (Date.now() - evStarted > SEED_TIMEOUT_MS) throw new Error('seeding took longer than 40 min: stopped');
       await new Promise((r) => setTimeout(r, 200));
     }
-    const done = from + CHUNK - Number(await redis.xlen(key));
+    const done = from + CHUNK - (await outboxLength(redis, PREFIX));
     const s = (Date.now() - evStarted) / 1000;
     if ((from / CHUNK) % 5 === 4) log(`  events drained: ~${done} (${s.toFixed(0)} s, ${(done / s).toFixed(0)}/s)`);
   }
-  while ((await redis.xlen(key)) > 0) {
+  while ((await outboxLength(redis, PREFIX)) > 0) {
     if (Date.now() - evStarted > SEED_TIMEOUT_MS) throw new Error('seeding took longer than 40 min: stopped');
     await new Promise((r) => setTimeout(r, 200));
   }

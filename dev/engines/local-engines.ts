@@ -111,7 +111,8 @@ function spawnEngine(bin: string, args: string[], logFile: string): ChildProcess
   return proc;
 }
 
-export async function startRedis(opts: { dir: string; port?: number }): Promise<Engine> {
+/** `args`: more redis-server options (dev/engines/redis-cluster.ts starts cluster nodes with them). */
+export async function startRedis(opts: { dir: string; port?: number; args?: string[] }): Promise<Engine> {
   fs.mkdirSync(opts.dir, { recursive: true });
   const port = opts.port ?? (await freePort());
   const bin = which('redis-server');
@@ -133,6 +134,7 @@ export async function startRedis(opts: { dir: string; port?: number }): Promise<
       'noeviction',
       '--protected-mode',
       'yes',
+      ...(opts.args ?? []),
     ],
     path.join(opts.dir, 'redis.log'),
   );

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
 import { startFerretDb, startRedis, type Engine } from '../engines/local-engines';
 import { spawnEntry as spawnProjectEntry, spawnService, type ServiceKind, type ServiceProcess } from './processes';
@@ -17,7 +17,9 @@ import { ApiKeyService } from '../../shared/accounts/api-keys';
 import { EmotionTokenService } from '../../shared/accounts/emotion-tokens';
 import { systemClock, monthOf } from '../../shared/billing/month';
 import type { PlanId } from '../../shared/billing/plans';
-import { outboxKey } from '../../shared/billing/usage-outbox';
+import { outboxLength } from '../../shared/billing/usage-outbox';
+import { creditsKey } from '../../shared/billing/credit-ledger';
+import { createRedis, waitUntilReady } from '../../shared/redis';
 
 /** A redis-server and a FerretDB owned by one suite, restartable on their ports. */
 export class PrivateEngines {
@@ -140,9 +142,9 @@ export class Ledger {
 
   /** The customer's liveness usage events in MongoDB, counted once the outbox holds none still to be written. */
   async usageEvents(customerId: string): Promise<number> {
-    const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    const redis = createRedis(this.redisUrl, 'worker');
     try {
-      await redis.connect();
+      await waitUntilReady(redis);
       await outboxDrained(redis, this.prefix, 30_000);
     } finally {
       redis.disconnect();
@@ -152,10 +154,10 @@ export class Ledger {
 
   /** The credits hash of this month: used, calls, and the in-flight reservations (p:<requestId> fields). */
   async credits(customerId: string): Promise<{ used: number; calls: number; pending: string[] }> {
-    const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    const redis = createRedis(this.redisUrl, 'worker');
     try {
-      await redis.connect();
-      const h = await redis.hgetall(`${this.prefix}:credits:${customerId}:${monthOf(new Date())}`);
+      await waitUntilReady(redis);
+      const h = await redis.hgetall(creditsKey(this.prefix, customerId, monthOf(new Date())));
       return { used: Number(h.used ?? 0), calls: Number(h.calls ?? 0), pending: Object.keys(h).filter((k) => k.startsWith('p:')) };
     } finally {
       redis.disconnect();
@@ -258,7 +260,7 @@ export { serverMs } from './processes';
 export async function outboxDrained(redis: Redis, prefix: string, timeoutMs = 20_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    if ((await redis.xlen(outboxKey(prefix))) === 0) return;
+    if ((await outboxLength(redis, prefix)) === 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`usage outbox not drained within ${timeoutMs} ms`);

@@ -5,6 +5,7 @@
 // is seen within ENTRY_TTL_SECONDS. The decision: docs/security.md, "API-key cache".
 import type { Redis } from 'ioredis';
 import { luaScript } from '../redis-script';
+import { partitionPrefix } from '../redis-partitions';
 
 /** Lifetime of a cached authentication: the staleness bound for database edits that bypass the account services. */
 export const ENTRY_TTL_SECONDS = 300;
@@ -26,15 +27,15 @@ export class AuthCache<T> {
   ) {}
 
   private entry(digest: string): string {
-    return `${this.prefix}:auth:${digest}`;
+    return `${partitionPrefix(this.prefix, digest)}:auth:${digest}`;
   }
 
   private revokedMark(digest: string): string {
-    return `${this.prefix}:auth-revoked:${digest}`;
+    return `${partitionPrefix(this.prefix, digest)}:auth-revoked:${digest}`;
   }
 
   private generation(digest: string): string {
-    return `${this.prefix}:auth-gen:${digest}`;
+    return `${partitionPrefix(this.prefix, digest)}:auth-gen:${digest}`;
   }
 
   /** A cached authentication, 'revoked' for a replaced key, or a miss with the generation to put under. */

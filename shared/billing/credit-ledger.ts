@@ -2,7 +2,8 @@
 // event and publish in one Lua script), release on failure or when the API gives up; and the rebuild of a missing
 // month hash (Redis restarted, new month, a cold customer) from the usage counter document plus the customer's
 // undrained outbox calls, one read each however long the history. Why the counters live in Redis and not in a
-// MongoDB document: docs/billing.md, "Credits". Every key a script touches carries the `{prefix}` hash tag.
+// MongoDB document: docs/billing.md, "Credits". Every key a script touches carries the hash tag of the customer's
+// partition (shared/redis-partitions.ts), so the settle script's keys share a Redis Cluster slot.
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from './plans';
@@ -11,6 +12,7 @@ import { encodeOutboxEvent, outboxKey, undrainedCalls, undrainedKey, type Undrai
 import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
 import { luaScript } from '../redis-script';
+import { partitionPrefix } from '../redis-partitions';
 
 export interface UsageSnapshot {
   month: string;
@@ -70,6 +72,11 @@ const SETTLE = luaScript('credits-settle-5');
 const RELEASE = luaScript('credits-release-1');
 const SEED = luaScript('credits-seed-1');
 
+/** The customer's credits hash of a month, in its partition. */
+export function creditsKey(prefix: string, customerId: string, month: string): string {
+  return `${partitionPrefix(prefix, customerId)}:credits:${customerId}:${month}`;
+}
+
 export class CreditLedger {
   /** One rebuild per customer and month however many calls find the counters missing at once (a burst's first calls). */
   private readonly seeds = new SingleFlight<void>();
@@ -85,7 +92,7 @@ export class CreditLedger {
   }
 
   private key(customerId: string, month: string): string {
-    return `${this.prefix}:credits:${customerId}:${month}`;
+    return creditsKey(this.prefix, customerId, month);
   }
 
   /**
@@ -183,8 +190,9 @@ export class CreditLedger {
       at: reservedAt,
     });
     const credits = this.key(r.customerId, r.month);
+    const home = partitionPrefix(this.prefix, r.customerId);
     // Without an idempotency entry the credits key stands in for it: the script declares five keys and skips it.
-    const keys = [credits, r.resultKey, outboxKey(this.prefix), r.idempotency?.key ?? credits, undrainedKey(this.prefix, r.customerId, r.month)];
+    const keys = [credits, r.resultKey, outboxKey(home), r.idempotency?.key ?? credits, undrainedKey(home, r.customerId, r.month)];
     const [committed, stored] = (await SETTLE.run(this.redis, keys, [
       r.requestId,
       String(r.limit),

@@ -1,5 +1,5 @@
-// Owns the usage-event outbox: a Redis stream under the deployment's `{prefix}` hash tag that a worker appends
-// to in the same Lua script that stores a job's outcome (and, for a billed call, commits its credit). Drainers
+// Owns the usage-event outbox: a Redis stream per partition of the deployment's prefix (shared/redis-partitions.ts:
+// an account's events go to its partition's stream, a job's to its result's), that a worker appends to in the same Lua script that stores a job's outcome (and, for a billed call, commits its credit). Drainers
 // (workers/runtime/usage-drainer.ts) copy the entries to MongoDB in batches and acknowledge only what was
 // written, so a crash anywhere loses no event and the request id as `_id` keeps every event single.
 // The appends themselves happen inside the scripts that store an outcome (shared/queues/outcome-store.ts and
@@ -8,12 +8,24 @@
 import type { Redis } from 'ioredis';
 import type { UsageEventInput } from './usage-events';
 import { hourOf, monthOf } from './month';
+import { allPartitionPrefixes, partitionPrefix } from '../redis-partitions';
 
 /** The consumer group every drainer of a deployment joins. */
 export const OUTBOX_GROUP = 'usage-drainers';
 
 export function outboxKey(prefix: string): string {
   return `${prefix}:outbox:usage`;
+}
+
+/** Every outbox stream of a deployment: each partition's, then the one of the layout before partitions. */
+export function outboxStreams(prefix: string): string[] {
+  return [...allPartitionPrefixes(prefix).map(outboxKey), outboxKey(prefix)];
+}
+
+/** Entries in all the deployment's outbox streams (written by a drainer or not yet). */
+export async function outboxLength(redis: Redis, prefix: string): Promise<number> {
+  const lengths = await Promise.all(outboxStreams(prefix).map((k) => redis.xlen(k)));
+  return lengths.reduce((a, b) => a + b, 0);
 }
 
 /**
@@ -34,9 +46,16 @@ export interface UndrainedCall {
   day: string;
 }
 
+/**
+ * The customer's undrained calls of the month: its partition's index, and the deployment prefix's own (where they
+ * were before the partitioned layout: an upgrade's calls still in the old outbox count until drained there).
+ */
 export async function undrainedCalls(redis: Redis, prefix: string, customerId: string, month: string): Promise<UndrainedCall[]> {
-  const h = await redis.hgetall(undrainedKey(prefix, customerId, month));
-  return Object.entries(h).map(([requestId, v]) => ({ requestId, overage: v.startsWith('1:'), day: v.slice(2) }));
+  const [h, old] = await Promise.all([
+    redis.hgetall(undrainedKey(partitionPrefix(prefix, customerId), customerId, month)),
+    redis.hgetall(undrainedKey(prefix, customerId, month)),
+  ]);
+  return Object.entries({ ...old, ...h }).map(([requestId, v]) => ({ requestId, overage: v.startsWith('1:'), day: v.slice(2) }));
 }
 
 /** One outbox entry's fields: the request id, the event (JSON, without overage), and overage ('0'/'1', decided by the commit). */

@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import { JOB_OUTCOME_SCHEMAS, type JobEnvelope, type JobOutcome, type QueueName } from './contracts';
 import { PAYLOAD_GRACE_MS, queueKeys, type QueueKeys } from './keys';
 import { ResultBus } from './result-bus';
-import { closeRedis, waitUntilReady } from '../redis';
+import { closeRedis, duplicateRedis, isCluster, waitUntilReady } from '../redis';
 import { priorityOfRound } from './fair-queue';
 import { AdmissionControl, type Admission, type AdmissionRequest } from './admission';
 
@@ -110,10 +110,12 @@ export class JobClient {
   private readonly bus: ResultBus;
   private readonly processId = randomUUID();
   private readonly admission: AdmissionControl;
+  private readonly onCluster: boolean;
 
   constructor(private readonly opts: JobClientOptions) {
     this.keys = queueKeys(opts.prefix);
-    this.queueRedis = opts.redis.duplicate({ enableAutoPipelining: false, connectionName: `${opts.redis.options.connectionName ?? 'producer'}-queue` });
+    this.queueRedis = duplicateRedis(opts.redis, { enableAutoPipelining: false, connectionName: `${opts.redis.options.connectionName ?? 'producer'}-queue` });
+    this.onCluster = isCluster(opts.redis);
     this.queue = new Queue(opts.queueName, {
       connection: this.queueRedis,
       prefix: opts.prefix,
@@ -187,7 +189,7 @@ export class JobClient {
       throw new DeadlineExceededError('enqueue');
     }
     const deadline = o.deadline.at;
-    const payloadKey = this.keys.payload(jobId);
+    const payloadKey = this.keys.payload(jobId, o.admission?.tenant);
     const envelope: JobEnvelope<I> = {
       requestId: o.requestId,
       deadline,
@@ -219,7 +221,7 @@ export class JobClient {
     const removed = await this.queue.remove(jobId).catch(() => 0);
     await Promise.all([this.opts.redis.del(payloadKey).catch(() => undefined), this.admission.leave(o.admission)]);
     // The worker may have finished in the last instant; the stored result settles it.
-    const late = await this.bus.lastLook<R>(jobId);
+    const late = await this.bus.lastLook<R>(jobId, o.admission?.tenant);
     if (late) return late;
     throw new JobTimeoutError(jobId, removed !== 1);
   }
@@ -234,16 +236,20 @@ export class JobClient {
    */
   private async enqueue<I>(payload: Buffer | JobPayload, envelope: JobEnvelope<I>, payloadTtlMs: number, admission?: Admission): Promise<void> {
     const bytes = payload instanceof JobPayload ? payload.take() : payload;
+    const stored = this.queueRedis.sendCommand(new Command('set', [envelope.payloadKey, bytes, 'PX', payloadTtlMs]));
+    // On a Redis Cluster the bytes and the queue sit on different primaries, two connections with no order between
+    // them: the job is added once the bytes are stored (one round trip more).
+    if (this.onCluster) await stored;
     await Promise.all([
-      this.queueRedis.sendCommand(new Command('set', [envelope.payloadKey, bytes, 'PX', payloadTtlMs])),
+      stored,
       // Its round in fair order is its priority (fair-queue.ts); a job run without admission goes in the first.
       this.queue.add(this.opts.queueName, envelope, { jobId: envelope.requestId, priority: priorityOfRound(admission?.round ?? 1) }),
     ]);
   }
 
   /** Reads a finished job's stored outcome, if any (used after a timeout to settle billing races). */
-  lastLook<R>(jobId: string): Promise<JobOutcome<R> | null> {
-    return this.bus.lastLook<R>(jobId);
+  lastLook<R>(jobId: string, tenant?: string): Promise<JobOutcome<R> | null> {
+    return this.bus.lastLook<R>(jobId, tenant);
   }
 
   async close(): Promise<void> {

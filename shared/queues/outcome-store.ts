@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { outboxKey } from '../billing/usage-outbox';
 import { luaScript } from '../redis-script';
+import { prefixOfKey } from '../redis-partitions';
 
 /**
  * Where the stored outcome is published in the same step: `head` + outcome + `}` on `channel` (the waiting API
@@ -25,7 +26,6 @@ const STORE_OUTCOME = luaScript('outcome-store-2');
  */
 export async function storeOutcome(
   redis: Redis,
-  prefix: string,
   resultKey: string,
   outcomeJson: string,
   ttlMs: number,
@@ -33,5 +33,6 @@ export async function storeOutcome(
   reply?: OutcomeReply,
 ): Promise<string> {
   const args = [outcomeJson, String(ttlMs), reply?.channel ?? '', reply?.head ?? '', ...(event ? [event.requestId, event.json] : [])];
-  return (await STORE_OUTCOME.run(redis, [resultKey, outboxKey(prefix)], args)) as string;
+  // The event goes to the outbox of the result's partition (shared/redis-partitions.ts): one slot for the script.
+  return (await STORE_OUTCOME.run(redis, [resultKey, outboxKey(prefixOfKey(resultKey))], args)) as string;
 }

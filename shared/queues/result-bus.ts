@@ -92,11 +92,11 @@ export class ResultBus {
     this.waiters.delete(jobId);
   }
 
-  /** One GET of the stored outcome: covers a publish lost while the subscriber reconnected. */
-  async lastLook<R>(jobId: string): Promise<JobOutcome<R> | null> {
+  /** One GET of the stored outcome (`owner`: the job's tenant, whose partition holds it): covers a publish lost while the subscriber reconnected. */
+  async lastLook<R>(jobId: string, owner?: string): Promise<JobOutcome<R> | null> {
     let raw: string | null;
     try {
-      raw = await this.redis.get(this.keys.result(jobId));
+      raw = await this.redis.get(this.keys.result(jobId, owner));
     } catch {
       return null;
     }

@@ -3,9 +3,11 @@
 // - REDIS_URL / MONGODB_URI set: use them.
 // - TEST_ENGINES=testcontainers (needs a Docker engine): real mongo:7 and redis:7 containers.
 // - otherwise: a private redis-server and FerretDB (SQLite) under var/test-engines/, stopped at the end.
+// - LC_TEST_REDIS=cluster: a private three-primary Redis Cluster (dev/engines/redis-cluster.ts) instead of the redis-server.
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFerretDb, startRedis, type Engine } from '../../dev/engines/local-engines';
+import { startRedisCluster } from '../../dev/engines/redis-cluster';
 import { varDir } from '../../shared/paths';
 
 const started: Engine[] = [];
@@ -54,7 +56,11 @@ export async function mochaGlobalSetup(this: { suite?: LoadedSuite } | undefined
   if (process.env.TEST_ENGINES === 'testcontainers') return startContainers();
   const root = path.join(varDir, 'test-engines', String(process.pid));
   fs.rmSync(root, { recursive: true, force: true });
-  if (!process.env.REDIS_URL) {
+  if (!process.env.REDIS_URL && process.env.LC_TEST_REDIS === 'cluster') {
+    const cluster = await startRedisCluster({ dir: path.join(root, 'redis-cluster') });
+    started.push(cluster);
+    process.env.TEST_REDIS_URL = cluster.url;
+  } else if (!process.env.REDIS_URL) {
     const redis = await startRedis({ dir: path.join(root, 'redis') });
     started.push(redis);
     process.env.TEST_REDIS_URL = redis.url;

@@ -3,7 +3,7 @@
 // until the outbox drainers have written every event (outboxDrained lives with the process harness, which the
 // benchmarks share).
 import type { Redis } from 'ioredis';
-import { outboxKey, parseOutboxEntries, type OutboxEntry } from '../../shared/billing/usage-outbox';
+import { outboxStreams, parseOutboxEntries, type OutboxEntry } from '../../shared/billing/usage-outbox';
 import type { CreditLedger, SettleResult } from '../../shared/billing/credit-ledger';
 import type { PlanView } from '../../shared/billing/plans';
 import { queueKeys } from '../../shared/queues/keys';
@@ -23,7 +23,7 @@ export function settleReserved(
     reservedAt: c.at,
     resultJson: JSON.stringify(LIVENESS_RESULT_EXAMPLE),
     workerMs: 7,
-    resultKey: queueKeys(prefix).result(c.requestId),
+    resultKey: queueKeys(prefix).result(c.requestId, c.customerId),
     resultTtlMs: 60_000,
     event: { keyId: 'key-test', plan: c.plan.plan, latencyMs: 5, verdict: { isFakeFace: false } },
     abandonedOutcomeJson: JSON.stringify({ ok: false, error: { code: 'abandoned', message: 'abandoned', httpStatus: 503 }, workerMs: 7 }),
@@ -44,8 +44,8 @@ export async function settledCount(count: () => Promise<number>, expected: numbe
   return n;
 }
 
-/** Every entry still in the outbox (written by a drainer or not). */
+/** Every entry still in the outbox, all its streams (written by a drainer or not). */
 export async function pendingOutboxEntries(redis: Redis, prefix: string): Promise<OutboxEntry[]> {
-  const raw = (await redis.xrange(outboxKey(prefix), '-', '+')) as Array<[string, string[]]>;
-  return parseOutboxEntries(raw);
+  const raws = await Promise.all(outboxStreams(prefix).map((k) => redis.xrange(k, '-', '+') as Promise<Array<[string, string[]]>>));
+  return raws.flatMap((raw) => parseOutboxEntries(raw));
 }

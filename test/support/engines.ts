@@ -1,7 +1,7 @@
 // Test access to the engines started by test/setup/engines.ts, isolated per test file.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { closeRedis, createRedis } from '../../shared/redis';
+import { closeRedis, createRedis, primariesOf } from '../../shared/redis';
 
 export function testRedisUrl(): string {
   const url = process.env.TEST_REDIS_URL;
@@ -42,8 +42,20 @@ export function testRedisConnections(): { conn: (role: 'producer' | 'worker' | '
   };
 }
 
-/** How many times Redis has run `command` since it started (its own command statistics, INFO commandstats). */
+/** How many times Redis (every primary of a cluster) has run `command` since it started (INFO commandstats). */
 export async function commandCalls(redis: Redis, command: string): Promise<number> {
-  const stats = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'));
-  return Number(stats?.[1] ?? 0);
+  const calls = await Promise.all(
+    primariesOf(redis).map(async (node) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await node.info('commandstats'))?.[1] ?? 0)),
+  );
+  return calls.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The keys under a deployment prefix that match `rest` after their hash tag: its own tag's and its partitions'
+ * (shared/redis-partitions.ts), on every primary (KEYS sees one node of a cluster).
+ */
+export async function keysUnder(redis: Redis, prefix: string, rest = '*'): Promise<string[]> {
+  const partitions = `${prefix.slice(0, -1)}:p[0-9][0-9]}`;
+  const found = await Promise.all(primariesOf(redis).flatMap((node) => [node.keys(`${prefix}:${rest}`), node.keys(`${partitions}:${rest}`)]));
+  return found.flat();
 }

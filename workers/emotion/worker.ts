@@ -27,7 +27,7 @@ const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
     return ({ envelope, payload }) => engine.analyze(payload, { deadline: envelope.deadline - DEADLINE_MARGIN_MS });
   },
   // Not credit-billed, but its usage event goes through the same outbox, stored with the answer in one step.
-  createSettle({ config, redis }) {
+  createSettle({ redis }) {
     return async (outcome, { requestId, resultKey, envelope, reply }) => {
       const event =
         outcome.ok && envelope
@@ -43,7 +43,7 @@ const emotionWorker: WorkerDefinition<EmotionInput, EmotionResult> = {
               }),
             }
           : undefined;
-      return storeOutcome(redis, config.QUEUE_PREFIX, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event, reply);
+      return storeOutcome(redis, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, event, reply);
     };
   },
   observe(metrics, outcome) {

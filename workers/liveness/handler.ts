@@ -61,10 +61,10 @@ export function createLivenessHandler(engine: LivenessAnalyzer): JobHandler<Live
  */
 const ABANDONED = serializeJobError(new ServiceUnavailableError('the request was abandoned before its result was ready', 2, 'abandoned'));
 
-export function createLivenessSettle(ledger: CreditLedger, redis: Redis, prefix: string): Settle<LivenessInput, LivenessJobValue> {
+export function createLivenessSettle(ledger: CreditLedger, redis: Redis): Settle<LivenessInput, LivenessJobValue> {
   return async (outcome, { requestId, resultKey, envelope, reply }) => {
     const billing = envelope?.input.billing;
-    if (!outcome.ok || !billing) return storeOutcome(redis, prefix, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, undefined, reply);
+    if (!outcome.ok || !billing) return storeOutcome(redis, resultKey, JSON.stringify(outcome), RESULT_TTL_MS, undefined, reply);
     const { result } = outcome.value;
     const abandoned = { ok: false, error: ABANDONED, workerMs: outcome.workerMs };
     const settled = await ledger.settle({

@@ -21,7 +21,7 @@ export const livenessWorker: WorkerDefinition<LivenessInput, LivenessJobValue> =
     return createLivenessHandler(engine);
   },
   createSettle({ config, models, redis }) {
-    return createLivenessSettle(new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock), redis, config.QUEUE_PREFIX);
+    return createLivenessSettle(new CreditLedger(redis, config.QUEUE_PREFIX, models, systemClock), redis);
   },
   observe(metrics, outcome) {
     if (!outcome.ok) {

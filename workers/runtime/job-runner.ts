@@ -8,8 +8,9 @@ import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import { duplicateRedis } from '../../shared/redis';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
-import { queueKeys, RESULT_TTL_MS } from '../../shared/queues/keys';
+import { RESULT_TTL_MS, resultKeyBeside } from '../../shared/queues/keys';
 import { AT_CAPACITY, TenantWaiting } from '../../shared/queues/fair-queue';
 import { storeOutcome, type OutcomeReply } from '../../shared/queues/outcome-store';
 import type { FaultHook } from './fault-hook';
@@ -66,7 +67,6 @@ export const WARM_UP_JOBS = 1;
 
 export class JobRunner<I, R> {
   readonly worker: Worker;
-  private readonly keys;
   private readonly tenants: TenantWaiting;
   /**
    * When the previous job reached its settle step and how long its settle + publish took, on the clock and in
@@ -82,9 +82,8 @@ export class JobRunner<I, R> {
   private readonly bullConnection: Redis;
 
   constructor(private readonly opts: JobRunnerOptions<I, R>) {
-    this.keys = queueKeys(opts.prefix);
     this.tenants = new TenantWaiting(opts.connection, opts.prefix, opts.queueName);
-    this.bullConnection = opts.connection.duplicate({ connectionName: `${opts.connection.options.connectionName ?? 'worker'}-bullmq` });
+    this.bullConnection = duplicateRedis(opts.connection, { connectionName: `${opts.connection.options.connectionName ?? 'worker'}-bullmq` });
     this.worker = new Worker(opts.queueName, (job) => this.process(job), {
       connection: this.bullConnection,
       prefix: opts.prefix,
@@ -173,8 +172,8 @@ export class JobRunner<I, R> {
     // what a waiter may have read. The result bus's message is this head, the stored outcome and a closing brace.
     const cycleFields = cycle === null ? '' : `,"cycleMs":${cycle.ms},"cycleCpuMs":${cycle.cpuMs}`;
     const reply: OutcomeReply = { channel: raw.replyTo, head: `{"jobId":${JSON.stringify(raw.requestId)}${cycleFields},"outcome":` };
-    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: this.keys.result(raw.requestId), envelope, reply };
-    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, this.opts.prefix, c.resultKey, JSON.stringify(o), RESULT_TTL_MS, undefined, c.reply));
+    const ctx: SettleContext<I> = { requestId: raw.requestId, resultKey: resultKeyBeside(raw.payloadKey, raw.requestId), envelope, reply };
+    const settle = this.opts.settle ?? ((o, c) => storeOutcome(redis, c.resultKey, JSON.stringify(o), RESULT_TTL_MS, undefined, c.reply));
     const stored = await settle(outcome, ctx);
     // Commit and publish are one step (the same script), so a crash can no longer fall between them; both fault
     // steps stay, at the same point, so the suite keeps proving each named step.

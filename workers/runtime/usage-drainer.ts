@@ -6,6 +6,10 @@
 // step). A dead consumer's unacknowledged entries are taken over with
 // XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
 // before the next one is written: the counters' replay check relies on it.
+// The outbox is one stream per partition (shared/redis-partitions.ts): a drainer reads them all in each pass, without
+// BLOCK (a Redis Cluster holds them on different primaries), and polls again after blockMs when all were empty; a
+// batch gathers entries of every stream and each is acknowledged in its own. The stream of the layout before
+// partitions is read too while it exists (checked at start), so an upgrade loses no event.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
@@ -13,9 +17,10 @@ import type { Logger } from '../../shared/logger';
 import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
 import { UsageCounters, type Holding } from '../../shared/billing/usage-counters';
 import type { FaultHook } from './fault-hook';
+import { allPartitionPrefixes } from '../../shared/redis-partitions';
 
 export interface UsageDrainerOptions {
-  /** A connection of its own: XREADGROUP BLOCK holds it. Worker role (waits for Redis to come back). */
+  /** A connection of its own (worker role: waits for Redis to come back). */
   redis: Redis;
   prefix: string;
   models: Models;
@@ -23,6 +28,7 @@ export interface UsageDrainerOptions {
   claimIdleMs: number;
   fault?: FaultHook;
   batchSize?: number;
+  /** How long a drainer waits before it reads again when every stream was empty. */
   blockMs?: number;
   /** Default USAGE_BATCH_WINDOW_MS. */
   batchWindowMs?: number;
@@ -57,11 +63,15 @@ const RATE_SPAN_MS = 1000;
 const BATCH_SIZE = 500;
 
 const DUPLICATE_KEY = 11000;
+
+/** An outbox entry and the stream it came from (its partition's `home` prefix). */
+type StreamEntry = OutboxEntry & { home: string };
 const RETRY_AFTER_FAILURE_MS = 1000;
 
 export class UsageDrainer {
   readonly consumer = `drainer-${randomUUID()}`;
-  private readonly key: string;
+  /** The partitions whose streams it drains (their prefixes), and the deployment prefix while its old stream exists. */
+  private homes: string[];
   private readonly counters: UsageCounters;
   private running = false;
   private loop: Promise<void> | null = null;
@@ -74,11 +84,12 @@ export class UsageDrainer {
   private wake: (() => void) | null = null;
 
   constructor(private readonly o: UsageDrainerOptions) {
-    this.key = outboxKey(o.prefix);
+    this.homes = allPartitionPrefixes(o.prefix);
     this.counters = new UsageCounters(o.redis, o.prefix, o.models);
   }
 
   async start(): Promise<void> {
+    if ((await this.o.redis.exists(outboxKey(this.o.prefix))) === 1) this.homes = [...this.homes, this.o.prefix];
     await this.ensureGroup();
     this.running = true;
     this.loop = this.run();
@@ -86,10 +97,12 @@ export class UsageDrainer {
 
   /** Creates the stream and group if missing (first start, or a Redis that came back empty). */
   private async ensureGroup(): Promise<void> {
-    try {
-      await this.o.redis.xgroup('CREATE', this.key, OUTBOX_GROUP, '0', 'MKSTREAM');
-    } catch (err) {
-      if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+    for (const home of this.homes) {
+      try {
+        await this.o.redis.xgroup('CREATE', outboxKey(home), OUTBOX_GROUP, '0', 'MKSTREAM');
+      } catch (err) {
+        if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+      }
     }
   }
 
@@ -100,7 +113,7 @@ export class UsageDrainer {
     await this.loop;
     try {
       for (const from of ['0', '>'] as const) {
-        for (let entries = await this.read(from, false); entries.length > 0; entries = from === '0' ? [] : await this.read(from, false)) {
+        for (let entries = await this.read(from); entries.length > 0; entries = from === '0' ? [] : await this.read(from)) {
           await this.write(entries, from === '0');
         }
       }
@@ -115,7 +128,10 @@ export class UsageDrainer {
         if (Date.now() - this.lastClaimAt >= this.o.claimIdleMs / 2) await this.claimAbandoned();
         const from = this.retryOwn ? '0' : '>';
         const entries = await this.read(from);
-        if (entries.length === 0) continue;
+        if (entries.length === 0) {
+          if (from === '>') await this.pause(this.o.blockMs ?? 1000);
+          continue;
+        }
         // New entries are this drainer's from the first: kept through the batch windows, then while written.
         const batch = from === '0' ? entries : await this.holdWhile(entries, () => this.withRestOfWindow(entries));
         await this.write(batch, from === '0');
@@ -136,7 +152,7 @@ export class UsageDrainer {
    * meanwhile, window after window while entries keep arriving, up to USAGE_BATCH_MAX_WAIT_MS; otherwise the
    * entries are written at once.
    */
-  private async withRestOfWindow(entries: OutboxEntry[]): Promise<OutboxEntry[]> {
+  private async withRestOfWindow(entries: StreamEntry[]): Promise<StreamEntry[]> {
     const size = this.o.batchSize ?? BATCH_SIZE;
     const windowMs = this.o.batchWindowMs ?? USAGE_BATCH_WINDOW_MS;
     const maxWaitMs = this.o.batchMaxWaitMs ?? USAGE_BATCH_MAX_WAIT_MS;
@@ -145,31 +161,42 @@ export class UsageDrainer {
     const started = Date.now();
     let batch = entries;
     for (;;) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, windowMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-      const more = await this.read('>', false, size - batch.length);
+      await this.pause(windowMs);
+      const more = await this.read('>', size - batch.length);
       batch = batch.concat(more);
       const quiet = more.length === 0;
       if (quiet || batch.length >= size || !this.running || Date.now() - started + windowMs > maxWaitMs) return batch;
     }
   }
 
+  /** Waits `ms`, or until stop. */
+  private async pause(ms: number): Promise<void> {
+    if (!this.running) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = null;
+  }
+
   /**
-   * Entries added to the outbox per second by every producer (XINFO STREAM's entries-added, Redis 7), over the last
-   * RATE_SPAN_MS: each drainer reads only its share of the stream, so its own reads would understate the load.
+   * Entries added to the outbox per second by every producer, all streams together (XINFO STREAM's entries-added,
+   * Redis 7), over the last RATE_SPAN_MS: each drainer reads only its share of the streams, so its own reads would
+   * understate the load.
    */
   private async arrivalsPerS(): Promise<number> {
-    const info = (await this.o.redis.call('XINFO', 'STREAM', this.key)) as unknown[];
-    const at = info.indexOf('entries-added');
-    if (at === -1) return 0;
+    const counts = await Promise.all(
+      this.homes.map(async (home) => {
+        const info = (await this.o.redis.call('XINFO', 'STREAM', outboxKey(home))) as unknown[];
+        const at = info.indexOf('entries-added');
+        return at === -1 ? 0 : Number(info[at + 1]);
+      }),
+    );
     const now = Date.now();
-    const count = Number(info[at + 1]);
+    const count = counts.reduce((a, b) => a + b, 0);
     this.added.push([now, count]);
     // Keep one sample at or before the span's start, as the reference.
     while (this.added.length > 2 && this.added[1]![0] <= now - RATE_SPAN_MS) this.added.shift();
@@ -177,22 +204,32 @@ export class UsageDrainer {
     return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
   }
 
-  private async read(from: '0' | '>', block = true, count = this.o.batchSize ?? BATCH_SIZE): Promise<OutboxEntry[]> {
-    const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count];
-    if (from === '>' && block) args.push('BLOCK', this.o.blockMs ?? 1000);
-    const reply = (await this.o.redis.call('XREADGROUP', ...args, 'STREAMS', this.key, from)) as Array<[string, Array<[string, string[] | null]>]> | null;
+  /** Reads every stream (one command each, sent together), up to `count` entries from each. */
+  private async read(from: '0' | '>', count = this.o.batchSize ?? BATCH_SIZE): Promise<StreamEntry[]> {
+    const replies = await Promise.all(
+      this.homes.map(async (home) => {
+        const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', outboxKey(home), from];
+        const reply = (await this.o.redis.call('XREADGROUP', ...args)) as Array<[string, Array<[string, string[] | null]>]> | null;
+        return parseOutboxEntries(reply?.[0]?.[1] ?? []).map((e) => ({ ...e, home }));
+      }),
+    );
     if (from === '0') this.retryOwn = false;
-    return parseOutboxEntries(reply?.[0]?.[1] ?? []);
+    return replies.flat();
   }
 
   /** Takes over entries another consumer read but never acknowledged (it died, or its write failed long ago). */
   private async claimAbandoned(): Promise<void> {
     this.lastClaimAt = Date.now();
+    for (const home of this.homes) await this.claimAbandonedOf(home);
+  }
+
+  private async claimAbandonedOf(home: string): Promise<void> {
+    const key = outboxKey(home);
     let cursor = '0-0';
     do {
       const reply = (await this.o.redis.call(
         'XAUTOCLAIM',
-        this.key,
+        key,
         OUTBOX_GROUP,
         this.consumer,
         this.o.claimIdleMs,
@@ -201,24 +238,24 @@ export class UsageDrainer {
         this.o.batchSize ?? BATCH_SIZE,
       )) as [string, Array<[string, string[] | null]>, string[]?];
       cursor = reply[0];
-      const claimed = parseOutboxEntries(reply[1]);
+      const claimed = parseOutboxEntries(reply[1]).map((e) => ({ ...e, home }));
       if (claimed.length > 0) {
         this.o.log.info({ entries: claimed.length }, 'usage outbox: took over entries of a consumer that stopped');
         await this.write(claimed, true);
       }
       // Entries deleted while pending (reply[2]) are dropped from the PEL by XAUTOCLAIM itself.
     } while (cursor !== '0-0' && this.running);
-    await this.forgetIdleConsumers();
+    await this.forgetIdleConsumers(key);
   }
 
   /** Removes consumers with nothing pending that have been idle for a long time (stopped processes). */
-  private async forgetIdleConsumers(): Promise<void> {
-    const raw = (await this.o.redis.call('XINFO', 'CONSUMERS', this.key, OUTBOX_GROUP)) as Array<Array<string | number>>;
+  private async forgetIdleConsumers(key: string): Promise<void> {
+    const raw = (await this.o.redis.call('XINFO', 'CONSUMERS', key, OUTBOX_GROUP)) as Array<Array<string | number>>;
     for (const fields of raw) {
       const info: Record<string, string | number> = {};
       for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1]!;
       if (info.name !== this.consumer && Number(info.pending) === 0 && Number(info.idle) > 10 * this.o.claimIdleMs) {
-        await this.o.redis.call('XGROUP', 'DELCONSUMER', this.key, OUTBOX_GROUP, String(info.name));
+        await this.o.redis.call('XGROUP', 'DELCONSUMER', key, OUTBOX_GROUP, String(info.name));
       }
     }
   }
@@ -229,7 +266,7 @@ export class UsageDrainer {
    * retried on the same batch before anything else is written: the counters recognise a replay only of this
    * consumer's last write to them.
    */
-  private async write(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+  private async write(entries: StreamEntry[], replayable: boolean): Promise<void> {
     await this.holdWhile(entries, () => this.writeHeld(entries, replayable));
   }
 
@@ -241,12 +278,16 @@ export class UsageDrainer {
    * A drainer that dies stops renewing, so its entries are still taken over after the
    * idle time.
    */
-  private async holdWhile<T>(entries: OutboxEntry[], work: () => Promise<T>): Promise<T> {
-    const ids = entries.map((e) => e.streamId);
+  private async holdWhile<T>(entries: StreamEntry[], work: () => Promise<T>): Promise<T> {
+    const byStream = byHome(entries);
     const renew = () =>
-      this.o.redis.call('XCLAIM', this.key, OUTBOX_GROUP, this.consumer, 0, ...ids, 'JUSTID').catch((err: unknown) => {
-        this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
-      });
+      Promise.all(
+        [...byStream].map(([home, held]) =>
+          this.o.redis.call('XCLAIM', outboxKey(home), OUTBOX_GROUP, this.consumer, 0, ...held.map((e) => e.streamId), 'JUSTID').catch((err: unknown) => {
+            this.o.log.warn({ err }, 'usage outbox: could not renew the entries being written');
+          }),
+        ),
+      );
     const timer = setInterval(() => void renew(), Math.max(50, Math.floor(this.o.claimIdleMs / 3)));
     try {
       return await work();
@@ -255,7 +296,7 @@ export class UsageDrainer {
     }
   }
 
-  private async writeHeld(entries: OutboxEntry[], replayable: boolean): Promise<void> {
+  private async writeHeld(entries: StreamEntry[], replayable: boolean): Promise<void> {
     const docs = entries.map((e) => ({ ...usageDocOf(e), counted: true }));
     const failed = new Set<number>();
     const duplicates: string[] = [];
@@ -286,51 +327,57 @@ export class UsageDrainer {
     // backfill must not add it again. By `_id`, one at a time: rare, and any other filter is a scan on FerretDB.
     for (const id of duplicates) await this.o.models.UsageEvent.updateOne({ _id: id, counted: { $ne: true } }, { $set: { counted: true } });
     this.o.fault?.('in_drainer');
-    const done = held.map((e) => e.streamId).filter((id) => !lost.has(id));
-    if (done.length === 0) return;
-    const ack = this.o.redis
-      .multi()
-      .xack(this.key, OUTBOX_GROUP, ...done)
-      .xdel(this.key, ...done);
-    // With the acknowledgement, each billed call leaves its customer's undrained index (credit-ledger.ts rebuilds).
+    // Per stream, one transaction: its keys and its customers' undrained indexes share the partition's slot.
+    const billed = new Map<string, { customerId: string; month: string }>();
     docs.forEach((doc: Record<string, unknown>, i) => {
       const { service, billable, customerId, month } = doc;
-      if (
-        failed.has(i) ||
-        lost.has(entries[i]!.streamId) ||
-        service !== 'liveness' ||
-        billable !== true ||
-        typeof customerId !== 'string' ||
-        typeof month !== 'string'
-      )
-        return;
-      ack.hdel(undrainedKey(this.o.prefix, customerId, month), entries[i]!.requestId);
+      if (failed.has(i) || service !== 'liveness' || billable !== true || typeof customerId !== 'string' || typeof month !== 'string') return;
+      billed.set(entryId(entries[i]!), { customerId, month });
     });
-    await ack.exec();
+    await Promise.all(
+      [...byHome(held.filter((e) => !lost.has(entryId(e))))].map(([home, done]) => {
+        const key = outboxKey(home);
+        const ids = done.map((e) => e.streamId);
+        const ack = this.o.redis
+          .multi()
+          .xack(key, OUTBOX_GROUP, ...ids)
+          .xdel(key, ...ids);
+        // With the acknowledgement, each billed call leaves its customer's undrained index (credit-ledger.ts rebuilds).
+        for (const e of done) {
+          const call = billed.get(entryId(e));
+          if (call) ack.hdel(undrainedKey(home, call.customerId, call.month), e.requestId);
+        }
+        return ack.exec();
+      }),
+    );
   }
 
   /**
    * The counters' ownership check (asked under each owner's lease): which of `entries` are still pending under this
    * consumer, and whether any was delivered more than once. A drainer cut off from Redis longer than the claim idle
    * time comes back holding entries that another drainer took over (XAUTOCLAIM), wrote, counted and perhaps
-   * acknowledged: counting them as new ones ('>') would count them twice. The others' stream ids go to `lost`.
+   * acknowledged: counting them as new ones ('>') would count them twice. The others go to `lost` (by entryId).
    */
-  private holding(entries: OutboxEntry[], lost: Set<string>): Holding {
+  private holding(entries: StreamEntry[], lost: Set<string>): Holding {
     return async (requestIds) => {
       const wanted = new Set(requestIds);
       const asked = entries.filter((e) => wanted.has(e.requestId));
-      const order = (id: string) => id.split('-').map(Number) as [number, number];
-      const ids = asked.map((e) => e.streamId).sort((a, b) => order(a)[0] - order(b)[0] || order(a)[1] - order(b)[1]);
-      const reply = (await this.o.redis.call('XPENDING', this.key, OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer)) as Array<
-        [string, string, number, number]
-      >;
-      const deliveries = new Map(reply.map(([id, , , n]) => [id, Number(n)]));
+      const deliveries = new Map<string, number>();
+      await Promise.all(
+        [...byHome(asked)].map(async ([home, inStream]) => {
+          const ids = inStream.map((e) => e.streamId).sort(byStreamId);
+          const reply = (await this.o.redis.call('XPENDING', outboxKey(home), OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer)) as Array<
+            [string, string, number, number]
+          >;
+          for (const [id, , , n] of reply) deliveries.set(`${home}|${id}`, Number(n));
+        }),
+      );
       const held = new Set<string>();
       let redelivered = false;
       for (const e of asked) {
-        const n = deliveries.get(e.streamId);
+        const n = deliveries.get(entryId(e));
         if (n === undefined) {
-          lost.add(e.streamId);
+          lost.add(entryId(e));
           continue;
         }
         held.add(e.requestId);
@@ -342,7 +389,7 @@ export class UsageDrainer {
   }
 
   /** `replayable`: the entries were delivered before (taken over, or re-read): the counters check for replays. */
-  private async countWithRetry(entries: OutboxEntry[], replayable: boolean, holding: Holding): Promise<void> {
+  private async countWithRetry(entries: StreamEntry[], replayable: boolean, holding: Holding): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.counters.apply(this.consumer, entries, replayable || attempt > 0, 4, holding);
@@ -355,4 +402,27 @@ export class UsageDrainer {
       }
     }
   }
+}
+
+/** Entries grouped by their stream. */
+/** An entry's id across streams: stream ids are unique only within their stream. */
+function entryId(e: StreamEntry): string {
+  return `${e.home}|${e.streamId}`;
+}
+
+/** Stream ids in stream order (milliseconds, then sequence). */
+function byStreamId(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am - bm || as - bs;
+}
+
+function byHome(entries: StreamEntry[]): Map<string, StreamEntry[]> {
+  const out = new Map<string, StreamEntry[]>();
+  for (const e of entries) {
+    const list = out.get(e.home);
+    if (list) list.push(e);
+    else out.set(e.home, [e]);
+  }
+  return out;
 }

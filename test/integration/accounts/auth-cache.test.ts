@@ -12,7 +12,8 @@ import { EmotionTokenService, type AuthenticatedToken } from '../../../shared/ac
 import { AuthCache } from '../../../shared/accounts/auth-cache';
 import { sha256Hex } from '../../../shared/accounts/secrets';
 import { systemClock, type Clock } from '../../../shared/billing/month';
-import { closeRedis, createRedis } from '../../../shared/redis';
+import { closeRedis, createRedis, waitUntilReady } from '../../../shared/redis';
+import { partitionPrefix } from '../../../shared/redis-partitions';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 
 describe('API-key authentication cache (Redis) in front of the document store', () => {
@@ -34,6 +35,7 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     models = createModels(conn);
     await ensureIndexes(models);
     redis = createRedis(testRedisUrl(), 'producer', 'auth-cache-test');
+    await waitUntilReady(redis);
   });
   after(async () => {
     await closeRedis(redis);
@@ -66,7 +68,8 @@ describe('API-key authentication cache (Redis) in front of the document store', 
     const { account, primaryKey } = await apiKeys.createAccountWithKeys({ email: 'secret@example.com', plan: 'standard', firstName: 'Ada' });
     await models.Account.updateOne({ _id: account._id }, { $set: { passwordHash: 'scrypt$abc', totpSecretEnc: 'sealed' } });
     await apiKeys.authenticate(primaryKey!);
-    const raw = await redis.get(`${prefix}:auth:${sha256Hex(primaryKey!)}`);
+    const digest = sha256Hex(primaryKey!);
+    const raw = await redis.get(`${partitionPrefix(prefix, digest)}:auth:${digest}`);
     expect(raw).to.be.a('string');
     const cached = JSON.parse(raw!) as AuthenticatedKey;
     expect(Object.keys(cached.account).sort()).to.deep.equal(['_id', 'hardCap', 'monthlyLimit', 'plan', 'scheduledChange', 'status']);

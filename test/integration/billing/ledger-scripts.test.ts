@@ -2,8 +2,10 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
-import { CreditLedger, STALE_RESERVATION_MS } from '../../../shared/billing/credit-ledger';
-import { OUTBOX_GROUP, outboxKey, usageDocOf } from '../../../shared/billing/usage-outbox';
+import { CreditLedger, creditsKey, STALE_RESERVATION_MS } from '../../../shared/billing/credit-ledger';
+import { OUTBOX_GROUP, outboxKey, outboxStreams, usageDocOf } from '../../../shared/billing/usage-outbox';
+import { PARTITIONS } from '../../../shared/redis-partitions';
+import { queueKeys } from '../../../shared/queues/keys';
 import type { PlanView } from '../../../shared/billing/plans';
 import type { Models } from '../../../shared/db/models';
 import { DONE_TTL_MS, IdempotencyStore, PENDING_MARGIN_MS } from '../../../api/liveness/idempotency';
@@ -39,7 +41,7 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     await ledger.seedFrom(id, month, []);
     return { id, plan };
   };
-  const hash = (id: string, month = '2026-01') => redis.hgetall(`${prefix}:credits:${id}:${month}`);
+  const hash = (id: string, month = '2026-01') => redis.hgetall(creditsKey(prefix, id, month));
   const reserveAndSettle = async (c: { id: string; plan: PlanView }) => {
     const rid = randomUUID();
     const r = await ledger.reserve(c.id, c.plan, rid);
@@ -58,7 +60,7 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     expect(s.committed).to.equal(true);
     const stored = JSON.parse(s.stored);
     expect(stored.value.usage).to.deep.equal({ remaining: 49, overLimit: 0, monthlyLimit: 50, used: 1, overage: false });
-    expect(await redis.get(`${prefix}:result:${rid}`)).to.equal(s.stored);
+    expect(await redis.get(queueKeys(prefix).result(rid, c.id))).to.equal(s.stored);
     const h = await hash(c.id);
     expect(h).to.deep.include({ calls: '1', used: '1', overage: '0', 'd:15': '1' });
     expect(Object.keys(h).filter((f) => f.startsWith('p:'))).to.deep.equal([]);
@@ -211,9 +213,10 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     });
 
     it("does not let another request's settle or finish touch an entry it did not claim", async () => {
-      const claim = await store.claim('cust-a', 'k-5', 'body', 'rid-1');
-      if (claim.kind !== 'new') throw new Error('expected a new claim');
+      // The same customer's entry (an entry and the settle's other keys share its partition's slot on a cluster).
       const c = await customer();
+      const claim = await store.claim(c.id, 'k-5', 'body', 'rid-1');
+      if (claim.kind !== 'new') throw new Error('expected a new claim');
       const r = await ledger.reserve(c.id, c.plan, 'rid-other');
       await settleReserved(ledger, prefix, {
         customerId: c.id,
@@ -227,8 +230,10 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     });
   });
 
-  it('keeps the outbox under the deployment hash tag, with one consumer group for the drainers', () => {
+  it("keeps each account's outbox under its partition's hash tag, with one consumer group for the drainers", () => {
     expect(outboxKey('{lc}')).to.equal('{lc}:outbox:usage');
+    expect(outboxStreams('{lc}')).to.have.length(PARTITIONS + 1);
+    expect(outboxStreams('{lc}')[7]).to.equal('{lc:p07}:outbox:usage');
     expect(OUTBOX_GROUP).to.equal('usage-drainers');
   });
 });

@@ -13,7 +13,9 @@ import { createModels, ensureIndexes, type Models } from '../../../shared/db/mod
 import { encodeOutboxEvent, OUTBOX_GROUP, outboxKey, undrainedKey } from '../../../shared/billing/usage-outbox';
 import { storeOutcome } from '../../../shared/queues/outcome-store';
 import { counterId, UsageCounters } from '../../../shared/billing/usage-counters';
-import { CreditLedger } from '../../../shared/billing/credit-ledger';
+import { CreditLedger, creditsKey } from '../../../shared/billing/credit-ledger';
+import { allPartitionPrefixes, partitionPrefix } from '../../../shared/redis-partitions';
+import { queueKeys } from '../../../shared/queues/keys';
 import { monthOf } from '../../../shared/billing/month';
 import { UsageDrainer } from '../../../workers/runtime/usage-drainer';
 import { usageByKey, usageByToken } from '../../../api/console/usage';
@@ -59,7 +61,7 @@ describe('usage counter documents', () => {
     models = createModels(conn);
     await ensureIndexes(models);
     counters = new UsageCounters(redis, prefix, models);
-    await redis.xgroup('CREATE', outboxKey(prefix), OUTBOX_GROUP, '0', 'MKSTREAM');
+    for (const home of allPartitionPrefixes(prefix)) await redis.xgroup('CREATE', outboxKey(home), OUTBOX_GROUP, '0', 'MKSTREAM');
   });
   after(async () => {
     await closeRedis(redis);
@@ -69,7 +71,7 @@ describe('usage counter documents', () => {
   /** Appends one usage event to the outbox the way the workers do (storeOutcome), and returns its request id. */
   const appendLiveness = async (customerId: string, keyId: string, at = NOW) => {
     const requestId = randomUUID();
-    await storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+    await storeOutcome(redis, queueKeys(prefix).result(requestId, customerId), '{"ok":true}', 60_000, {
       requestId,
       json: encodeOutboxEvent({ service: 'liveness', customerId, keyId, plan: 'business', billable: true, latencyMs: 20, at }),
     });
@@ -77,7 +79,7 @@ describe('usage counter documents', () => {
   };
   const appendEmotion = async (tokenId: string, duration: number) => {
     const requestId = randomUUID();
-    await storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+    await storeOutcome(redis, queueKeys(prefix).result(requestId, tokenId), '{"ok":true}', 60_000, {
       requestId,
       json: encodeOutboxEvent({ service: 'emotion', tokenId, billable: false, latencyMs: 30, verdict: { intervals: 2, duration }, at: NOW }),
     });
@@ -101,8 +103,12 @@ describe('usage counter documents', () => {
 
   /** Consumer -> number of outbox entries it holds unacknowledged. */
   const pendingOwners = async () => {
-    const reply = (await redis.call('XPENDING', outboxKey(prefix), OUTBOX_GROUP)) as [number, string | null, string | null, Array<[string, string]> | null];
-    return new Map((reply[3] ?? []).map(([name, n]) => [name, Number(n)]));
+    const owners = new Map<string, number>();
+    for (const home of allPartitionPrefixes(prefix)) {
+      const reply = (await redis.call('XPENDING', outboxKey(home), OUTBOX_GROUP)) as [number, string | null, string | null, Array<[string, string]> | null];
+      for (const [name, n] of reply[3] ?? []) owners.set(name, (owners.get(name) ?? 0) + Number(n));
+    }
+    return owners;
   };
   const eventuallyTrue = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
     const until = Date.now() + timeoutMs;
@@ -164,7 +170,7 @@ describe('usage counter documents', () => {
     expect(logs).to.include('"step":"in_drainer"');
     // It died after writing the counters and before acknowledging: the counts are in, the entries still pending.
     expect((await counters.month('liveness', customers[0]!, MONTH))?.used).to.equal(30);
-    expect(((await redis.xpending(outboxKey(prefix), OUTBOX_GROUP)) as [number])[0]).to.equal(appended.length);
+    expect([...(await pendingOwners()).values()].reduce((a, b) => a + b, 0)).to.equal(appended.length);
 
     await drainedWhile(undefined, 30_000);
     expect(await models.UsageEvent.countDocuments({ _id: { $in: appended } })).to.equal(appended.length);
@@ -277,7 +283,7 @@ describe('usage counter documents', () => {
     expect(before).to.include({ used: 5, overage: 3 });
     // The events are gone and Redis forgot the month: only the counter document can give these numbers back.
     await models.UsageEvent.deleteMany({ customerId });
-    await redis.del(`${prefix}:credits:${customerId}:${MONTH}`);
+    await redis.del(creditsKey(prefix, customerId, MONTH));
     const cold = new CreditLedger(redis, prefix, models, () => NOW);
     expect(await cold.snapshot(customerId, plan)).to.deep.equal(before);
   });
@@ -298,7 +304,7 @@ describe('usage counter documents', () => {
     await bill();
     await bill();
     for (let i = 0; i < 500; i++) await appendLiveness(randomUUID(), 'key-9');
-    await redis.del(`${prefix}:credits:${customerId}:${MONTH}`);
+    await redis.del(creditsKey(prefix, customerId, MONTH));
     const xrangeBefore = await commandCalls(redis, 'xrange');
     const cold = new CreditLedger(redis, prefix, models, () => NOW);
     expect((await cold.snapshot(customerId, plan)).used).to.equal(5);
@@ -306,7 +312,7 @@ describe('usage counter documents', () => {
     await drainedWhile();
     expect((await counters.month('liveness', customerId, MONTH))?.used).to.equal(5);
     // Drained: its undrained index is empty again.
-    expect(await redis.hlen(undrainedKey(prefix, customerId, MONTH))).to.equal(0);
+    expect(await redis.hlen(undrainedKey(partitionPrefix(prefix, customerId), customerId, MONTH))).to.equal(0);
   });
 
   it("gives the console's per-key and per-token figures from the counters", async () => {

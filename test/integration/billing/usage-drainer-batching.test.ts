@@ -11,6 +11,7 @@ import { createModels, ensureIndexes, type Models } from '../../../shared/db/mod
 import { encodeOutboxEvent } from '../../../shared/billing/usage-outbox';
 import { pendingOutboxEntries } from '../../support/billing';
 import { storeOutcome } from '../../../shared/queues/outcome-store';
+import { queueKeys } from '../../../shared/queues/keys';
 import { UsageDrainer, USAGE_BATCH_MAX_WAIT_MS, USAGE_BATCH_MIN_RATE_PER_S, USAGE_BATCH_WINDOW_MS } from '../../../workers/runtime/usage-drainer';
 import { isolation, testMongoUri, testRedisUrl } from '../../support/engines';
 import { quietLog } from '../../support/config';
@@ -39,7 +40,7 @@ describe('usage drainer: batched writes', () => {
   });
 
   const append = (requestId: string) =>
-    storeOutcome(redis, prefix, `${prefix}:test-result:${requestId}`, '{"ok":true}', 60_000, {
+    storeOutcome(redis, queueKeys(prefix).result(requestId), '{"ok":true}', 60_000, {
       requestId,
       json: encodeOutboxEvent({ service: 'liveness', billable: true, latencyMs: 20, at: new Date() }),
     });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../../shared/redis';
 import { HmacRegistrationSigner, newLocalSubscription, REGISTRATION_TOKEN_TTL_MS, registrationUrl } from '../../../api/console/links/registration-token';
 import { PasswordResetTokens } from '../../../api/console/links/password-reset';
 import { VERIFICATION_TTL_MS, VerificationTokens } from '../../../api/console/links/verification-token';
@@ -40,7 +41,7 @@ describe('Console tokens: registration links and verification links', () => {
     let prefix: string;
     let now = Date.UTC(2026, 10, 23, 12);
     before(() => {
-      redis = new Redis(testRedisUrl());
+      redis = createRedis(testRedisUrl(), 'worker');
       prefix = isolation('unit-verification').prefix;
     });
     after(async () => redis.quit());
@@ -86,7 +87,7 @@ describe('Console tokens: registration links and verification links', () => {
     let redis: Redis;
     let prefix: string;
     before(() => {
-      redis = new Redis(testRedisUrl());
+      redis = createRedis(testRedisUrl(), 'worker');
       prefix = isolation('unit-old-links').prefix;
     });
     after(async () => redis.quit());

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { buildConsoleDeps } from '../../../api/console/app';
 import { RULES } from '../../../api/console/auth/attempts';
 import { csrfOf, FormClient, startConsole, type ConsoleHarness } from './harness';
+import { keysUnder } from '../../support/engines';
 
 /** A raw request: fetch() will not send a Host header of our choosing. */
 function rawRequest(
@@ -36,7 +37,7 @@ describe('Console security: sessions, links and the development mailbox (finding
 
   // Not BullMQ's own queue keys: a new Queue writes its meta hash when its connection is ready, on its own schedule.
   const ourKeys = async () =>
-    (await h.api.deps.redis.keys(`${h.config.QUEUE_PREFIX}:*`)).filter((k) => !k.startsWith(`${h.config.QUEUE_PREFIX}:liveness:`)).sort();
+    (await keysUnder(h.api.deps.redis, h.config.QUEUE_PREFIX)).filter((k) => !k.startsWith(`${h.config.QUEUE_PREFIX}:liveness:`)).sort();
 
   it('finding 4: 10,000 cookieless GETs of console pages add no Redis keys', async () => {
     const pages = ['/console/sign-in', '/console/verify/resend', '/console/register', '/console/dashboard', '/console/no-such-page'];

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../../shared/redis';
 import { SessionStore } from '../../../api/console/auth/session';
-import { isolation, testRedisUrl } from '../../support/engines';
+import { isolation, keysUnder, testRedisUrl } from '../../support/engines';
 
 describe('Console sessions (Redis)', () => {
   let redis: Redis;
@@ -12,7 +13,7 @@ describe('Console sessions (Redis)', () => {
   const MIN = 60_000;
 
   before(async () => {
-    redis = new Redis(testRedisUrl());
+    redis = createRedis(testRedisUrl(), 'worker');
     prefix = isolation('sessions').prefix;
   });
   beforeEach(() => {
@@ -23,7 +24,7 @@ describe('Console sessions (Redis)', () => {
 
   it('keeps a session server-side: Redis holds a hash of the id, never the id the cookie carries', async () => {
     const s = await store.create({ stage: 'password', customerId: 'c1' });
-    const keys = await redis.keys(`${prefix}:console:session:*`);
+    const keys = await keysUnder(redis, prefix, 'console:session:*');
     const digest = crypto.createHash('sha256').update(s.id).digest('base64url');
     expect(keys).to.include(`${prefix}:console:session:${digest}`);
     expect(keys.join()).to.not.contain(s.id);
@@ -92,7 +93,7 @@ describe('Console sessions (Redis)', () => {
   });
 
   it('finding 4: a visitor without an account gets a cookie id and a working CSRF token but no Redis key', async () => {
-    const before = await redis.keys(`${prefix}:*`);
+    const before = await keysUnder(redis, prefix);
     const visitor = store.anonymous();
     const again = store.anonymous(visitor.id);
     expect(again.data.csrf, 'the token is derived from the id, so the next request can check it').to.equal(visitor.data.csrf);
@@ -100,7 +101,7 @@ describe('Console sessions (Redis)', () => {
     await store.save(visitor); // nothing to remember: stays unstored
     const signedOut = await store.create({ flash: { kind: 'info', text: 'You have signed out.' } });
     expect((await store.load(signedOut.id))?.data.flash?.text, 'a note is stored').to.equal('You have signed out.');
-    const after = await redis.keys(`${prefix}:*`);
+    const after = await keysUnder(redis, prefix);
     expect(after.filter((k) => !before.includes(k)).filter((k) => k.includes(':console:session:'))).to.have.length(1);
     expect(await redis.pttl(`${prefix}:console:session:${crypto.createHash('sha256').update(signedOut.id).digest('base64url')}`)).to.be.at.most(
       store.limits.anonymousTtlMs,
@@ -113,7 +114,7 @@ describe('Console sessions (Redis)', () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await capped.create({ flash: { kind: 'info', text: `note ${i}` } }));
     expect(made.map((s) => !s.transient)).to.deep.equal([true, true, true, false, false]);
-    expect(await redis.keys(`${prefix}-cap:console:session:*`)).to.have.length(3);
+    expect(await keysUnder(redis, `${prefix}-cap`, 'console:session:*')).to.have.length(3);
   });
 
   it('finding 4: keeps at most the per-account cap of sessions; a new one ends the oldest', async () => {

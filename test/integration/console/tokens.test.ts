@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../../shared/redis';
 import { HmacRegistrationSigner, newLocalSubscription } from '../../../api/console/links/registration-token';
 import { VerificationTokens, VERIFICATION_TTL_MS } from '../../../api/console/links/verification-token';
 import { AttemptLimiter, RULES } from '../../../api/console/auth/attempts';
@@ -12,7 +13,7 @@ import { hashRecoveryCode, isRecoveryCodeShape, newRecoveryCodes, RECOVERY_CODE_
 import { RevealStore } from '../../../api/console/links/reveal';
 import { TooManyRequestsError } from '../../../shared/errors';
 import { generate } from 'otplib';
-import { isolation, testRedisUrl } from '../../support/engines';
+import { isolation, keysUnder, testRedisUrl } from '../../support/engines';
 
 const SECRET = 'unit-secret-unit-secret-unit-secret-0001';
 
@@ -20,7 +21,7 @@ describe('Console token and credential rules', () => {
   let redis: Redis;
   let prefix: string;
   before(() => {
-    redis = new Redis(testRedisUrl());
+    redis = createRedis(testRedisUrl(), 'worker');
     prefix = isolation('tokens').prefix;
   });
   after(async () => redis.quit());
@@ -108,9 +109,9 @@ describe('Console token and credential rules', () => {
       await limiter.take(RULES.signInAddress, '192.0.2.7'); // a wrong one
       expect(await limiter.take(RULES.signInAddress, '192.0.2.7')).to.equal(2);
       // Giving back what was never taken creates no key (and never counts below zero).
-      const before = (await redis.keys(`${prefix}:console:attempts:totp:*`)).length;
+      const before = (await keysUnder(redis, prefix, 'console:attempts:totp:*')).length;
       await limiter.succeeded(RULES.totp, 'never-taken@example.com');
-      expect(await redis.keys(`${prefix}:console:attempts:totp:*`)).to.have.length(before);
+      expect(await keysUnder(redis, prefix, 'console:attempts:totp:*')).to.have.length(before);
     });
 
     it('takes from several limits in order, and gives back the ones taken when a later one refuses', async () => {
@@ -131,7 +132,7 @@ describe('Console token and credential rules', () => {
       const limiter = new AttemptLimiter(redis, prefix);
       const long = `${'x'.repeat(30_000)}@example.com`;
       await limiter.take(RULES.verifyResend, long);
-      const keys = await redis.keys(`${prefix}:console:attempts:verify-resend:*`);
+      const keys = await keysUnder(redis, prefix, 'console:attempts:verify-resend:*');
       expect(keys).to.have.length(1);
       expect(keys[0]!.length).to.be.below(prefix.length + 60);
     });

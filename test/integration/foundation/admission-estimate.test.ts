@@ -15,6 +15,7 @@ import { CapacityError } from '../../../shared/queues/admission';
 import { WarmUpTime } from '../../../shared/queues/warm-up-time';
 import { AT_CAPACITY, TenantWaiting } from '../../../shared/queues/fair-queue';
 import { startTestQueue, type TestQueue } from '../../support/test-queue';
+import { waitUntilReady } from '../../../shared/redis';
 
 interface SleepInput {
   sleepMs: number;
@@ -49,6 +50,7 @@ describe("admission estimate from the workers' cycle times", () => {
   it('takes nothing from a job answered 503 before its handler ran: an evicted job did no work to stand in', async () => {
     expect(client.serviceTimeMs).to.equal(null);
     const redis = queue.conn('producer');
+    await waitUntilReady(redis); // a fresh fail-fast connection (a cluster's takes a few round trips to be ready)
     const tenants = new TenantWaiting(redis, queue.prefix, queue.queueName);
     const runner = queue.runners[0]!;
     // Counted as waiting without a job behind them; taken out again below, so the next tests see an empty queue.

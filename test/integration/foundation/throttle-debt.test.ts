@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { Throttle, workTokens } from '../../../api/http/throttle';
+import { Throttle, throttleKey, workTokens } from '../../../api/http/throttle';
 import { parseConfig } from '../../../shared/config';
 import { TooManyRequestsError } from '../../../shared/errors';
 import { waitUntilReady } from '../../../shared/redis';
@@ -34,7 +34,7 @@ describe('Throttle: fair use counted in work', () => {
 
   after(closeAll);
 
-  const level = async (subject: string) => Number(await redis.hget(`${prefix}:throttle:${subject}`, 't'));
+  const level = async (subject: string) => Number(await redis.hget(throttleKey(prefix, subject), 't'));
   const refused = (p: Promise<unknown>) =>
     p.then(
       () => null,
@@ -73,6 +73,6 @@ describe('Throttle: fair use counted in work', () => {
     const err = await refused(throttle.take(subject));
     expect(err?.retryAfterSeconds, 'six tokens of refill (to one)').to.be.within(5, 6);
     // The debt outlives the bucket's usual lifetime: the key lives until the bucket is full again.
-    expect(await redis.pttl(`${prefix}:throttle:${subject}`)).to.be.greaterThan(10_000);
+    expect(await redis.pttl(throttleKey(prefix, subject))).to.be.greaterThan(10_000);
   });
 });

@@ -4,7 +4,8 @@ import { startLivenessStack, type LivenessStack } from '../../support/liveness-s
 import { rollUpOverage } from '../../../shared/billing/usage-events';
 import { randomUUID } from 'node:crypto';
 import { outboxDrained, settleReserved } from '../../support/billing';
-import { CreditLedger } from '../../../shared/billing/credit-ledger';
+import { CreditLedger, creditsKey } from '../../../shared/billing/credit-ledger';
+import { outboxStreams } from '../../../shared/billing/usage-outbox';
 
 describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', () => {
   // A movable clock: the month boundary is crossed by moving it, not by waiting. Each test starts from the same
@@ -98,7 +99,7 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
     for (let i = 0; i < 3; i++) expect((await stack.check(acc.primaryKey, face)).status).to.equal(200);
     await outboxDrained(stack.api.deps.redis, stack.prefix);
     const before = (await stack.usage(acc.primaryKey)).body.data;
-    await stack.api.deps.redis.del(`${stack.prefix}:credits:${acc.customerId}:${now.toISOString().slice(0, 7)}`);
+    await stack.api.deps.redis.del(creditsKey(stack.prefix, acc.customerId, now.toISOString().slice(0, 7)));
     const after = (await stack.usage(acc.primaryKey)).body.data;
     expect(after).to.deep.equal(before);
     expect(after).to.include({ total_calls: 3, over_limit_calls: 1 });
@@ -116,12 +117,12 @@ describe('Liveness API v1 billing: credits, hard cap, overage, month boundary', 
       await settleReserved(ledger, prefix, { customerId, month: r.month, at: r.at, requestId, plan });
     }
     const before = await ledger.snapshot(customerId, plan);
-    await stack.api.deps.redis.del(`${prefix}:credits:${customerId}:2026-01`);
+    await stack.api.deps.redis.del(creditsKey(prefix, customerId, '2026-01'));
     const after = await ledger.snapshot(customerId, plan);
     expect(after).to.deep.equal(before);
     expect(after).to.include({ used: 3, overage: 1 });
     expect(after.daily).to.deep.equal({ '31': 3 });
-    await stack.api.deps.redis.del(`${prefix}:outbox:usage`, `${prefix}:credits:${customerId}:2026-01`);
+    for (const k of [...outboxStreams(prefix), creditsKey(prefix, customerId, '2026-01')]) await stack.api.deps.redis.del(k);
   });
 
   it('replays the stored answer for a repeated Idempotency-Key without charging again', async () => {
@@ -152,7 +153,7 @@ describe('Liveness API v1 billing under failure: nothing charged', () => {
       expect(res.body.error.message).to.match(/No result within the time budget/);
       expect(res.headers.get('retry-after')).to.equal('2');
       expect((await stack.usage(acc.primaryKey)).body.data).to.include({ total_calls: 0, remaining_calls: 50 });
-      const credits = await stack.api.deps.redis.hgetall(`${stack.prefix}:credits:${acc.customerId}:${new Date().toISOString().slice(0, 7)}`);
+      const credits = await stack.api.deps.redis.hgetall(creditsKey(stack.prefix, acc.customerId, new Date().toISOString().slice(0, 7)));
       expect(credits.calls).to.equal('0');
       expect(Object.keys(credits).filter((f) => f.startsWith('p:'))).to.deep.equal([]);
     } finally {

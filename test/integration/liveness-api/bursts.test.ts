@@ -6,6 +6,7 @@ import { portrait } from '../../../dev/harness/sample-images';
 import { startLivenessStack, type LivenessStack } from '../../support/liveness-stack';
 import type { HttpResult } from '../../support/http';
 import { outboxDrained } from '../../support/billing';
+import { throttleKey } from '../../../api/http/throttle';
 
 describe('Liveness API v1 bursts on the shipped defaults', function () {
   this.timeout(180_000);
@@ -77,7 +78,7 @@ describe('Liveness API v1 bursts on the shipped defaults', function () {
       expect(capped.body.error.code).to.equal('quota_exceeded');
     }
     // One bucket per account, shared by its keys (issue 41); a bucket refilled to full has expired (null: full).
-    const [tokens, at] = await stack.api.deps.redis.hmget(`${stack.prefix}:throttle:account:${acc.customerId}`, 't', 'ts');
+    const [tokens, at] = await stack.api.deps.redis.hmget(throttleKey(stack.prefix, `account:${acc.customerId}`), 't', 'ts');
     // Reads the shipped throttle defaults (this stack overrides nothing), to compute the bucket's level now.
     const { THROTTLE_BURST: burst, THROTTLE_RATE_PER_SEC: rate } = stack.api.deps.config;
     const now = Math.min(burst, Number(tokens) + ((Date.now() - Number(at)) * rate) / 1000);

@@ -9,6 +9,7 @@ import { testMongoUri } from '../../support/engines';
 import { StallableProxy } from '../../support/stallable-proxy';
 import { speech, startEmotionStack } from '../../support/emotion-stack';
 import { expectWithinBudget, timedAgainstStalls } from '../../support/event-loop';
+import { creditsKey } from '../../../shared/billing/credit-ledger';
 
 describe('Liveness API v1 request deadline with a stalled document store', function () {
   this.timeout(120_000);
@@ -60,7 +61,7 @@ describe('Liveness API v1 request deadline with a stalled document store', funct
     }
     expect(after.status, after.text).to.equal(200);
     expect(after.body.data.total_calls).to.equal(0);
-    const credits = await stack.api.deps.redis.hgetall(`${stack.prefix}:credits:${fresh.customerId}:${new Date().toISOString().slice(0, 7)}`);
+    const credits = await stack.api.deps.redis.hgetall(creditsKey(stack.prefix, fresh.customerId, new Date().toISOString().slice(0, 7)));
     expect(Object.keys(credits).filter((f) => f.startsWith('p:'))).to.deep.equal([]);
     expect(Number(credits.calls ?? 0)).to.equal(0);
   });

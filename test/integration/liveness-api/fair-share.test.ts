@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Deadline } from '../../../shared/deadline';
 import { QUEUE_NAMES } from '../../../shared/queues/contracts';
 import { WarmUpTime } from '../../../shared/queues/warm-up-time';
+import { throttleKey } from '../../../api/http/throttle';
 
 /**
  * 7744 × 5163 (just under the 40 MP limit), flat grey, no face: 235 KB to send, decoded and searched in full by the
@@ -81,7 +82,7 @@ describe('POST /v1/check/liveness: one customer never takes the service from ano
   it("spends the account's fair-use allowance on refused work like on a billed call, plus the worker time beyond a call's", async () => {
     const acc = await stack.createAccount('free');
     // One bucket per account, shared by its keys (issue 41).
-    const bucket = `${stack.prefix}:throttle:account:${acc.customerId}`;
+    const bucket = throttleKey(stack.prefix, `account:${acc.customerId}`);
     const n = 10;
     const started = Date.now();
     for (let i = 0; i < n; i++) {

@@ -6,6 +6,7 @@ import { startLivenessStack, type LivenessStack } from '../../support/liveness-s
 import { http } from '../../support/http';
 import { outboxDrained, settleReserved } from '../../support/billing';
 import { DONE_TTL_MS, IdempotencyStore } from '../../../api/liveness/idempotency';
+import { keysUnder } from '../../support/engines';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -67,7 +68,7 @@ describe('Liveness API v1: request ids are ours, Idempotency-Key edges', () => {
   // leaves nothing behind and the same key runs the call again (still uncharged).
   it('keeps no entry for unbilled 4xx answers: the same key and body runs again, uncharged, and Redis holds nothing for it', async () => {
     const acc = await stack.createAccount('starter');
-    const entries = () => stack.api.deps.redis.keys(`${stack.prefix}:idem:${acc.customerId}:*`);
+    const entries = () => keysUnder(stack.api.deps.redis, stack.prefix, `idem:${acc.customerId}:*`);
     const noFace = await blank();
     const first = await stack.check(acc.primaryKey, noFace, 'jpeg', { 'idempotency-key': 'no-face-1' });
     const again = await stack.check(acc.primaryKey, noFace, 'jpeg', { 'idempotency-key': 'no-face-1' });

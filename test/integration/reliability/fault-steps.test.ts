@@ -4,6 +4,7 @@ import { portrait } from '../../../dev/harness/sample-images';
 import { spawnService, type ServiceProcess } from '../../../dev/harness/processes';
 import { outboxDrained } from '../../support/billing';
 import { eventually, postLiveness, PrivateDeployment, startServices, type Ledger } from '../../../dev/harness/harness';
+import { outboxStreams } from '../../../shared/billing/usage-outbox';
 
 // A liveness worker SIGKILLed exactly at each step of settling a call (FAULT_KILL_AT, the test-only hook):
 // whatever the step, the calls billed equal the 200 answers, no usage event is lost and none is written twice.
@@ -89,8 +90,10 @@ describe('Faults: a liveness worker killed at every step between the engine and 
     }
     // The consumer group holds nothing unacknowledged: no event is waiting to be written a second time.
     await eventually(async () => {
-      const pending = (await redis.xpending(`${prefix}:outbox:usage`, 'usage-drainers')) as [number, ...unknown[]];
-      return pending[0] === 0;
+      const pending = (await Promise.all(outboxStreams(prefix).map((k) => redis.xpending(k, 'usage-drainers').catch(() => [0])))) as Array<
+        [number, ...unknown[]]
+      >;
+      return pending.every((p) => p[0] === 0);
     }, 15_000);
   });
 });

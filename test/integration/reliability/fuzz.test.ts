@@ -12,6 +12,7 @@ import { startEmotionStack, type EmotionStack } from '../../support/emotion-stac
 import { monthOf } from '../../../shared/billing/month';
 import { seededRandom as prng } from '../../../dev/harness/seeded-random';
 import { rawRequest, type RawResult } from './raw-http';
+import { creditsKey } from '../../../shared/billing/credit-ledger';
 
 // Seeded: a failure prints its seed and case index; FUZZ_SEED=<n> replays the same cases.
 const SEED = Number(process.env.FUZZ_SEED ?? 20260801);
@@ -332,7 +333,7 @@ describe('Bad input: fuzzing the liveness and emotion APIs (seeded; FUZZ_SEED re
       expect(cases.length).to.be.greaterThan(200);
       // Nothing charged, nothing left reserved; and the service still works.
       expect(await stack.api.deps.models.UsageEvent.countDocuments({ customerId: account.customerId })).to.equal(0);
-      const h = await stack.api.deps.redis.hgetall(`${stack.prefix}:credits:${account.customerId}:${monthOf(new Date())}`);
+      const h = await stack.api.deps.redis.hgetall(creditsKey(stack.prefix, account.customerId, monthOf(new Date())));
       expect(Number(h.used ?? 0)).to.equal(0);
       expect(Number(h.calls ?? 0)).to.equal(0);
       const ok = await stack.check(account.primaryKey, Buffer.from(face, 'base64'));

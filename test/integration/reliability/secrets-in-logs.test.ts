@@ -5,6 +5,7 @@ import { speech } from '../../support/emotion-stack';
 import type { ServiceProcess } from '../../../dev/harness/processes';
 import { PrivateDeployment, startServices, type Ledger } from '../../../dev/harness/harness';
 import { rawRequest } from './raw-http';
+import { keysUnder } from '../../support/engines';
 
 /** Fragments a leaked upload would show: base64 slices at several offsets, and the raw text of the key. */
 function fragments(bytes: Buffer, n = 6): string[] {
@@ -103,7 +104,7 @@ describe('Secrets: keys, tokens, images and audio never reach the logs (processe
     for (const [what, secret] of secrets) expect(events.includes(secret), `${what} found in usage events`).to.equal(false);
     const redis = new Redis(deployment.engines.redis.url);
     try {
-      expect(await redis.keys(`${prefix}:payload:*`)).to.deep.equal([]);
+      expect(await keysUnder(redis, prefix, 'payload:*')).to.deep.equal([]);
     } finally {
       redis.disconnect();
     }

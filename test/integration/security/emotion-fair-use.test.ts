@@ -15,6 +15,7 @@ import { quietLog } from '../../support/config';
 import { sendAll } from '../../support/buckets';
 import { speech } from '../../support/emotion-stack';
 import { checkedFetch, registerContractPort, unregisterContractPort } from '../../support/openapi';
+import { throttleKey } from '../../../api/http/throttle';
 
 const SHIPPED = parseConfig({});
 
@@ -96,7 +97,7 @@ describe('Security: emotion API fair use is per account, and tokens per account 
     expect((await analyse(token, short)).status).to.equal(200);
     // The rest is charged after the answer (not awaited by it): give it a moment to land.
     await new Promise((r) => setTimeout(r, 100));
-    const level = Number(await h.api.deps.redis.hget(`${h.config.QUEUE_PREFIX}:throttle:emotion-audio:${account._id}`, 't'));
+    const level = Number(await h.api.deps.redis.hget(throttleKey(h.config.QUEUE_PREFIX, `emotion-audio:${account._id}`), 't'));
     // 600 − 1 up front (refilled to the cap while it ran) − the rest of its 3 s after it.
     expect(level).to.be.within(h.config.EMOTION_FAIR_USE_BURST_SECONDS - 4, h.config.EMOTION_FAIR_USE_BURST_SECONDS - 2);
   });
