@@ -366,9 +366,15 @@ export class UsageDrainer {
       await Promise.all(
         [...byHome(asked)].map(async ([home, inStream]) => {
           const ids = inStream.map((e) => e.streamId).sort(byStreamId);
-          const reply = (await this.o.redis.call('XPENDING', outboxKey(home), OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer)) as Array<
-            [string, string, number, number]
-          >;
+          const reply = (await this.o.redis.call(
+            'XPENDING',
+            outboxKey(home),
+            OUTBOX_GROUP,
+            ids[0]!,
+            ids[ids.length - 1]!,
+            ids.length + 1000,
+            this.consumer,
+          )) as Array<[string, string, number, number]>;
           for (const [id, , , n] of reply) deliveries.set(`${home}|${id}`, Number(n));
         }),
       );
