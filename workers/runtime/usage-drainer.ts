@@ -6,8 +6,9 @@
 // step). A dead consumer's unacknowledged entries are taken over with
 // XAUTOCLAIM once idle for OUTBOX_CLAIM_IDLE_MS, so a restart reconciles the outbox. A batch is acknowledged
 // before the next one is written: the counters' replay check relies on it.
-// The outbox is one stream per partition (shared/redis-partitions.ts): a drainer reads them all in each pass, without
-// BLOCK (a Redis Cluster holds them on different primaries), and polls again after blockMs when all were empty; a
+// The outbox is one stream per partition (shared/redis-partitions.ts): a drainer reads them all in each pass (on one
+// Redis in one blocking command; on a Redis Cluster, which holds them on different primaries, one command each without
+// BLOCK, polling again after blockMs when all were empty); a
 // batch gathers entries of every stream and each is acknowledged in its own. The stream of the layout before
 // partitions is read too while it exists (checked at start), so an upgrade loses no event.
 import { randomUUID } from 'node:crypto';
@@ -18,9 +19,10 @@ import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, 
 import { UsageCounters, type Holding } from '../../shared/billing/usage-counters';
 import type { FaultHook } from './fault-hook';
 import { allPartitionPrefixes } from '../../shared/redis-partitions';
+import { isCluster } from '../../shared/redis';
 
 export interface UsageDrainerOptions {
-  /** A connection of its own (worker role: waits for Redis to come back). */
+  /** A connection of its own: XREADGROUP BLOCK holds it on one Redis. Worker role (waits for Redis to come back). */
   redis: Redis;
   prefix: string;
   models: Models;
@@ -72,6 +74,8 @@ export class UsageDrainer {
   readonly consumer = `drainer-${randomUUID()}`;
   /** The partitions whose streams it drains (their prefixes), and the deployment prefix while its old stream exists. */
   private homes: string[];
+  /** On a cluster the streams are read one command each, without BLOCK. */
+  private readonly onCluster: boolean;
   private readonly counters: UsageCounters;
   private running = false;
   private loop: Promise<void> | null = null;
@@ -85,6 +89,7 @@ export class UsageDrainer {
 
   constructor(private readonly o: UsageDrainerOptions) {
     this.homes = allPartitionPrefixes(o.prefix);
+    this.onCluster = isCluster(o.redis);
     this.counters = new UsageCounters(o.redis, o.prefix, o.models);
   }
 
@@ -113,7 +118,7 @@ export class UsageDrainer {
     await this.loop;
     try {
       for (const from of ['0', '>'] as const) {
-        for (let entries = await this.read(from); entries.length > 0; entries = from === '0' ? [] : await this.read(from)) {
+        for (let entries = await this.read(from, false); entries.length > 0; entries = from === '0' ? [] : await this.read(from, false)) {
           await this.write(entries, from === '0');
         }
       }
@@ -129,7 +134,7 @@ export class UsageDrainer {
         const from = this.retryOwn ? '0' : '>';
         const entries = await this.read(from);
         if (entries.length === 0) {
-          if (from === '>') await this.pause(this.o.blockMs ?? 1000);
+          if (from === '>' && this.onCluster) await this.pause(this.o.blockMs ?? 1000);
           continue;
         }
         // New entries are this drainer's from the first: kept through the batch windows, then while written.
@@ -138,6 +143,9 @@ export class UsageDrainer {
       } catch (err) {
         if (!this.running) return;
         if (/NOGROUP/.test((err as Error).message)) {
+          // A Redis that came back empty. On a cluster the other streams' reads of this pass may have delivered
+          // entries, now this consumer's: read them again from its own pending ones.
+          this.retryOwn = true;
           await this.ensureGroup().catch(() => undefined);
           continue;
         }
@@ -162,7 +170,7 @@ export class UsageDrainer {
     let batch = entries;
     for (;;) {
       await this.pause(windowMs);
-      const more = await this.read('>', size - batch.length);
+      const more = await this.read('>', false, size - batch.length);
       batch = batch.concat(more);
       const quiet = more.length === 0;
       if (quiet || batch.length >= size || !this.running || Date.now() - started + windowMs > maxWaitMs) return batch;
@@ -204,13 +212,23 @@ export class UsageDrainer {
     return refAt === now ? 0 : ((count - refCount) * 1000) / Math.max(now - refAt, RATE_SPAN_MS / 4);
   }
 
-  /** Reads every stream (one command each, sent together), up to `count` entries from each. */
-  private async read(from: '0' | '>', count = this.o.batchSize ?? BATCH_SIZE): Promise<StreamEntry[]> {
+  /**
+   * Reads every stream, up to `count` entries from each. On one Redis: all streams in one command, blocking up to
+   * blockMs for new entries, so an event is drained as soon as it is added (an event still in the outbox is lost if
+   * Redis restarts empty). On a cluster the streams sit on different primaries: one command each, sent together,
+   * without BLOCK (the loop polls).
+   */
+  private async read(from: '0' | '>', block = true, count = this.o.batchSize ?? BATCH_SIZE): Promise<StreamEntry[]> {
+    const groups = this.onCluster ? this.homes.map((home) => [home]) : [this.homes];
+    const blocking = block && from === '>' && !this.onCluster;
     const replies = await Promise.all(
-      this.homes.map(async (home) => {
-        const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', outboxKey(home), from];
+      groups.map(async (homes) => {
+        const keys = new Map(homes.map((home) => [outboxKey(home), home]));
+        const args: Array<string | number> = ['GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count];
+        if (blocking) args.push('BLOCK', this.o.blockMs ?? 1000);
+        args.push('STREAMS', ...keys.keys(), ...homes.map(() => from));
         const reply = (await this.o.redis.call('XREADGROUP', ...args)) as Array<[string, Array<[string, string[] | null]>]> | null;
-        return parseOutboxEntries(reply?.[0]?.[1] ?? []).map((e) => ({ ...e, home }));
+        return (reply ?? []).flatMap(([key, entries]) => parseOutboxEntries(entries).map((e) => ({ ...e, home: keys.get(key)! })));
       }),
     );
     if (from === '0') this.retryOwn = false;
