@@ -13,7 +13,7 @@ import { isDuplicateKeyError } from '../db/models';
 import { updateVerified } from '../db/verified-update';
 import { effectiveHardCap, isPlanId, monthlyLimitOf, PLANS, type PlanId, type PlanView } from '../billing/plans';
 import { recordPlanFee, voidScheduledFee } from '../marketplace/plan-fees';
-import { monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
+import { hasComeDue, monthAfter, monthOf, nextMonthStart, type Clock } from '../billing/month';
 import type { AuthCache } from './auth-cache';
 import { CredentialDigests } from './credential-digests';
 import { AuditLog } from './audit-log';
@@ -149,7 +149,7 @@ export class AccountService {
     const account = await this.get(customerId, deadline);
     if (!account?.scheduledChange?.effectiveMonth) return account;
     const change = account.scheduledChange;
-    if (monthOf(this.clock()) < change.effectiveMonth!) return account;
+    if (!hasComeDue(change.effectiveMonth, this.clock())) return account;
     const update = change.cancel
       ? { $set: { status: 'cancelled', scheduledChange: null } }
       : { $set: { plan: change.plan, hardCap: change.plan === 'free' ? true : account.hardCap, scheduledChange: null } };

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, NotFoundError } from '../errors';
 import type { Models } from '../db/models';
-import { monthOf, type Clock } from '../billing/month';
+import { hasComeDue, type Clock } from '../billing/month';
 import { API_KEY_SHAPE, displayPrefix, generateApiKey, sameDigest, sha256Hex } from './secrets';
 import type { AuthCache } from './auth-cache';
 import { CredentialDigests } from './credential-digests';
@@ -180,7 +180,6 @@ export class ApiKeyService {
 
   /** A scheduled plan change has come due: the cached account is out of date. */
   private changeDue(account: AuthAccount): boolean {
-    const due = account.scheduledChange?.effectiveMonth;
-    return !!due && monthOf(this.clock()) >= due;
+    return hasComeDue(account.scheduledChange?.effectiveMonth, this.clock());
   }
 }

@@ -9,7 +9,7 @@ import { ForbiddenError, NotFoundError } from '../errors';
 import type { EmotionTokenDoc, Models } from '../db/models';
 import { Deadline } from '../deadline';
 import { SingleFlight } from '../single-flight';
-import { monthOf, systemClock, type Clock } from '../billing/month';
+import { hasComeDue, systemClock, type Clock } from '../billing/month';
 import type { AuthCache } from './auth-cache';
 import { CredentialDigests } from './credential-digests';
 import { displayPrefix, generateToken, sameDigest, sha256Hex } from './secrets';
@@ -139,8 +139,7 @@ export class EmotionTokenService {
 
   /** A scheduled change of the account has come due: the cached status is out of date. */
   private changeDue(t: AuthenticatedToken): boolean {
-    const due = t.account?.changeDueMonth;
-    return !!due && monthOf(this.clock()) >= due;
+    return hasComeDue(t.account?.changeDueMonth, this.clock());
   }
 }
 

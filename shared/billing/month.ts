@@ -5,6 +5,11 @@ export function monthOf(at: Date): string {
   return at.toISOString().slice(0, 7);
 }
 
+/** Whether a change effective in `month` ('YYYY-MM') applies at `at`: from 00:00 UTC on its 1st. None is due without a month. */
+export function hasComeDue(month: string | null | undefined, at: Date): boolean {
+  return !!month && monthOf(at) >= month;
+}
+
 /** Start of the next UTC month: when credits reset. */
 export function nextMonthStart(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));

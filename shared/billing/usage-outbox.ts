@@ -1,5 +1,6 @@
 // Owns the usage-event outbox: a Redis stream per partition of the deployment's prefix (shared/redis-partitions.ts:
-// an account's events go to its partition's stream, a job's to its result's), that a worker appends to in the same Lua script that stores a job's outcome (and, for a billed call, commits its credit). Drainers
+// an account's events go to its partition's stream, a job's to its result's), that a worker appends to in the same
+// Lua script that stores a job's outcome (and, for a billed call, commits its credit). Drainers
 // (workers/runtime/usage-drainer.ts) copy the entries to MongoDB in batches and acknowledge only what was
 // written, so a crash anywhere loses no event and the request id as `_id` keeps every event single.
 // The appends themselves happen inside the scripts that store an outcome (shared/queues/outcome-store.ts and
