@@ -22,7 +22,7 @@ import { portraitAt } from '../dev/harness/sample-images';
 import { FixtureDir } from '../dev/harness/emotion/audio';
 import { ANALYSIS_PATH } from '../shared/contracts/http/emotion';
 import { EmotionTokenService } from '../shared/accounts/emotion-tokens';
-import { outboxKey } from '../shared/billing/usage-outbox';
+import { outboxLength } from '../shared/billing/usage-outbox';
 import { USAGE_BATCH_MIN_RATE_PER_S } from '../workers/runtime/usage-drainer';
 import { createRedis, closeRedis } from '../shared/redis';
 import { projectRoot } from '../shared/paths';
@@ -175,9 +175,8 @@ function perCall(a: Reading, b: Reading, idle: Reading, calls: number, gross = f
 
 /** Waits until the drainers have written every usage event of the outbox to the store (at most 30 s). */
 async function drained(stack: BenchStack, redis: Redis): Promise<void> {
-  const key = outboxKey(stack.env.QUEUE_PREFIX!);
   const until = Date.now() + 30_000;
-  while ((await redis.xlen(key)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+  while ((await outboxLength(redis, stack.env.QUEUE_PREFIX!)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
 }
 
 /** Redis used_memory and the front-ends' RSS, sampled every 200 ms while `during` runs. */

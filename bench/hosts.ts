@@ -20,7 +20,7 @@ import { ferretDbBinary } from '../dev/engines/local-engines';
 import { Ledger, sleep } from '../dev/harness/harness';
 import { phonePhoto } from '../dev/harness/sample-images';
 import { monthOf } from '../shared/billing/month';
-import { outboxKey } from '../shared/billing/usage-outbox';
+import { outboxLength } from '../shared/billing/usage-outbox';
 import { projectRoot } from '../shared/paths';
 import { call, type Shot } from './support/measure';
 import { HostNetwork, waitForListener, type Host, type HostProcess } from './support/netns';
@@ -34,7 +34,7 @@ const LANES = argValue('lanes', 4);
 const ACCOUNTS = argValue('accounts', 6);
 const STEADY_S = argValue('steady', 40);
 const BUILD = !process.argv.includes('--no-build');
-/** `--logs DIR`: every process's output is written there at the end (the hosts' own folders are removed). */
+/** `--logs DIR`: every process's output, the store's files (store-data/) and the calls without a usage event (lost.txt) are written there at the end (the hosts' own folders are removed). */
 const LOGS = process.argv.includes('--logs') ? process.argv[process.argv.indexOf('--logs') + 1] : undefined;
 
 const SUBNET = '10.77.0';
@@ -170,6 +170,8 @@ class Deployment {
     this.all.forEach((p, n) => fs.writeFileSync(path.join(dir, `${p.host.name}-${n}.log`), p.lines.join('\n') + '\n'));
     const files = Object.values(this.hosts).flatMap((h) => (fs.readdirSync(h.dir, { recursive: true }) as string[]).map((f) => `${h.name}/${f}`));
     fs.writeFileSync(path.join(dir, 'files.txt'), files.sort().join('\n') + '\n');
+    // The store's files as the run left them (FerretDB's SQLite), to read what it holds after the hosts are gone.
+    fs.cpSync(path.join(this.hosts.store.dir, 'data'), path.join(dir, 'store-data'), { recursive: true });
   }
 
   private spawnApp(h: Host, entry: string): HostProcess {
@@ -387,8 +389,9 @@ async function main(): Promise<void> {
 
     // Reconcile once the drainers wrote every event (the outbox is empty).
     const drainFrom = Date.now();
-    while ((await redis.xlen(outboxKey(PREFIX))) > 0 && Date.now() - drainFrom < 120_000) await sleep(250);
-    const outboxLeft = await redis.xlen(outboxKey(PREFIX));
+    // Every partition's stream (shared/redis-partitions.ts), and the one of the layout before partitions.
+    while ((await outboxLength(redis, PREFIX)) > 0 && Date.now() - drainFrom < 120_000) await sleep(250);
+    const outboxLeft = await outboxLength(redis, PREFIX);
     console.log(`outbox drained in ${((Date.now() - drainFrom) / 1000).toFixed(1)} s (${outboxLeft} entries left)`);
     const ids = accounts.map((a) => a.customerId);
     const events = await ledger.models.UsageEvent.find({ service: 'liveness', customerId: { $in: ids } }, { _id: 1 }).lean();
@@ -471,6 +474,12 @@ async function main(): Promise<void> {
           .map(([k, n]) => `${n} × ${k}`)
           .join(', ')}`,
       );
+    }
+    if (LOGS) {
+      // Our request ids of the calls answered 200 without a usage event, one call per line (to look up in the logs and the store's copy).
+      const lost = calls.filter((c) => c.okAt !== null && chargesOf(c) === 0).map((c) => (serverIds.get(c.key) ?? []).join(' '));
+      fs.mkdirSync(LOGS, { recursive: true });
+      fs.writeFileSync(path.join(LOGS, 'lost.txt'), lost.join('\n') + (lost.length > 0 ? '\n' : ''));
     }
     const used = credits.reduce((s, c) => s + c.used, 0);
     const counted = counters.reduce((s, c) => s + (c.used ?? 0), 0);

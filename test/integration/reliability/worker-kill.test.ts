@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { Queue } from 'bullmq';
+import { createRedis, closeRedis } from '../../../shared/redis';
+import { QUEUE_NAMES } from '../../../shared/queues/contracts';
 import { portrait } from '../../../dev/harness/sample-images';
 import type { ServiceProcess } from '../../../dev/harness/processes';
 import { spawnService } from '../../../dev/harness/processes';
@@ -19,6 +22,8 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
   let env: Record<string, string>;
   let account: { customerId: string; key: string };
   let face: string;
+  let queue: Queue;
+  let queueRedis: ReturnType<typeof createRedis>;
   const outcomes: Array<{ status: number; ms: number }> = [];
 
   before(async () => {
@@ -29,6 +34,8 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
     api = started[0]!;
     worker = started[1]!;
     ledger = await deployment.openLedger();
+    queueRedis = createRedis(env.REDIS_URL!, 'worker', 'worker-kill-test');
+    queue = new Queue(QUEUE_NAMES.liveness, { connection: queueRedis, prefix: deployment.prefix });
     account = await ledger.account('business');
     face = (await portrait()).toString('base64');
     // Warm the worker (first inference allocates the sessions' buffers).
@@ -37,14 +44,18 @@ describe('Faults: a liveness worker killed with SIGKILL in the middle of jobs', 
   });
 
   after(async () => {
+    await queue?.close();
+    if (queueRedis) await closeRedis(queueRedis);
     await deployment?.stop([api, worker, replacement]);
   });
 
   it('answers the waiting requests 503 within the budget and does not charge them', async () => {
     const inFlight = Array.from({ length: 10 }, () => postLiveness(api.port, account.key, face));
-    // Kill right after the first answer of the batch: the worker has just taken the next job and is inside
-    // the engine with the rest queued behind it.
+    // Kill right after the first answer of the batch, once the worker holds the next job (BullMQ's active list):
+    // on a busy machine the API may still be reading the other photos, and a worker killed between jobs leaves
+    // no job of its own behind (the last test needs one).
     await Promise.race(inFlight);
+    await eventually(async () => (await queue.getActiveCount()) > 0, 10_000, 2);
     await worker.kill9();
     const results = await Promise.all(inFlight);
     outcomes.push(...results);
