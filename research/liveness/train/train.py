@@ -74,9 +74,10 @@ def teacher_targets(teacher, X, rows):
 
 
 # Where each model is cut (--top): the frozen bottom runs once per window and is cached, the top is fine-tuned.
-# torch 1.13's CPU backward of depthwise convolutions is slow enough that training the whole graph on two shared
-# cores takes hours; the top takes minutes. Both MiniFASNets name their stages alike; fr_liveness (a MiniFASNetV1SE
-# at 128x128 exported with numbered tensors) only has the last cut.
+# The whole graph (`all`) takes ~0.5 s per step on two quiet cores with channels-last windows, but overfits the
+# training repositories (worse out of source than conv_45 at lr 3e-4, 1e-4 and 3e-5: results/train-liveness.md).
+# Both MiniFASNets name their stages alike; fr_liveness (a MiniFASNetV1SE at 128x128 exported with numbered tensors)
+# only has the last cut.
 TOPS = {
     "conv_45": "/conv_4/model/model.5/Add_output_0",  # train conv_45, conv_5, conv_6 and the linear layers
     "conv_4": "/conv_34/project/conv/Conv_output_0",  # also the six 10x10 blocks of conv_4
