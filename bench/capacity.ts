@@ -19,10 +19,10 @@ import type { Socket } from 'node:net';
 import { parseAllDocuments } from 'yaml';
 import type { Redis } from 'ioredis';
 import { portraitAt } from '../dev/harness/sample-images';
+import { outboxDrained } from '../dev/harness/harness';
 import { FixtureDir } from '../dev/harness/emotion/audio';
 import { ANALYSIS_PATH } from '../shared/contracts/http/emotion';
 import { EmotionTokenService } from '../shared/accounts/emotion-tokens';
-import { outboxLength } from '../shared/billing/usage-outbox';
 import { USAGE_BATCH_MIN_RATE_PER_S } from '../workers/runtime/usage-drainer';
 import { createRedis, closeRedis } from '../shared/redis';
 import { projectRoot } from '../shared/paths';
@@ -173,10 +173,9 @@ function perCall(a: Reading, b: Reading, idle: Reading, calls: number, gross = f
   );
 }
 
-/** Waits until the drainers have written every usage event of the outbox to the store (at most 30 s). */
+/** Waits until the drainers have written every usage event of the outbox to the store (at most 30 s; then reads what is there). */
 async function drained(stack: BenchStack, redis: Redis): Promise<void> {
-  const until = Date.now() + 30_000;
-  while ((await outboxLength(redis, stack.env.QUEUE_PREFIX!)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+  await outboxDrained(redis, stack.env.QUEUE_PREFIX!, 30_000).catch(() => undefined);
 }
 
 /** Redis used_memory and the front-ends' RSS, sampled every 200 ms while `during` runs. */

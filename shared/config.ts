@@ -5,7 +5,7 @@ import os from 'node:os';
 import net from 'node:net';
 import { z } from 'zod';
 import { defaultModelsDir, varDir } from './paths';
-import { clusterTarget } from './redis';
+import { clusterTarget, isClusterUrl } from './redis';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']).transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 const port = z.coerce.number().int().min(0).max(65535);
@@ -242,7 +242,7 @@ export const configSchema = z
       });
     }
     // On a cluster every key's slot comes from the prefix's hash tag (shared/redis-partitions.ts): it must be one.
-    if (cfg.REDIS_URL?.startsWith('redis-cluster://') && !/^\{[^{}]+\}$/.test(cfg.QUEUE_PREFIX)) {
+    if (cfg.REDIS_URL && isClusterUrl(cfg.REDIS_URL) && !/^\{[^{}]+\}$/.test(cfg.QUEUE_PREFIX)) {
       ctx.addIssue({ code: 'custom', path: ['QUEUE_PREFIX'], message: 'must be one hash tag such as {lc} when REDIS_URL is a redis-cluster:// URL' });
     }
     if (cfg.NODE_ENV === 'production' && cfg.PUBLIC_BASE_URL && !cfg.PUBLIC_BASE_URL.startsWith('https://')) {

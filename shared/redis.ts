@@ -23,12 +23,17 @@ export interface ClusterTarget {
   password?: string;
 }
 
+/** Whether a REDIS_URL names a Redis Cluster (redis-cluster://...). */
+export function isClusterUrl(url: string): boolean {
+  return url.startsWith(CLUSTER_SCHEME);
+}
+
 /**
  * The cluster a `redis-cluster://[[user]:password@]host:port[,host:port...][/]` URL names; null for any other URL.
  * Throws on a malformed cluster URL (shared/config.ts reports it at boot).
  */
 export function clusterTarget(url: string): ClusterTarget | null {
-  if (!url.startsWith(CLUSTER_SCHEME)) return null;
+  if (!isClusterUrl(url)) return null;
   const rest = url.slice(CLUSTER_SCHEME.length).replace(/\/$/, '');
   const at = rest.lastIndexOf('@');
   const auth = at === -1 ? '' : rest.slice(0, at);

@@ -15,14 +15,18 @@ export interface QueueKeys {
 export function queueKeys(prefix: string): QueueKeys {
   return {
     payload: (jobId, owner) => `${partitionPrefix(prefix, owner ?? jobId)}:payload:${jobId}`,
-    result: (jobId, owner) => `${partitionPrefix(prefix, owner ?? jobId)}:result:${jobId}`,
+    result: (jobId, owner) => resultKeyIn(partitionPrefix(prefix, owner ?? jobId), jobId),
     replies: (processId) => `${prefix}:replies:${processId}`,
   };
 }
 
 /** The result key beside a job's payload key (the worker knows the job by its envelope's payload key). */
 export function resultKeyBeside(payloadKey: string, jobId: string): string {
-  return `${prefixOfKey(payloadKey)}:result:${jobId}`;
+  return resultKeyIn(prefixOfKey(payloadKey), jobId);
+}
+
+function resultKeyIn(partition: string, jobId: string): string {
+  return `${partition}:result:${jobId}`;
 }
 
 /** How long a stored result outlives its job, for the waiter's last GET after a missed publish. */

@@ -8,7 +8,7 @@ import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppError, serializeJobError, ServiceUnavailableError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
-import { duplicateRedis } from '../../shared/redis';
+import { closeRedis, duplicateRedis } from '../../shared/redis';
 import { jobEnvelopeSchema, type JobEnvelope, type JobOutcome } from '../../shared/queues/contracts';
 import { RESULT_TTL_MS, resultKeyBeside } from '../../shared/queues/keys';
 import { AT_CAPACITY, TenantWaiting } from '../../shared/queues/fair-queue';
@@ -203,7 +203,7 @@ export class JobRunner<I, R> {
   /** Finishes the current job, takes no new one. */
   async close(): Promise<void> {
     await this.worker.close();
-    await this.bullConnection.quit().catch(() => this.bullConnection.disconnect());
+    await closeRedis(this.bullConnection);
   }
 }
 

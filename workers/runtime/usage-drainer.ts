@@ -428,7 +428,6 @@ export class UsageDrainer {
   }
 }
 
-/** Entries grouped by their stream. */
 /** An entry's id across streams: stream ids are unique only within their stream. */
 function entryId(e: StreamEntry): string {
   return `${e.home}|${e.streamId}`;
@@ -441,6 +440,7 @@ function byStreamId(a: string, b: string): number {
   return am - bm || as - bs;
 }
 
+/** Entries grouped by their stream. */
 function byHome(entries: StreamEntry[]): Map<string, StreamEntry[]> {
   const out = new Map<string, StreamEntry[]>();
   for (const e of entries) {
