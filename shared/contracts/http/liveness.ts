@@ -20,7 +20,16 @@ export const livenessRequestSchema = z.object({
 });
 
 /** Machine-readable quality reasons next to `msg` (additive field; docs/liveness-api.md). */
-export const QUALITY_REASONS = ['face_too_small', 'face_cut_off', 'too_dark', 'too_bright', 'blurry', 'multiple_faces', 'low_confidence'] as const;
+export const QUALITY_REASONS = [
+  'face_too_small',
+  'face_cut_off',
+  'too_dark',
+  'too_bright',
+  'blurry',
+  'too_compressed',
+  'multiple_faces',
+  'low_confidence',
+] as const;
 
 export const rectangleSchema = z
   .strictObject({ x: z.number().int().min(0), y: z.number().int().min(0), width: z.number().int().min(0), height: z.number().int().min(0) })
@@ -34,7 +43,7 @@ export const livenessResultSchema = z
       .min(0)
       .max(1)
       .meta({ description: 'Spoofing score, 0.0 (live) to 1.0 (spoof). Compare with your own threshold for a stricter verdict.' }),
-    isValidFace: z.boolean().meta({ description: 'Whether the face is fit for a verdict (size, framing, light, focus, one person).' }),
+    isValidFace: z.boolean().meta({ description: 'Whether the face is fit for a verdict (size, framing, light, focus, compression, one person).' }),
     faceBrightness: z.number().min(0).max(255).meta({ description: 'Mean brightness (luma, 0–255) of the face region.' }),
     faceRectArea: rectangleSchema.meta({ description: 'The adopted (largest) face rectangle.' }),
     vFaceRect: z.array(rectangleSchema).min(1).meta({ description: 'All detected face rectangles, largest first.' }),

@@ -178,6 +178,26 @@ describe('liveness engine', () => {
     expect(r.reasons).to.include('blurry');
   });
 
+  it('reports too_compressed for a photo saved at JPEG quality 15, and not at quality 50', async () => {
+    const q15 = await engine.analyze(await sharp(selfie).jpeg({ quality: 15 }).toBuffer(), 'jpeg');
+    expect(q15.isValidFace).to.equal(false);
+    expect(q15.reasons).to.include('too_compressed');
+    expect(q15.msg).to.match(/compressed/);
+    const q50 = await engine.analyze(await sharp(selfie).jpeg({ quality: 50 }).toBuffer(), 'jpeg');
+    expect(q50.reasons).to.not.include('too_compressed');
+  });
+
+  it('reports blurry for a soft photo whose strong edges keep its Laplacian variance up (the blur effect)', async () => {
+    const sharpPhoto = fs.readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'liveness', 'known-answers', 'silentface-live-T1.jpg'));
+    const soft = await engine.analyzeDetailed(await sharp(sharpPhoto).blur(2).jpeg({ quality: 95 }).toBuffer(), 'jpeg');
+    expect(soft.features.quality.sharpness, 'Laplacian variance alone would pass it').to.be.at.least(20);
+    expect(soft.features.quality.blurEffect).to.be.above(0.7);
+    expect(soft.result.reasons).to.deep.equal(['blurry']);
+    const asTaken = await engine.analyzeDetailed(sharpPhoto, 'jpeg');
+    expect(asTaken.features.quality.blurEffect).to.be.below(0.7);
+    expect(asTaken.result.isValidFace).to.equal(true);
+  });
+
   it('sets isFakeFace from its own threshold', async () => {
     const strict = await load({ fakeThreshold: 0 });
     expect((await strict.analyze(selfie, 'jpeg')).isFakeFace).to.equal(true);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { readJpegHeader, readPngHeader } from '../../../workers/liveness/engine/header';
+import { estimateJpegQuality, readJpegHeader, readPngHeader } from '../../../workers/liveness/engine/header';
 import { decodeImage } from '../../../workers/liveness/engine/decode';
 import { modelsDir, pngBombHeader, selfieJpeg } from '../../fixtures/liveness/images';
 
@@ -75,6 +75,22 @@ describe('image headers read in JS', () => {
     const big = await sharp(stored).resize(3024, 4032).withMetadata({ orientation: 6 }).jpeg().toBuffer();
     const img = await decodeImage(big, 'jpeg');
     expect([img.origWidth, img.origHeight, img.width, img.height, img.scale]).to.deep.equal([4032, 3024, 504, 378, 8]);
+  });
+
+  it('estimates the JPEG quality a file was saved at from its luminance table (libjpeg, progressive, greyscale)', async () => {
+    const base = sharp(selfie);
+    for (const q of [20, 30, 50, 75, 90, 95]) {
+      expect(estimateJpegQuality(await base.clone().jpeg({ quality: q }).toBuffer()), `q${q}`).to.be.closeTo(q, 1);
+      expect(estimateJpegQuality(await base.clone().jpeg({ quality: q, progressive: true }).toBuffer()), `progressive q${q}`).to.be.closeTo(q, 1);
+    }
+    expect(estimateJpegQuality(await base.clone().greyscale().jpeg({ quality: 40 }).toBuffer())).to.be.closeTo(40, 1);
+    // Below ~q25 baseline tables clip at 255: the estimate stays low, which is all the gate needs.
+    expect(estimateJpegQuality(await base.clone().jpeg({ quality: 5 }).toBuffer())).to.be.below(20);
+  });
+
+  it('has no JPEG quality for a PNG or a JPEG cut before its tables', async () => {
+    expect(estimateJpegQuality(await sharp(selfie).png().toBuffer())).to.equal(undefined);
+    expect(estimateJpegQuality(selfie.subarray(0, 4))).to.equal(undefined);
   });
 });
 

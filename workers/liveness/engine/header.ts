@@ -83,3 +83,52 @@ export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
   }
   return undefined;
 }
+
+/** IJG's (libjpeg's) luminance quantisation table at quality 50, the base every quality setting scales. */
+const IJG_LUMA_SUM = [
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103,
+  77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
+].reduce((a, b) => a + b, 0);
+
+/**
+ * The JPEG quality (1..100, IJG scale) the file was encoded at, estimated from its luminance quantisation table
+ * (DQT table 0, read before the first scan): libjpeg, phones and browsers scale IJG's base table by
+ * S = q < 50 ? 5000 / q : 200 - 2q percent, so the tables' sum ratio gives S and S gives q (within about one
+ * step; an encoder with its own tables gets the IJG quality of the same average step). Undefined when the file
+ * has no readable table 0.
+ */
+export function estimateJpegQuality(b: Uint8Array): number | undefined {
+  let p = 2;
+  while (p + 4 <= b.length) {
+    if (b[p] !== 0xff) return undefined;
+    const marker = b[p + 1]!;
+    if (marker === 0xff || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {
+      p += marker === 0xff ? 1 : 2;
+      continue;
+    }
+    if (marker === 0xda || marker === 0xd9) return undefined;
+    const len = be16(b, p + 2);
+    const end = p + 2 + len;
+    if (len < 2 || end > b.length) return undefined;
+    if (marker === 0xdb) {
+      // One DQT segment may hold several tables: Pq/Tq byte, then 64 values of 8 (Pq 0) or 16 bits (Pq 1).
+      let q = p + 4;
+      while (q < end) {
+        const precision = b[q]! >> 4,
+          id = b[q]! & 15;
+        const size = precision ? 128 : 64;
+        if (q + 1 + size > end) return undefined;
+        if (id === 0) {
+          let sum = 0;
+          for (let i = 0; i < 64; i++) sum += precision ? be16(b, q + 1 + 2 * i) : b[q + 1 + i]!;
+          const scale = (100 * sum) / IJG_LUMA_SUM;
+          const quality = scale <= 100 ? (200 - scale) / 2 : 5000 / scale;
+          return Math.max(1, Math.min(100, Math.round(quality)));
+        }
+        q += 1 + size;
+      }
+    }
+    p = end;
+  }
+  return undefined;
+}

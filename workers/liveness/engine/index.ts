@@ -7,6 +7,7 @@ import type { Config } from '../../../shared/config';
 import type { LivenessResult, Rectangle } from '../../../shared/queues/contracts';
 import { type FusionParams, fusedLogit, shippedFusion, sigmoid } from './fusion';
 import { DEFAULT_DECODE_OPTIONS, type DecodeOptions, decodeImage, type ImageFormat } from './decode';
+import { estimateJpegQuality } from './header';
 import { BlazeFace, type Face, FrDetect, largest } from './detect';
 import type { Box, RgbImage } from './image';
 import { meanLuma } from './image';
@@ -188,7 +189,7 @@ export class LivenessEngine {
     const cues = faceCues(img, face.box);
     const fused = fusedLogit(this.fusion, spoofLogits, cues);
     const likelihood = sigmoid(fused);
-    const quality = assessQuality(img, face, faces, this.qualityOpts);
+    const quality = assessQuality(img, face, faces, { jpegQuality: format === 'jpeg' ? estimateJpegQuality(image) : undefined }, this.qualityOpts);
     // No quarter turn showed a confident upright face: the verdict is on a face we could not confirm the
     // orientation of, so the integrator is told (the detector's own confidence may still be high).
     if (!orientation.upright && !quality.reasons.includes('low_confidence')) {

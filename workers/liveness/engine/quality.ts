@@ -2,7 +2,7 @@
 import type { Face } from './detect';
 import { type Box, type RgbImage, lumaPatch, meanLuma } from './image';
 
-export type QualityReason = 'face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'multiple_faces' | 'low_confidence';
+export type QualityReason = 'face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'too_compressed' | 'multiple_faces' | 'low_confidence';
 
 export interface QualityThresholds {
   /** Face height in original pixels below which the spoof model sees too little detail. */
@@ -18,6 +18,13 @@ export interface QualityThresholds {
   maxBrightness: number;
   /** Variance of the Laplacian of the face resampled to 96x96 luma; below it the face is blurry. */
   minSharpness: number;
+  /**
+   * Blur effect (blurEffect) of the face above which it is blurry: Laplacian variance alone misses a soft face with
+   * strong features; the blur effect is normalised by the face's own variation, so it does not.
+   */
+  maxBlurEffect: number;
+  /** Estimated JPEG quality (IJG scale, header.ts) below which the file is too compressed to judge. */
+  minJpegQuality: number;
   /** A second face at least this share of the adopted face's area makes the subject ambiguous. */
   similarFaceArea: number;
   /** Minimum detector score, per detector (their scores are not on the same scale). */
@@ -31,6 +38,8 @@ export const DEFAULT_QUALITY: QualityThresholds = {
   minBrightness: 45,
   maxBrightness: 215,
   minSharpness: 20,
+  maxBlurEffect: 0.7,
+  minJpegQuality: 30,
   similarFaceArea: 0.5,
   minScore: { 'fr-detect': 0.85, 'blazeface-front': 0.75, 'blazeface-back': 0.75 },
 };
@@ -41,6 +50,7 @@ export const QUALITY_MESSAGES: Record<QualityReason, string> = {
   too_dark: 'The face is too dark; add light in front of the face.',
   too_bright: 'The face is overexposed; reduce direct light or backlight compensation.',
   blurry: 'The face is blurry; hold the camera still and keep the face in focus.',
+  too_compressed: 'The image is too heavily compressed; send the photo as the camera took it (JPEG quality 30 or more).',
   multiple_faces: 'Several faces of similar size were found; only one person should be in the frame.',
   low_confidence: 'The face was detected with low confidence; face the camera with the whole face visible.',
 };
@@ -50,7 +60,7 @@ export interface QualityReport {
   reasons: QualityReason[];
   msg: string;
   /** Measurements behind the verdict (working-image luma etc.), for tuning and logs. */
-  measures: { brightness: number; sharpness: number; faceHeight: number; outside: number };
+  measures: { brightness: number; sharpness: number; blurEffect: number; jpegQuality?: number; faceHeight: number; outside: number };
 }
 
 /** Variance of a 4-neighbour Laplacian: the usual focus measure, on a fixed-size patch so it is scale-free. */
@@ -73,6 +83,55 @@ function sharpness(img: RgbImage, box: Box): number {
   return sum2 / n - mean * mean;
 }
 
+/**
+ * The blur effect of Crété-Roffet, Dolmière, Ladret and Nicolas (2007), "The blur effect: perception and
+ * estimation with a new no-reference perceptual blur metric": blur the face again with a 9-tap box filter and see
+ * how much of its pixel-to-pixel variation that removes. A sharp face loses most of it, a blurred one little, so
+ * 0 is sharp and 1 is blurred, whatever the face's contrast. The larger of the horizontal and vertical figures, on
+ * the working image's pixels (unresampled) of the face box's inner 80 %, on a grid of rows and columns of at most
+ * ~96 each way.
+ */
+function blurEffect(img: RgbImage, box: Box): number {
+  const x0 = Math.max(0, Math.floor(box.x + 0.1 * box.w)),
+    x1 = Math.min(img.width, Math.ceil(box.x + 0.9 * box.w));
+  const y0 = Math.max(0, Math.floor(box.y + 0.1 * box.h)),
+    y1 = Math.min(img.height, Math.ceil(box.y + 0.9 * box.h));
+  const w = x1 - x0,
+    h = y1 - y0;
+  if (w < 12 || h < 12) return 1;
+  const luma = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    let p = ((y + y0) * img.width + x0) * 3;
+    for (let x = 0; x < w; x++, p += 3) luma[y * w + x] = 0.299 * img.data[p]! + 0.587 * img.data[p + 1]! + 0.114 * img.data[p + 2]!;
+  }
+  // Along one direction: `lines` lines of `len` pixels, pixel i of line l at l * lineStride + i * stride.
+  const along = (lines: number, len: number, lineStride: number, stride: number): number => {
+    const every = Math.max(1, Math.floor(lines / 96));
+    let varied = 0,
+      kept = 0;
+    for (let l = 0; l < lines; l += every) {
+      const base = l * lineStride;
+      let box9 = 0;
+      for (let i = 0; i < 9; i++) box9 += luma[base + i * stride]!;
+      let prevBlur = box9 / 9;
+      let prev = luma[base + 4 * stride]!;
+      for (let i = 5, p = base + 5 * stride; i + 4 < len; i++, p += stride) {
+        box9 += luma[p + 4 * stride]! - luma[p - 5 * stride]!;
+        const blur = box9 / 9;
+        const cur = luma[p]!;
+        const dF = Math.abs(cur - prev),
+          dB = Math.abs(blur - prevBlur);
+        varied += dF;
+        if (dF > dB) kept += dF - dB;
+        prevBlur = blur;
+        prev = cur;
+      }
+    }
+    return varied > 0 ? (varied - kept) / varied : 1;
+  };
+  return Math.max(along(h, w, w, 1), along(w, h, 1, w));
+}
+
 function touchesBorder(box: Box, w: number, h: number, margin: number): boolean {
   const mx = margin * w,
     my = margin * h;
@@ -85,18 +144,26 @@ function outsideShare(box: Box, w: number, h: number): number {
   return 1 - (ix * iy) / (box.w * box.h);
 }
 
-export function assessQuality(img: RgbImage, face: Face, all: Face[], t: QualityThresholds = DEFAULT_QUALITY): QualityReport {
+/** What is known of the file itself, apart from its pixels. */
+export interface SourceFacts {
+  /** Estimated JPEG quality (header.ts estimateJpegQuality); undefined for PNG or an unreadable table. */
+  jpegQuality?: number;
+}
+
+export function assessQuality(img: RgbImage, face: Face, all: Face[], source: SourceFacts = {}, t: QualityThresholds = DEFAULT_QUALITY): QualityReport {
   const reasons: QualityReason[] = [];
   const faceHeight = face.box.h * img.scale;
   const outside = outsideShare(face.box, img.width, img.height);
   const brightness = meanLuma(img, face.box);
   const sharp = sharpness(img, face.box);
+  const blur = blurEffect(img, face.box);
   if (faceHeight < t.minFaceHeight) reasons.push('face_too_small');
   if (outside > t.maxOutside || touchesBorder(face.box, img.width, img.height, t.borderMargin)) reasons.push('face_cut_off');
   if (brightness < t.minBrightness) reasons.push('too_dark');
   if (brightness > t.maxBrightness) reasons.push('too_bright');
   // A dark face also has little contrast; report it as too dark only, not also as blurry.
-  if (sharp < t.minSharpness && brightness >= t.minBrightness) reasons.push('blurry');
+  if ((sharp < t.minSharpness || blur > t.maxBlurEffect) && brightness >= t.minBrightness) reasons.push('blurry');
+  if (source.jpegQuality !== undefined && source.jpegQuality < t.minJpegQuality) reasons.push('too_compressed');
   const area = face.box.w * face.box.h;
   if (all.some((f) => f !== face && f.box.w * f.box.h >= t.similarFaceArea * area)) reasons.push('multiple_faces');
   if (face.score < t.minScore[face.detector]) reasons.push('low_confidence');
@@ -104,6 +171,13 @@ export function assessQuality(img: RgbImage, face: Face, all: Face[], t: Quality
     isValidFace: reasons.length === 0,
     reasons,
     msg: reasons.map((r) => QUALITY_MESSAGES[r]).join(' '),
-    measures: { brightness, sharpness: sharp, faceHeight, outside },
+    measures: {
+      brightness,
+      sharpness: sharp,
+      blurEffect: blur,
+      ...(source.jpegQuality !== undefined && { jpegQuality: source.jpegQuality }),
+      faceHeight,
+      outside,
+    },
   };
 }

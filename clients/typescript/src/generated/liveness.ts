@@ -151,7 +151,7 @@ export interface components {
       isFakeFace: boolean;
       /** @description Spoofing score, 0.0 (live) to 1.0 (spoof). Compare with your own threshold for a stricter verdict. */
       isFakeLikelihood: number;
-      /** @description Whether the face is fit for a verdict (size, framing, light, focus, one person). */
+      /** @description Whether the face is fit for a verdict (size, framing, light, focus, compression, one person). */
       isValidFace: boolean;
       /** @description Mean brightness (luma, 0–255) of the face region. */
       faceBrightness: number;
@@ -167,7 +167,7 @@ export interface components {
       /** @description Supplementary message; empty when the face passes every quality check. */
       msg: string;
       /** @description Machine-readable quality reasons behind `msg` (additive); empty when `isValidFace`. */
-      reasons: ('face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'multiple_faces' | 'low_confidence')[];
+      reasons: ('face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'too_compressed' | 'multiple_faces' | 'low_confidence')[];
       /** @description Inference latency in milliseconds. */
       latency_ms: number;
     };
