@@ -26,6 +26,7 @@ export const QUALITY_REASONS = [
   'too_dark',
   'too_bright',
   'blurry',
+  'noisy',
   'too_compressed',
   'multiple_faces',
   'low_confidence',

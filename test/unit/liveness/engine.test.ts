@@ -198,6 +198,36 @@ describe('liveness engine', () => {
     expect(asTaken.result.isValidFace).to.equal(true);
   });
 
+  it('reports noisy for a grainy face in a dim scene, not for the same grain on a well-lit face', async () => {
+    const { data, info } = await sharp(selfie).raw().toBuffer({ resolveWithObject: true });
+    /** The photo's exposure times `gain`, plus seeded Gaussian grain of sigma 8 luma levels, as a lossless PNG. */
+    const grainy = async (gain: number) => {
+      let state = 11;
+      const uniform = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+      const out = Buffer.alloc(data.length);
+      for (let i = 0; i < data.length; i += 3) {
+        const n = 8 * Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+        for (let c = 0; c < 3; c++) out[i + c] = Math.max(0, Math.min(255, Math.round(data[i + c]! * gain + n)));
+      }
+      return engine.analyzeDetailed(
+        await sharp(out, { raw: { width: info.width, height: info.height, channels: 3 } })
+          .png()
+          .toBuffer(),
+        'png',
+      );
+    };
+    const dim = await grainy(0.6);
+    expect(dim.result.faceBrightness).to.be.within(45, 100);
+    expect(dim.features.quality.noise).to.be.above(3);
+    expect(dim.result.reasons).to.include('noisy');
+    expect(dim.result.msg).to.match(/grainy/);
+    const lit = await grainy(1);
+    expect(lit.result.faceBrightness).to.be.at.least(100);
+    expect(lit.features.quality.noise).to.be.above(3);
+    expect(lit.result.reasons).to.not.include('noisy');
+    expect(selfieResult.reasons).to.not.include('noisy');
+  });
+
   it('sets isFakeFace from its own threshold', async () => {
     const strict = await load({ fakeThreshold: 0 });
     expect((await strict.analyze(selfie, 'jpeg')).isFakeFace).to.equal(true);

@@ -2,7 +2,8 @@
 import type { Face } from './detect';
 import { type Box, type RgbImage, lumaPatch, meanLuma } from './image';
 
-export type QualityReason = 'face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'too_compressed' | 'multiple_faces' | 'low_confidence';
+export type QualityReason =
+  'face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'noisy' | 'too_compressed' | 'multiple_faces' | 'low_confidence';
 
 export interface QualityThresholds {
   /** Face height in original pixels below which the spoof model sees too little detail. */
@@ -23,6 +24,14 @@ export interface QualityThresholds {
    * strong features; the blur effect is normalised by the face's own variation, so it does not.
    */
   maxBlurEffect: number;
+  /**
+   * Sensor noise (standard deviation, luma levels; noiseSigma) above which a face in a dim scene is too grainy: the
+   * gain a camera adds in little light, which the spoof models read as a screen's or a print's texture (and an
+   * attacker can add on purpose). Only below `noisyBelowBrightness`: phones denoise bright scenes, and a bright
+   * face's fine texture is not grain.
+   */
+  maxNoise: number;
+  noisyBelowBrightness: number;
   /** Estimated JPEG quality (IJG scale, header.ts) below which the file is too compressed to judge. */
   minJpegQuality: number;
   /** A second face at least this share of the adopted face's area makes the subject ambiguous. */
@@ -39,6 +48,8 @@ export const DEFAULT_QUALITY: QualityThresholds = {
   maxBrightness: 215,
   minSharpness: 20,
   maxBlurEffect: 0.7,
+  maxNoise: 3,
+  noisyBelowBrightness: 100,
   minJpegQuality: 30,
   similarFaceArea: 0.5,
   minScore: { 'fr-detect': 0.85, 'blazeface-front': 0.75, 'blazeface-back': 0.75 },
@@ -50,6 +61,7 @@ export const QUALITY_MESSAGES: Record<QualityReason, string> = {
   too_dark: 'The face is too dark; add light in front of the face.',
   too_bright: 'The face is overexposed; reduce direct light or backlight compensation.',
   blurry: 'The face is blurry; hold the camera still and keep the face in focus.',
+  noisy: 'The image is grainy (too little light for the camera); add light in front of the face.',
   too_compressed: 'The image is too heavily compressed; send the photo as the camera took it (JPEG quality 30 or more).',
   multiple_faces: 'Several faces of similar size were found; only one person should be in the frame.',
   low_confidence: 'The face was detected with low confidence; face the camera with the whole face visible.',
@@ -60,7 +72,7 @@ export interface QualityReport {
   reasons: QualityReason[];
   msg: string;
   /** Measurements behind the verdict (working-image luma etc.), for tuning and logs. */
-  measures: { brightness: number; sharpness: number; blurEffect: number; jpegQuality?: number; faceHeight: number; outside: number };
+  measures: { brightness: number; sharpness: number; blurEffect: number; noise: number; jpegQuality?: number; faceHeight: number; outside: number };
 }
 
 /** Variance of a 4-neighbour Laplacian: the usual focus measure, on a fixed-size patch so it is scale-free. */
@@ -132,6 +144,68 @@ function blurEffect(img: RgbImage, box: Box): number {
   return Math.max(along(h, w, w, 1), along(w, h, 1, w));
 }
 
+/**
+ * Noise sigma in luma levels: Immerkaer's estimator (1996), |I * N| with N = [1 -2 1; -2 4 -2; 1 -2 1] (which
+ * cancels smooth shading and has gain 6 on white noise), made robust to the face's own edges by a median
+ * (x 1.4826 for a Gaussian) instead of a mean. Measured on the working image's pixels, unresampled, in the central
+ * 60 % of the face box (skin, not hair or background), on a grid of at most ~16k points.
+ */
+function noiseSigma(img: RgbImage, box: Box): number {
+  const x0 = Math.max(1, Math.floor(box.x + 0.2 * box.w)),
+    x1 = Math.min(img.width - 1, Math.ceil(box.x + 0.8 * box.w));
+  const y0 = Math.max(1, Math.floor(box.y + 0.2 * box.h)),
+    y1 = Math.min(img.height - 1, Math.ceil(box.y + 0.8 * box.h));
+  if (x1 <= x0 || y1 <= y0) return 0;
+  const step = Math.max(1, Math.round(Math.sqrt(((x1 - x0) * (y1 - y0)) / 16_000)));
+  // Luma of the region and its one-pixel rim, once.
+  const w = x1 - x0 + 2,
+    h = y1 - y0 + 2;
+  const luma = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    let p = ((y + y0 - 1) * img.width + x0 - 1) * 3;
+    for (let x = 0; x < w; x++, p += 3) luma[y * w + x] = 0.299 * img.data[p]! + 0.587 * img.data[p + 1]! + 0.114 * img.data[p + 2]!;
+  }
+  const r = new Float32Array(Math.ceil((x1 - x0) / step) * Math.ceil((y1 - y0) / step));
+  let n = 0;
+  for (let y = 1; y < h - 1; y += step) {
+    for (let x = 1, i = y * w + 1; x < w - 1; x += step, i += step) {
+      const v =
+        luma[i - w - 1]! +
+        luma[i - w + 1]! +
+        luma[i + w - 1]! +
+        luma[i + w + 1]! -
+        2 * (luma[i - w]! + luma[i - 1]! + luma[i + 1]! + luma[i + w]!) +
+        4 * luma[i]!;
+      r[n++] = Math.abs(v);
+    }
+  }
+  return (1.4826 * nthSmallest(r.subarray(0, n), Math.floor(n / 2))) / 6;
+}
+
+/** The k-th smallest value (0-based) of `a`, reordering it in place: Hoare's selection, O(n) on average. */
+function nthSmallest(a: Float32Array, k: number): number {
+  let lo = 0,
+    hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo,
+      j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k]!;
+  }
+  return a[k]!;
+}
+
 function touchesBorder(box: Box, w: number, h: number, margin: number): boolean {
   const mx = margin * w,
     my = margin * h;
@@ -157,12 +231,15 @@ export function assessQuality(img: RgbImage, face: Face, all: Face[], source: So
   const brightness = meanLuma(img, face.box);
   const sharp = sharpness(img, face.box);
   const blur = blurEffect(img, face.box);
+  const noise = noiseSigma(img, face.box);
   if (faceHeight < t.minFaceHeight) reasons.push('face_too_small');
   if (outside > t.maxOutside || touchesBorder(face.box, img.width, img.height, t.borderMargin)) reasons.push('face_cut_off');
   if (brightness < t.minBrightness) reasons.push('too_dark');
   if (brightness > t.maxBrightness) reasons.push('too_bright');
   // A dark face also has little contrast; report it as too dark only, not also as blurry.
   if ((sharp < t.minSharpness || blur > t.maxBlurEffect) && brightness >= t.minBrightness) reasons.push('blurry');
+  // Likewise a too dark face is grainy too: too dark says what to fix.
+  if (noise > t.maxNoise && brightness >= t.minBrightness && brightness < t.noisyBelowBrightness) reasons.push('noisy');
   if (source.jpegQuality !== undefined && source.jpegQuality < t.minJpegQuality) reasons.push('too_compressed');
   const area = face.box.w * face.box.h;
   if (all.some((f) => f !== face && f.box.w * f.box.h >= t.similarFaceArea * area)) reasons.push('multiple_faces');
@@ -175,6 +252,7 @@ export function assessQuality(img: RgbImage, face: Face, all: Face[], source: So
       brightness,
       sharpness: sharp,
       blurEffect: blur,
+      noise,
       ...(source.jpegQuality !== undefined && { jpegQuality: source.jpegQuality }),
       faceHeight,
       outside,

@@ -167,7 +167,7 @@ export interface components {
       /** @description Supplementary message; empty when the face passes every quality check. */
       msg: string;
       /** @description Machine-readable quality reasons behind `msg` (additive); empty when `isValidFace`. */
-      reasons: ('face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'too_compressed' | 'multiple_faces' | 'low_confidence')[];
+      reasons: ('face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'noisy' | 'too_compressed' | 'multiple_faces' | 'low_confidence')[];
       /** @description Inference latency in milliseconds. */
       latency_ms: number;
     };
