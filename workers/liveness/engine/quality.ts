@@ -238,7 +238,7 @@ export function assessQuality(img: RgbImage, face: Face, all: Face[], source: So
   if (brightness > t.maxBrightness) reasons.push('too_bright');
   // A dark face also has little contrast; report it as too dark only, not also as blurry.
   if ((sharp < t.minSharpness || blur > t.maxBlurEffect) && brightness >= t.minBrightness) reasons.push('blurry');
-  // Likewise a too dark face is grainy too: too dark says what to fix.
+  // A too dark face is grainy as well; too_dark alone says what to fix.
   if (noise > t.maxNoise && brightness >= t.minBrightness && brightness < t.noisyBelowBrightness) reasons.push('noisy');
   if (source.jpegQuality !== undefined && source.jpegQuality < t.minJpegQuality) reasons.push('too_compressed');
   const area = face.box.w * face.box.h;
