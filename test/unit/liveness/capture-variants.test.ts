@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import type { Rectangle } from '../../../shared/queues/contracts';
 import { LivenessEngine } from '../../../workers/liveness/engine';
-import { modelsDir } from '../../fixtures/liveness/images';
+import { modelsDir, seededNormal } from '../../fixtures/liveness/images';
 
 const dir = path.join(__dirname, '..', '..', 'fixtures', 'liveness', 'known-answers');
 /** The documented default threshold (FAKE_THRESHOLD). */
@@ -57,9 +57,7 @@ async function defocused(shown: Buffer): Promise<Buffer> {
 /** Exposure x0.3 in linear light, then seeded sensor noise (sigma 6 luma, 3 chroma) and a phone's JPEG q85. */
 async function dimWithNoise(shown: Buffer): Promise<Buffer> {
   const { data, info } = await sharp(shown).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  let state = 7;
-  const uniform = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
-  const normal = () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+  const normal = seededNormal(7);
   const out = Buffer.alloc(data.length);
   for (let i = 0; i < data.length; i += 3) {
     const luma = 6 * normal();

@@ -9,7 +9,7 @@ import type { LivenessResult, Rectangle } from '../../../shared/queues/contracts
 import { LivenessEngine, ModelIntegrityError } from '../../../workers/liveness/engine';
 import { parseConfig } from '../../../shared/config';
 import { startLivenessWorker } from '../../../workers/liveness/worker';
-import { blankJpeg, modelsDir, pngBombHeader, selfieJpeg } from '../../fixtures/liveness/images';
+import { blankJpeg, modelsDir, pngBombHeader, seededNormal, selfieJpeg } from '../../fixtures/liveness/images';
 import { quietLog } from '../../support/config';
 
 /** Replaces a symlinked model in `dir` by a copy with its last byte flipped. */
@@ -202,11 +202,10 @@ describe('liveness engine', () => {
     const { data, info } = await sharp(selfie).raw().toBuffer({ resolveWithObject: true });
     /** The photo's exposure times `gain`, plus seeded Gaussian grain of sigma 8 luma levels, as a lossless PNG. */
     const grainy = async (gain: number) => {
-      let state = 11;
-      const uniform = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+      const normal = seededNormal(11);
       const out = Buffer.alloc(data.length);
       for (let i = 0; i < data.length; i += 3) {
-        const n = 8 * Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+        const n = 8 * normal();
         for (let c = 0; c < 3; c++) out[i + c] = Math.max(0, Math.min(255, Math.round(data[i + c]! * gain + n)));
       }
       return engine.analyzeDetailed(

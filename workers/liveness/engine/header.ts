@@ -45,13 +45,15 @@ function exifOrientation(b: Uint8Array, start: number, end: number): number | un
   return 1;
 }
 
-/** Size from the first SOFn segment and the orientation from the EXIF APP1 before it. */
-export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
+/**
+ * The marker segments of a JPEG before its first scan, in order: marker byte and the payload's [start, end).
+ * Fill bytes and markers without a length are skipped; it stops at the first scan or end of image, or at
+ * anything malformed (a byte that is not a marker, a length past the file).
+ */
+function* jpegSegments(b: Uint8Array): Generator<{ marker: number; start: number; end: number }> {
   let p = 2;
-  let orientation: number | undefined = 1;
-  let exifSeen = false;
   while (p + 4 <= b.length) {
-    if (b[p] !== 0xff) return undefined;
+    if (b[p] !== 0xff) return;
     const marker = b[p + 1]!;
     if (marker === 0xff) {
       p++; // fill byte
@@ -61,11 +63,20 @@ export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
       p += 2; // markers without a length
       continue;
     }
-    if (marker === 0xda || marker === 0xd9) return undefined; // scan data or end before any frame header
+    if (marker === 0xda || marker === 0xd9) return; // scan data or end of image
     const len = be16(b, p + 2);
-    const start = p + 4,
-      end = p + 2 + len;
-    if (len < 2 || end > b.length) return undefined;
+    const end = p + 2 + len;
+    if (len < 2 || end > b.length) return;
+    yield { marker, start: p + 4, end };
+    p = end;
+  }
+}
+
+/** Size from the first SOFn segment and the orientation from the EXIF APP1 before it. */
+export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
+  let orientation: number | undefined = 1;
+  let exifSeen = false;
+  for (const { marker, start, end } of jpegSegments(b)) {
     if (marker === 0xe1 && end - start >= 6 && String.fromCharCode(...b.subarray(start, start + 6)) === 'Exif\0\0') {
       if (exifSeen) return undefined; // two EXIF blocks: which one libvips reads is its business
       exifSeen = true;
@@ -74,12 +85,11 @@ export function readJpegHeader(b: Uint8Array): ImageHeader | undefined {
     }
     // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC): precision, height, width.
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      if (len < 7) return undefined;
+      if (end - start < 5) return undefined;
       const height = be16(b, start + 1),
         width = be16(b, start + 3);
       return width > 0 && height > 0 ? { width, height, orientation } : undefined;
     }
-    p = end;
   }
   return undefined;
 }
@@ -98,37 +108,23 @@ const IJG_LUMA_SUM = [
  * has no readable table 0.
  */
 export function estimateJpegQuality(b: Uint8Array): number | undefined {
-  let p = 2;
-  while (p + 4 <= b.length) {
-    if (b[p] !== 0xff) return undefined;
-    const marker = b[p + 1]!;
-    if (marker === 0xff || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {
-      p += marker === 0xff ? 1 : 2;
-      continue;
-    }
-    if (marker === 0xda || marker === 0xd9) return undefined;
-    const len = be16(b, p + 2);
-    const end = p + 2 + len;
-    if (len < 2 || end > b.length) return undefined;
-    if (marker === 0xdb) {
-      // One DQT segment may hold several tables: Pq/Tq byte, then 64 values of 8 (Pq 0) or 16 bits (Pq 1).
-      let q = p + 4;
-      while (q < end) {
-        const precision = b[q]! >> 4,
-          id = b[q]! & 15;
-        const size = precision ? 128 : 64;
-        if (q + 1 + size > end) return undefined;
-        if (id === 0) {
-          let sum = 0;
-          for (let i = 0; i < 64; i++) sum += precision ? be16(b, q + 1 + 2 * i) : b[q + 1 + i]!;
-          const scale = (100 * sum) / IJG_LUMA_SUM;
-          const quality = scale <= 100 ? (200 - scale) / 2 : 5000 / scale;
-          return Math.max(1, Math.min(100, Math.round(quality)));
-        }
-        q += 1 + size;
+  for (const { marker, start, end } of jpegSegments(b)) {
+    if (marker !== 0xdb) continue;
+    // One DQT segment may hold several tables: Pq/Tq byte, then 64 values of 8 (Pq 0) or 16 bits (Pq 1).
+    for (let q = start; q < end;) {
+      const precision = b[q]! >> 4,
+        id = b[q]! & 15;
+      const size = precision ? 128 : 64;
+      if (q + 1 + size > end) return undefined;
+      if (id === 0) {
+        let sum = 0;
+        for (let i = 0; i < 64; i++) sum += precision ? be16(b, q + 1 + 2 * i) : b[q + 1 + i]!;
+        const scale = (100 * sum) / IJG_LUMA_SUM;
+        const quality = scale <= 100 ? (200 - scale) / 2 : 5000 / scale;
+        return Math.max(1, Math.min(100, Math.round(quality)));
       }
+      q += 1 + size;
     }
-    p = end;
   }
   return undefined;
 }

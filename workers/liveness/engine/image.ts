@@ -239,6 +239,16 @@ export function meanLuma(img: RgbImage, box: Box): number {
   return sum / ((x1 - x0) * (y1 - y0));
 }
 
+/** Rec. 601 luma of the w x h pixels from (x0, y0), unresampled, row-major; the caller keeps them inside the image. */
+export function lumaCrop(img: RgbImage, x0: number, y0: number, w: number, h: number): Float32Array {
+  const out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    let p = ((y + y0) * img.width + x0) * 3;
+    for (let x = 0; x < w; x++, p += 3) out[y * w + x] = 0.299 * img.data[p]! + 0.587 * img.data[p + 1]! + 0.114 * img.data[p + 2]!;
+  }
+  return out;
+}
+
 /** Grey (luma) patch of `box` resampled to size x size, values 0..255. */
 export function lumaPatch(img: RgbImage, box: Box, size: number): Float32Array {
   const rgb = sampleToTensor(img, box, { width: size, height: size, layout: 'nhwc', order: 'rgb', mean: 0, std: 1 });

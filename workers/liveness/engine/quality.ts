@@ -1,6 +1,6 @@
 // Owns the quality gates behind isValidFace / msg / reasons: what a careful integrator must fix before trusting a score.
 import type { Face } from './detect';
-import { type Box, type RgbImage, lumaPatch, meanLuma } from './image';
+import { type Box, type RgbImage, lumaCrop, lumaPatch, meanLuma } from './image';
 
 export type QualityReason =
   'face_too_small' | 'face_cut_off' | 'too_dark' | 'too_bright' | 'blurry' | 'noisy' | 'too_compressed' | 'multiple_faces' | 'low_confidence';
@@ -111,11 +111,7 @@ function blurEffect(img: RgbImage, box: Box): number {
   const w = x1 - x0,
     h = y1 - y0;
   if (w < 12 || h < 12) return 1;
-  const luma = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) {
-    let p = ((y + y0) * img.width + x0) * 3;
-    for (let x = 0; x < w; x++, p += 3) luma[y * w + x] = 0.299 * img.data[p]! + 0.587 * img.data[p + 1]! + 0.114 * img.data[p + 2]!;
-  }
+  const luma = lumaCrop(img, x0, y0, w, h);
   // Along one direction: `lines` lines of `len` pixels, pixel i of line l at l * lineStride + i * stride.
   const along = (lines: number, len: number, lineStride: number, stride: number): number => {
     const every = Math.max(1, Math.floor(lines / 96));
@@ -160,11 +156,7 @@ function noiseSigma(img: RgbImage, box: Box): number {
   // Luma of the region and its one-pixel rim, once.
   const w = x1 - x0 + 2,
     h = y1 - y0 + 2;
-  const luma = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) {
-    let p = ((y + y0 - 1) * img.width + x0 - 1) * 3;
-    for (let x = 0; x < w; x++, p += 3) luma[y * w + x] = 0.299 * img.data[p]! + 0.587 * img.data[p + 1]! + 0.114 * img.data[p + 2]!;
-  }
+  const luma = lumaCrop(img, x0 - 1, y0 - 1, w, h);
   const r = new Float32Array(Math.ceil((x1 - x0) / step) * Math.ceil((y1 - y0) / step));
   let n = 0;
   for (let y = 1; y < h - 1; y += step) {
