@@ -8,6 +8,8 @@ import { seededRandom } from '../stats';
 
 /** The oriented frame's pixels, the bytes as taken and the face the engine found on them. */
 export interface Source {
+  /** The frame's identity (`dataset|file`): what a per-frame random draw is seeded by. */
+  id: string;
   bytes: Buffer;
   format: 'jpeg' | 'png';
   raw: Buffer;
@@ -200,6 +202,13 @@ export function chain(a: Variant, b: Variant): Variant {
 
 const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
 
+/** A stable 31-bit seed from a frame's identity and draw number (FNV-1a). */
+export function seedOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h & 0x7fffffff;
+}
+
 /** One random capture of a frame for training: a recipe and its parameters drawn from `seed`. */
 export function randomCapture(seed: number): Variant {
   const r = rng(seed);
@@ -217,4 +226,16 @@ export function randomCapture(seed: number): Variant {
   if (kind < 0.42) return roll(Math.round(r.uniform(5, 20)) * (r.uniform() < 0.5 ? -1 : 1));
   if (kind < 0.82) return photometric();
   return chain(closeUp(round(r.uniform(1.1, 1.9))), photometric());
+}
+
+/**
+ * The k-th random capture of each frame under `salt`: randomCapture seeded by `<frame id>|<salt>|<k>`, so each frame
+ * gets its own recipe (explore-fusion-captures.ts; the training's draws are seeded `<frame id>|<k>`).
+ */
+export function frameCapture(salt: string, k: number): Variant {
+  return {
+    name: `capture ${salt} ${k}`,
+    what: `random capture ${k} of each frame (seeds ${salt})`,
+    make: (src) => randomCapture(seedOf(`${src.id}|${salt}|${k}`)).make(src),
+  };
 }

@@ -107,7 +107,7 @@ export async function scoreAll(
             const { data, info } = await sharp(bytes).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
             const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
             const asTaken = cache[`${key}|${row.dataset}|${row.file}|${AS_TAKEN}`] ?? (await score(bytes, format, row));
-            src = { bytes, format, raw: data, width: info.width, height: info.height, face: asTaken.face };
+            src = { id: `${row.dataset}|${row.file}`, bytes, format, raw: data, width: info.width, height: info.height, face: asTaken.face };
           }
           const made = await v.make(src);
           entry = made ? await score(made, v.name === AS_TAKEN ? src.format : 'jpeg', row) : { error: 'not made' };
@@ -203,8 +203,8 @@ export function fittedWeightsLine(
 
 /**
  * Out of source: each repository's frames, in every variant, scored by a fusion fitted on the full frames of the
- * other repositories (unaltered, unless `fittedOn` names more variants: explore-closeups.ts fits on close-up
- * copies too), by fitOnVariants. `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's);
+ * other repositories (unaltered, unless `fittedOn` names more variants or picks rows: explore-closeups.ts fits on
+ * close-up copies too, explore-fusion-captures.ts on random captures the gate passes), by fitOnVariants. `logitsOf` picks the spoof logits (the engine's, or an experiment candidate's);
  * `extra` adds terms. A frame the engine refused (400 invalid_image) is not accepted: score 1. Frames not made
  * are left out.
  */
@@ -213,11 +213,12 @@ export function outOfSourceScores(
   models: string[],
   t: number,
   logitsOf: (s: ScoredVariant) => Record<string, number>,
-  fittedOn: readonly string[] = [AS_TAKEN],
+  fittedOn: readonly string[] | ((s: ScoredVariant) => boolean) = [AS_TAKEN],
   extra?: ExtraTerms,
   cues?: readonly string[],
 ): Map<ScoredVariant, number> {
-  const fitting = scored.filter((s) => fittedOn.includes(s.variant) && s.entry.features);
+  const fits = typeof fittedOn === 'function' ? fittedOn : (s: ScoredVariant) => fittedOn.includes(s.variant);
+  const fitting = scored.filter((s) => fits(s) && s.entry.features);
   const score = new Map<ScoredVariant, number>();
   for (const g of groupsOf(scored.map((s) => s.row))) {
     const { fusion, features } = fitOnVariants(
@@ -294,14 +295,29 @@ async function main(): Promise<void> {
 
   const cues = args.includes('--no-cues') ? [] : undefined;
   const score = outOfSourceScores(scored, models, t, (s) => s.entry.features!.spoofLogits, [AS_TAKEN], undefined, cues);
-  // What an integrator sees: a face the gate refused (isValidFace false) is not judged; an attack it refused is
-  // not accepted. BPCER is over the live faces that pass the gate; APCER over every attack made.
+  robustnessTable(scored, variants, score, t);
+}
+
+/** What a candidate's table comes to: as taken, and each variant's change against it (points; NaN: none judged). */
+export interface RobustnessSummary {
+  asTaken: { auc: number; bpcer: number; apcer: number };
+  deltas: Array<{ variant: string; bpcer: number; apcer: number }>;
+}
+
+/**
+ * Prints the robustness table of `score` (out-of-source likelihoods) over `variants`, and returns its summary.
+ * What an integrator sees: a face the gate refused (isValidFace false) is not judged; an attack it refused is not
+ * accepted. BPCER is over the live faces that pass the gate; APCER over every attack made.
+ */
+export function robustnessTable(scored: ScoredVariant[], variants: Variant[], score: Map<ScoredVariant, number>, t: number): RobustnessSummary {
   const passes = (s: ScoredVariant) => s.entry.features !== undefined && s.entry.gate === undefined;
   const judgedFake = (s: ScoredVariant) => score.get(s)! > t;
+  const accepted = (s: ScoredVariant) => passes(s) && !judgedFake(s);
 
   const key = (s: ScoredVariant) => `${s.row.dataset}|${s.row.file}`;
   const byVariant = (name: string) => scored.filter((s) => s.variant === name && score.has(s));
   const baseOf = new Map(byVariant(AS_TAKEN).map((s) => [key(s), s]));
+  const deltas: RobustnessSummary['deltas'] = [];
   console.log(
     `\nout-of-source verdicts at FAKE_THRESHOLD=${t} (full frames; 95% bootstrap intervals over repositories; Δ = change against the same frames as taken, paired bootstrap over repositories)`,
   );
@@ -315,12 +331,10 @@ async function main(): Promise<void> {
     const live = made.filter((s) => s.row.label === 'live'),
       spoof = made.filter((s) => s.row.label === 'spoof');
     const livePass = live.filter(passes);
-    const accepted = (s: ScoredVariant) => passes(s) && !judgedFake(s);
     const [bl, bh] = rateInterval(livePass.map((s) => ({ group: s.row.group, hit: judgedFake(s) })));
     const [al, ah] = rateInterval(spoof.map((s) => ({ group: s.row.group, hit: accepted(s) })));
     // Paired change: the same frames' outcome as taken (BPCER over frames passing the gate in both).
     const delta = (items: ScoredVariant[], hit: (s: ScoredVariant) => boolean) => {
-      if (v.name === AS_TAKEN) return '-';
       const pairs = items.map((s) => ({ s, b: baseOf.get(key(s)) })).filter((p): p is { s: ScoredVariant; b: ScoredVariant } => p.b !== undefined);
       const rows = pairs.map((p) => ({ group: p.s.row.group, spoof: p.s.row.label === 'spoof' }));
       const vs = new Map(rows.map((r, i) => [r, hit(pairs[i]!.s) ? 1 : 0])),
@@ -333,9 +347,12 @@ async function main(): Promise<void> {
         bs,
         (sp, lv) => meanOf([...sp, ...lv]),
       );
-      return `${d >= 0 ? '+' : ''}${p1(d)} (${p1(lo)}..${p1(hi)})`;
+      return { d, text: `${d >= 0 ? '+' : ''}${p1(d)} (${p1(lo)}..${p1(hi)})` };
     };
     const livePaired = livePass.filter((s) => baseOf.get(key(s)) && passes(baseOf.get(key(s))!));
+    const dB = v.name === AS_TAKEN ? undefined : delta(livePaired, judgedFake);
+    const dA = v.name === AS_TAKEN ? undefined : delta(spoof, accepted);
+    if (dB && dA) deltas.push({ variant: v.name, bpcer: 100 * dB.d, apcer: 100 * dA.d });
     const type = (ty: string) => {
       const sp = spoof.filter((s) => s.row.type === ty);
       return `${sp.filter(accepted).length}/${sp.length}`;
@@ -343,14 +360,21 @@ async function main(): Promise<void> {
     const notMade = all.filter((s) => s.entry.error === 'not made').length;
     const noFace = all.filter((s) => s.entry.error && s.entry.error !== 'not made').length;
     console.log(
-      `| ${v.name} | ${v.what} | ${live.length} | ${gatedText(live.filter((s) => !passes(s)))} | ${pct(livePass.filter(judgedFake).length / livePass.length)} (${p1(bl)}-${p1(bh)}) | ${delta(livePaired, judgedFake)} | ${spoof.length} | ${spoof.filter((s) => !passes(s)).length} | ${pct(spoof.filter(accepted).length / spoof.length)} (${p1(al)}-${p1(ah)}) | ${delta(spoof, accepted)} | ${type('print')} / ${type('screen')} / ${type('mask')} | ${notMade} / ${noFace} |`,
+      `| ${v.name} | ${v.what} | ${live.length} | ${gatedText(live.filter((s) => !passes(s)))} | ${pct(livePass.filter(judgedFake).length / livePass.length)} (${p1(bl)}-${p1(bh)}) | ${dB?.text ?? '-'} | ${spoof.length} | ${spoof.filter((s) => !passes(s)).length} | ${pct(spoof.filter(accepted).length / spoof.length)} (${p1(al)}-${p1(ah)}) | ${dA?.text ?? '-'} | ${type('print')} / ${type('screen')} / ${type('mask')} | ${notMade} / ${noFace} |`,
     );
   }
   const base = byVariant(AS_TAKEN);
   const liveS = base.filter((s) => s.row.label === 'live').map((s) => score.get(s)!);
   const spoofS = base.filter((s) => s.row.label === 'spoof').map((s) => score.get(s)!);
   const [lo, hi] = bootstrapAuc(base.map((s) => ({ group: s.row.group, spoof: s.row.label === 'spoof', score: score.get(s)! })));
-  console.log(`\nas taken, every frame with a face (gate ignored): AUC ${auc(spoofS, liveS).toFixed(3)} (95% CI ${lo.toFixed(3)}-${hi.toFixed(3)})`);
+  const area = auc(spoofS, liveS);
+  console.log(`\nas taken, every frame with a face (gate ignored): AUC ${area.toFixed(3)} (95% CI ${lo.toFixed(3)}-${hi.toFixed(3)})`);
+  const livePass = base.filter((s) => s.row.label === 'live' && passes(s));
+  const spoofs = base.filter((s) => s.row.label === 'spoof');
+  return {
+    asTaken: { auc: area, bpcer: livePass.filter(judgedFake).length / livePass.length, apcer: spoofs.filter(accepted).length / spoofs.length },
+    deltas,
+  };
 }
 
 // Run as a script (explore-framing.ts imports the variants and the scoring).

@@ -88,7 +88,7 @@ export function windowFraction(spec: SpoofModelSpec, face: Box, img: RgbImage): 
 const fractions = (s: ScoredVariant) => s.entry.alt!.window!;
 
 /** G0 / G+: per model, r_k and logit_k x (1 - r_k). */
-const lostContext = (models: string[]): ExtraTerms => ({
+export const lostContext = (models: string[]): ExtraTerms => ({
   names: models.flatMap((m) => [`r:${m}`, `lost:${m}`]),
   forFold: () => (s) => {
     const logits = s.entry.features!.spoofLogits,

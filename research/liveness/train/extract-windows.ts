@@ -11,17 +11,10 @@ import { loadConfig } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import { configuredEngineOptions, LivenessEngine } from '../../../workers/liveness/engine/index';
 import { readManifest } from '../evaluation';
-import { randomCapture, type Source } from '../capture-variants';
+import { randomCapture, seedOf, type Source } from '../capture-variants';
 import { AS_TAKEN, VARIANTS } from '../eval-robustness';
 
 const asTaken = VARIANTS.find((v) => v.name === AS_TAKEN)!;
-
-/** A stable 31-bit seed from a frame's identity and draw number (FNV-1a). */
-function seedOf(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h & 0x7fffffff;
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -46,7 +39,7 @@ async function main(): Promise<void> {
       const bytes = fs.readFileSync(path.join(dir, row.file));
       const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
       const { data, info } = await sharp(bytes).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
-      const src: Source = { bytes, format, raw: data, width: info.width, height: info.height };
+      const src: Source = { id: `${row.dataset}|${row.file}`, bytes, format, raw: data, width: info.width, height: info.height };
       const variants = [asTaken, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${row.dataset}|${row.file}|${k}`)))];
       for (const [k, v] of variants.entries()) {
         const made = await v.make(src);
