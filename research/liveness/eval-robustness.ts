@@ -295,7 +295,14 @@ async function main(): Promise<void> {
 
   const cues = args.includes('--no-cues') ? [] : undefined;
   const score = outOfSourceScores(scored, models, t, (s) => s.entry.features!.spoofLogits, [AS_TAKEN], undefined, cues);
-  robustnessTable(scored, variants, score, t);
+  const { sum, largest } = shiftsOf(robustnessTable(scored, variants, score, t));
+  console.log(`over the ${variants.length - 1} variants: sum of positive changes ${sum.toFixed(1)} points, largest ${largest.toFixed(1)}`);
+}
+
+/** A table's sum of positive changes (ΔBPCER and ΔAPCER over its variants) and its largest change, in points. */
+export function shiftsOf(s: RobustnessSummary): { sum: number; largest: number } {
+  const all = s.deltas.flatMap((d) => [d.bpcer, d.apcer]).filter((v) => Number.isFinite(v));
+  return { sum: all.filter((v) => v > 0).reduce((a, b) => a + b, 0), largest: Math.max(...all) };
 }
 
 /** What a candidate's table comes to: as taken, and each variant's change against it (points; NaN: none judged). */

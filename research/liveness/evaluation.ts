@@ -11,6 +11,7 @@ import { fusedLikelihood, type FusionParams } from '../../workers/liveness/engin
 import { chooseL2, type FitOptions, fitFusion, type TrainingRow } from './fusion-fit';
 import { configuredEngineOptions, LivenessEngine, type LivenessFeatures } from '../../workers/liveness/engine/index';
 import type { Rectangle } from '../../shared/queues/contracts';
+import type { SpoofModelSpec } from '../../workers/liveness/engine/spoof';
 import { decodeImage } from '../../workers/liveness/engine/decode';
 import type { Box, RgbImage } from '../../workers/liveness/engine/image';
 import { boxBeforeTurn, type QuarterTurns, turnImage } from '../../workers/liveness/engine/orientation';
@@ -168,7 +169,12 @@ export async function foldEngines(cfg: Config, foldDir: string | undefined, ...k
     const engine = await LivenessEngine.load(base);
     return { engines: [engine], engineFor: () => engine, key: engineCacheKey(engine, ...keyExtra) };
   }
-  const { folds, groupFold } = JSON.parse(fs.readFileSync(path.join(foldDir, 'folds.json'), 'utf8')) as { folds: number; groupFold: Record<string, number> };
+  const { folds, groupFold, windows } = JSON.parse(fs.readFileSync(path.join(foldDir, 'folds.json'), 'utf8')) as {
+    folds: number;
+    groupFold: Record<string, number>;
+    /** The windows the fold models were trained on (train.py, from extract-windows.ts --window); absent: shifted. */
+    windows?: Record<string, SpoofModelSpec['window']>;
+  };
   const engines: LivenessEngine[] = [];
   for (let k = 0; k < folds; k++) {
     const dir = path.join(foldDir, `fold${k}`);
@@ -178,7 +184,7 @@ export async function foldEngines(cfg: Config, foldDir: string | undefined, ...k
         .filter((f) => f.endsWith('.onnx'))
         .map((f) => [f.replace(/\.onnx$/, ''), path.join(dir, f)]),
     );
-    engines.push(await LivenessEngine.load({ ...base, spoofModelFiles: files }));
+    engines.push(await LivenessEngine.load({ ...base, spoofModelFiles: files, spoofWindows: windows }));
   }
   const engineFor = (row: ManifestRow) => {
     const k = groupFold[row.group];

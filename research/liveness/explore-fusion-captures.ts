@@ -30,6 +30,7 @@ import {
   type RobustnessSummary,
   scoreAll,
   type ScoredVariant,
+  shiftsOf,
   VARIANTS,
   VARIANTS_VERSION,
 } from './eval-robustness';
@@ -72,12 +73,6 @@ const withWindows = (engine: LivenessEngine) => {
   };
 };
 
-/** The rule's figures: the sum of positive changes and the largest change, in points. */
-function shifts(s: RobustnessSummary): { sum: number; largest: number } {
-  const all = s.deltas.flatMap((d) => [d.bpcer, d.apcer]).filter((v) => Number.isFinite(v));
-  return { sum: all.filter((v) => v > 0).reduce((a, b) => a + b, 0), largest: Math.max(...all) };
-}
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const valued = new Set(['--cache', '--fold-models', '--without']);
@@ -117,11 +112,11 @@ async function main(): Promise<void> {
   }
 
   console.log('\ndecision rule (written before the run):');
-  const ref = shifts(summaries.D!);
+  const ref = shiftsOf(summaries.D!);
   const qualifying: Array<{ name: string; sum: number }> = [];
   for (const name of Object.keys(candidates)) {
     const s = summaries[name]!;
-    const { sum, largest } = shifts(s);
+    const { sum, largest } = shiftsOf(s);
     const a = s.asTaken;
     const line = `${name}: as taken AUC ${a.auc.toFixed(3)}, BPCER ${(100 * a.bpcer).toFixed(1)} %, APCER ${(100 * a.apcer).toFixed(1)} %; sum of positive shifts ${sum.toFixed(1)}, largest +${largest.toFixed(1)}`;
     if (name === 'D') {

@@ -3,6 +3,7 @@
 // model's input tensor saved exactly as the engine fed it (BGR 0..255, rounded to bytes) with the frame's label,
 // source repository, variant and quality gate. The Python trainer (train.py) reads what this writes.
 //   npx tsx research/liveness/train/extract-windows.ts <dir> [<dir>...] [--draws 14] [--out var/liveness-train]
+//     [--window padded-edge|padded-black]  (the built-in models' window, spoof.ts; recorded in <out>/models.json)
 // Out: <out>/meta.jsonl (one line per window set) and <out>/<model>.u8 (N x 3 x S x S bytes, in meta's order).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import sharp from 'sharp';
 import { loadConfig } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import { configuredEngineOptions, LivenessEngine } from '../../../workers/liveness/engine/index';
+import { BUILTIN_SPOOF_SPECS, type SpoofModelSpec } from '../../../workers/liveness/engine/spoof';
 import { readManifest } from '../evaluation';
 import { randomCapture, seedOf, type Source } from '../capture-variants';
 import { AS_TAKEN, VARIANTS } from '../eval-robustness';
@@ -18,19 +20,22 @@ const asTaken = VARIANTS.find((v) => v.name === AS_TAKEN)!;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const valued = new Set(['--draws', '--out']);
+  const valued = new Set(['--draws', '--out', '--window']);
   const dirs = args.filter((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
   const opt = (n: string) => (args.includes(n) ? args[args.indexOf(n) + 1] : undefined);
   const draws = Number(opt('--draws') ?? 14);
   const out = opt('--out') ?? 'var/liveness-train';
   if (dirs.length === 0) throw new Error('usage: extract-windows.ts <dir> [<dir>...] [--draws 14] [--out var/liveness-train]');
-  const engine = await LivenessEngine.load(configuredEngineOptions(loadConfig()));
+  // --window padded-edge|padded-black: the built-in spoof models read padded windows (spoof.ts paddedCrop).
+  const window = opt('--window') as SpoofModelSpec['window'] | undefined;
+  const spoofWindows = window ? Object.fromEntries(BUILTIN_SPOOF_SPECS.map((s) => [s.name, window])) : undefined;
+  const engine = await LivenessEngine.load({ ...configuredEngineOptions(loadConfig()), spoofWindows });
   fs.mkdirSync(out, { recursive: true });
   const meta = fs.openSync(path.join(out, 'meta.jsonl'), 'w');
   const tensors = new Map(engine.spoofSpecs.map((s) => [s.name, fs.openSync(path.join(out, `${s.name}.u8`), 'w')]));
   fs.writeFileSync(
     path.join(out, 'models.json'),
-    JSON.stringify(engine.spoofSpecs.map((s) => ({ name: s.name, inputSize: s.inputSize, liveIndex: s.liveIndex }))),
+    JSON.stringify(engine.spoofSpecs.map((s) => ({ name: s.name, inputSize: s.inputSize, liveIndex: s.liveIndex, window: s.window }))),
   );
   let n = 0;
   const t0 = Date.now();

@@ -183,7 +183,9 @@ def main():
     rows, specs = load(a.data)
     fold = folds_of(rows, a.folds)
     os.makedirs(a.out, exist_ok=True)
-    json.dump({"folds": a.folds, "groupFold": fold, "args": vars(a)}, open(os.path.join(a.out, "folds.json"), "w"), indent=1)
+    # The windows the weights learn from: the engine must cut the same ones to score with them (evaluation.ts foldEngines).
+    windows = {n: s.get("window", "shifted") for n, s in specs.items()}
+    json.dump({"folds": a.folds, "groupFold": fold, "windows": windows, "args": vars(a)}, open(os.path.join(a.out, "folds.json"), "w"), indent=1)
     todo = [str(k) for k in range(a.folds)] + ["final"]
     if a.only:
         todo = [t for t in todo if t in a.only.split(",")]

@@ -250,6 +250,32 @@ describe('liveness engine', () => {
     expect(features.spoofLogits['faceplugin-liveness']).to.be.lessThan(0); // the selfie is live
   });
 
+  describe('spoof windows', () => {
+    // A close-up: the middle of the selfie, so MiniFASNetV1SE's 4x window cannot fit in the frame.
+    const closeUp = async () =>
+      sharp(await selfieJpeg())
+        .extract({ left: 160, top: 60, width: 320, height: 360 })
+        .jpeg({ quality: 95 })
+        .toBuffer();
+    /** The V1SE input's top-left pixel (B, G, R: NCHW planes) for a close-up, under `window`. */
+    const corner = async (window?: 'padded-edge' | 'padded-black') => {
+      const engine = await load(window ? { spoofWindows: { 'silent-face-v1se': window } } : {});
+      expect(engine.spoofSpecs.find((s) => s.name === 'silent-face-v1se')!.window).to.equal(window ?? 'shifted');
+      const { features } = await engine.analyzeDetailed(await closeUp(), 'jpeg', { captureInputs: true });
+      const t = features.inputs!['silent-face-v1se']!;
+      return [t[0]!, t[80 * 80]!, t[2 * 80 * 80]!];
+    };
+
+    it('reads the frame itself by default (the window shrunk and shifted inside), black outside a padded-black window', async () => {
+      expect((await corner()).some((v) => v > 0)).to.equal(true);
+      expect(await corner('padded-black')).to.deep.equal([0, 0, 0]);
+    });
+
+    it("repeats the frame's edge outside a padded-edge window", async () => {
+      expect((await corner('padded-edge')).some((v) => v > 0)).to.equal(true);
+    });
+  });
+
   describe('loading', () => {
     let dir: string;
     beforeEach(() => {

@@ -9,7 +9,7 @@ import { CUE_NAMES } from '../../../workers/liveness/engine/cues';
 import { fusedLikelihood, fusedLogit, shippedFusion } from '../../../workers/liveness/engine/fusion';
 import { chooseL2, equalErrorPoint, fitFusion, fitLogisticL2, L2_GRID, type TrainingRow } from '../../../research/liveness/fusion-fit';
 import { sampleToTensor } from '../../../workers/liveness/engine/image';
-import { BUILTIN_SPOOF_SPECS, contextCrop, silentFaceCrop } from '../../../workers/liveness/engine/spoof';
+import { BUILTIN_SPOOF_SPECS, contextCrop, paddedCrop, silentFaceCrop } from '../../../workers/liveness/engine/spoof';
 
 describe('liveness spoof crops', () => {
   describe('faceplugin square window', () => {
@@ -26,6 +26,17 @@ describe('liveness spoof crops', () => {
       expect(c.x).to.equal(0);
       expect(c.y).to.equal(0);
       expect(c.y + c.h).to.be.at.most(480);
+    });
+  });
+
+  describe('padded window', () => {
+    it("keeps Silent-Face's window whole around the face where the frame ends: not shrunk, not shifted", () => {
+      // The box that silentFaceCrop shrinks to 319 x 480 and shifts (test below): 400 x 600 around (550, 375).
+      expect(paddedCrop({ x: 500, y: 300, w: 100, h: 150 }, 'silent-face', 4)).to.deep.equal({ x: 350, y: 75, w: 400, h: 600 });
+    });
+
+    it("keeps faceplugin's square of the face height whole", () => {
+      expect(paddedCrop({ x: 10, y: 10, w: 150, h: 200 }, 'square', 2.7)).to.deep.equal({ x: -185, y: -160, w: 540, h: 540 });
     });
   });
 

@@ -27,6 +27,8 @@ export interface LivenessEngineOptions {
   fusion?: FusionParams;
   /** Override for scripts: a built-in spoof model's ONNX file by name (cross-validation folds' own weights). */
   spoofModelFiles?: Record<string, string>;
+  /** Override for scripts: a built-in spoof model's window by name (weights trained on other windows). */
+  spoofWindows?: Record<string, SpoofModelSpec['window']>;
   decode?: Partial<DecodeOptions>;
   quality?: Partial<QualityThresholds>;
 }
@@ -114,7 +116,7 @@ export class LivenessEngine {
     const front = new BlazeFace(await open('blazeface-front'), 128, 'blazeface-front');
     const back = new BlazeFace(await open('blazeface-back'), 256, 'blazeface-back');
 
-    const builtins = BUILTIN_SPOOF_SPECS.map((s) => ({ ...s }));
+    const builtins = BUILTIN_SPOOF_SPECS.map((s) => ({ ...s, window: opts.spoofWindows?.[s.name] ?? s.window }));
     const extras: SpoofModelSpec[] = [];
     for (const spec of parseExtraSpoofModels(opts.extraSpoofModels)) {
       const same = builtins.find((b) => b.name === spec.name);

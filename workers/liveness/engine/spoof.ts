@@ -67,6 +67,18 @@ export function silentFaceCrop(face: Box, imgW: number, imgH: number, scale: num
   return { x: l, y: t, w: r - l + 1, h: b - t + 1 };
 }
 
+/**
+ * A window kept at the size the model wants around the face, wherever the frame ends (`window: 'padded-edge'` or
+ * `'padded-black'`): Silent-Face's sides (each side of the face box x `scale`), faceplugin's square (`scale` x the
+ * face's height), centred on the face, neither shrunk nor shifted. What lies outside the frame is filled by the
+ * sampler (the edge's pixels, or black), so a close-up cuts the model's context but leaves the face where it was.
+ */
+export function paddedCrop(face: Box, crop: 'square' | 'silent-face', scale: number): Box {
+  const w = (crop === 'silent-face' ? face.w : face.h) * scale;
+  const h = face.h * scale;
+  return { x: face.x + face.w / 2 - w / 2, y: face.y + face.h / 2 - h / 2, w, h };
+}
+
 function softmax(v: ArrayLike<number>): number[] {
   const m = Math.max(...Array.from(v));
   const e = Array.from(v, (x) => Math.exp(x - m));
@@ -95,6 +107,11 @@ export const spoofModelSpecSchema = z.object({
   scale: z.number().positive().default(2.7),
   /** "square": faceplugin's square of the face height (contextCrop); "silent-face": each side scaled (silentFaceCrop). */
   crop: z.enum(['square', 'silent-face']).default('square'),
+  /**
+   * A window the frame does not hold: "shifted" shrinks it to fit and shifts it inside (the upstream models' own
+   * crops); "padded-edge" / "padded-black" keep it whole around the face and fill the outside (paddedCrop).
+   */
+  window: z.enum(['shifted', 'padded-edge', 'padded-black']).default('shifted'),
   /** Also score the mirrored crop and average the two fake logits (test-time augmentation; one more pass). */
   mirror: z.boolean().default(false),
   channelOrder: z.enum(['rgb', 'bgr']).default('bgr'),
@@ -123,6 +140,7 @@ export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
     inputSize: 128,
     scale: 2.7,
     crop: 'square',
+    window: 'shifted',
     mirror: false,
     channelOrder: 'bgr',
     layout: 'nchw',
@@ -136,6 +154,7 @@ export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
     inputSize: 80,
     scale: 2.7,
     crop: 'silent-face',
+    window: 'shifted',
     mirror: false,
     channelOrder: 'bgr',
     layout: 'nchw',
@@ -149,6 +168,7 @@ export const BUILTIN_SPOOF_SPECS: readonly SpoofModelSpec[] = [
     inputSize: 80,
     scale: 4.0,
     crop: 'silent-face',
+    window: 'shifted',
     mirror: false,
     channelOrder: 'bgr',
     layout: 'nchw',
@@ -176,6 +196,7 @@ export class SpoofModel {
   /** The window of the image this model reads for a face (working-image pixels). */
   window(img: RgbImage, face: Box): Box {
     const { spec } = this;
+    if (spec.window !== 'shifted') return paddedCrop(face, spec.crop, spec.scale);
     return spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
   }
 
@@ -200,7 +221,9 @@ export class SpoofModel {
         flip: opts.flip,
         // Silent-Face's training crops were cut as an ROI and stretched by plain cv2.resize (no anti-aliasing).
         antialias: !silent,
-        clampToBox: silent,
+        // A shifted window lies inside the frame; a padded one's outside is the frame's edge or black.
+        clampToBox: silent && spec.window === 'shifted',
+        border: spec.window === 'padded-black' ? 'black' : 'replicate',
       },
       this.buf,
     );
