@@ -24,11 +24,17 @@ describe('vendored liveness models', () => {
     }
   });
 
-  it('ships the Apache-2.0 LICENSE and a NOTICE saying the weights were exported to ONNX unchanged', () => {
+  it('ships the Apache-2.0 LICENSE and a NOTICE saying what was changed: the export to ONNX, and the fine-tuned files', () => {
     const dir = path.dirname(vendoredPath(vendored[0]!));
     expect(fs.readFileSync(path.join(dir, 'LICENSE'), 'utf8')).to.contain('Apache License');
-    expect(fs.readFileSync(path.join(dir, 'NOTICE'), 'utf8'))
+    const notice = fs.readFileSync(path.join(dir, 'NOTICE'), 'utf8');
+    expect(notice)
       .to.match(/exported to ONNX/)
       .and.match(/not changed/);
+    // The files the worker loads are this project's fine-tuning of the upstream weights: the NOTICE names each.
+    const fineTuned = vendored.map((e) => path.basename(e.source.vendored)).filter((f) => f.endsWith('.ft.onnx'));
+    expect(fineTuned).to.have.length(2);
+    for (const f of fineTuned) expect(notice).to.contain(f);
+    expect(notice).to.match(/fine-tuned by this project/);
   });
 });
