@@ -4,6 +4,7 @@
 // source repository, variant and quality gate. The Python trainer (train.py) reads what this writes.
 //   npx tsx research/liveness/train/extract-windows.ts <dir> [<dir>...] [--draws 14] [--out var/liveness-train]
 //     [--window padded-edge|padded-black]  (the built-in models' window, spoof.ts; recorded in <out>/models.json)
+//     [--with-crops]  (the sets' face crops as well as their full frames)
 // Out: <out>/meta.jsonl (one line per window set) and <out>/<model>.u8 (N x 3 x S x S bytes, in meta's order).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   const dirs = args.filter((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
   const opt = (n: string) => (args.includes(n) ? args[args.indexOf(n) + 1] : undefined);
   const draws = Number(opt('--draws') ?? 14);
+  const withCrops = args.includes('--with-crops');
   const out = opt('--out') ?? 'var/liveness-train';
   if (dirs.length === 0) throw new Error('usage: extract-windows.ts <dir> [<dir>...] [--draws 14] [--out var/liveness-train]');
   // --window padded-edge|padded-black: the built-in spoof models read padded windows (spoof.ts paddedCrop).
@@ -40,7 +42,8 @@ async function main(): Promise<void> {
   let n = 0;
   const t0 = Date.now();
   for (const dir of dirs) {
-    for (const row of readManifest(dir).filter((r) => r.kind === 'full')) {
+    // --with-crops: the sets' face crops too (photos in which the face fills the frame), trained on, never judged.
+    for (const row of readManifest(dir).filter((r) => r.kind === 'full' || (withCrops && r.kind === 'crop'))) {
       const bytes = fs.readFileSync(path.join(dir, row.file));
       const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
       const { data, info } = await sharp(bytes).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
       const variants = [asTaken, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${row.dataset}|${row.file}|${k}`)))];
       for (const [k, v] of variants.entries()) {
         const made = await v.make(src);
-        const base = { dataset: row.dataset, file: row.file, group: row.group, label: row.label, type: row.type, draw: k, variant: v.name };
+        const base = { dataset: row.dataset, file: row.file, kind: row.kind, group: row.group, label: row.label, type: row.type, draw: k, variant: v.name };
         if (!made) {
           fs.writeSync(meta, `${JSON.stringify({ ...base, error: 'not made' })}\n`);
           continue;

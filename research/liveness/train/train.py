@@ -49,13 +49,18 @@ def folds_of(rows, k):
     """Source repositories in k folds: largest first into the fold with the fewest frames (ties: lowest index)."""
     frames = {}
     for r in rows:
-        if r["draw"] == 0:
+        if r["draw"] == 0 and r.get("kind", "full") == "full":
             frames[r["group"]] = frames.get(r["group"], 0) + 1
     fold, size = {}, [0] * k
     for g in sorted(frames, key=lambda g: (-frames[g], g)):
         i = min(range(k), key=lambda j: (size[j], j))
         fold[g] = i
         size[i] += frames[g]
+    # Face crops (extract-windows.ts --with-crops) follow their repository's fold; a repository with crops only
+    # joins the smallest fold. Full frames alone decide the folds, so they match a run without crops.
+    for g in sorted({r["group"] for r in rows} - set(fold)):
+        i = min(range(k), key=lambda j: (size[j], j))
+        fold[g] = i
     return fold
 
 
