@@ -325,6 +325,7 @@ export function robustnessTable(scored: ScoredVariant[], variants: Variant[], sc
   const byVariant = (name: string) => scored.filter((s) => s.variant === name && score.has(s));
   const baseOf = new Map(byVariant(AS_TAKEN).map((s) => [key(s), s]));
   const deltas: RobustnessSummary['deltas'] = [];
+  let asTakenRates = { bpcer: NaN, apcer: NaN };
   console.log(
     `\nout-of-source verdicts at FAKE_THRESHOLD=${t} (full frames; 95% bootstrap intervals over repositories; Δ = change against the same frames as taken, paired bootstrap over repositories)`,
   );
@@ -338,6 +339,9 @@ export function robustnessTable(scored: ScoredVariant[], variants: Variant[], sc
     const live = made.filter((s) => s.row.label === 'live'),
       spoof = made.filter((s) => s.row.label === 'spoof');
     const livePass = live.filter(passes);
+    const bpcer = livePass.filter(judgedFake).length / livePass.length,
+      apcer = spoof.filter(accepted).length / spoof.length;
+    if (v.name === AS_TAKEN) asTakenRates = { bpcer, apcer };
     const [bl, bh] = rateInterval(livePass.map((s) => ({ group: s.row.group, hit: judgedFake(s) })));
     const [al, ah] = rateInterval(spoof.map((s) => ({ group: s.row.group, hit: accepted(s) })));
     // Paired change: the same frames' outcome as taken (BPCER over frames passing the gate in both).
@@ -367,7 +371,7 @@ export function robustnessTable(scored: ScoredVariant[], variants: Variant[], sc
     const notMade = all.filter((s) => s.entry.error === 'not made').length;
     const noFace = all.filter((s) => s.entry.error && s.entry.error !== 'not made').length;
     console.log(
-      `| ${v.name} | ${v.what} | ${live.length} | ${gatedText(live.filter((s) => !passes(s)))} | ${pct(livePass.filter(judgedFake).length / livePass.length)} (${p1(bl)}-${p1(bh)}) | ${dB?.text ?? '-'} | ${spoof.length} | ${spoof.filter((s) => !passes(s)).length} | ${pct(spoof.filter(accepted).length / spoof.length)} (${p1(al)}-${p1(ah)}) | ${dA?.text ?? '-'} | ${type('print')} / ${type('screen')} / ${type('mask')} | ${notMade} / ${noFace} |`,
+      `| ${v.name} | ${v.what} | ${live.length} | ${gatedText(live.filter((s) => !passes(s)))} | ${pct(bpcer)} (${p1(bl)}-${p1(bh)}) | ${dB?.text ?? '-'} | ${spoof.length} | ${spoof.filter((s) => !passes(s)).length} | ${pct(apcer)} (${p1(al)}-${p1(ah)}) | ${dA?.text ?? '-'} | ${type('print')} / ${type('screen')} / ${type('mask')} | ${notMade} / ${noFace} |`,
     );
   }
   const base = byVariant(AS_TAKEN);
@@ -376,12 +380,7 @@ export function robustnessTable(scored: ScoredVariant[], variants: Variant[], sc
   const [lo, hi] = bootstrapAuc(base.map((s) => ({ group: s.row.group, spoof: s.row.label === 'spoof', score: score.get(s)! })));
   const area = auc(spoofS, liveS);
   console.log(`\nas taken, every frame with a face (gate ignored): AUC ${area.toFixed(3)} (95% CI ${lo.toFixed(3)}-${hi.toFixed(3)})`);
-  const livePass = base.filter((s) => s.row.label === 'live' && passes(s));
-  const spoofs = base.filter((s) => s.row.label === 'spoof');
-  return {
-    asTaken: { auc: area, bpcer: livePass.filter(judgedFake).length / livePass.length, apcer: spoofs.filter(accepted).length / spoofs.length },
-    deltas,
-  };
+  return { asTaken: { auc: area, ...asTakenRates }, deltas };
 }
 
 // Run as a script (explore-framing.ts imports the variants and the scoring).

@@ -23,8 +23,6 @@ import { loadConfig } from '../../shared/config';
 import { frameCapture } from './capture-variants';
 import {
   AS_TAKEN,
-  engineScore,
-  type Entry,
   outOfSourceScores,
   robustnessTable,
   type RobustnessSummary,
@@ -34,9 +32,8 @@ import {
   VARIANTS,
   VARIANTS_VERSION,
 } from './eval-robustness';
-import { foldEngines, scoredFace } from './evaluation';
-import { lostContext, windowFraction } from './explore-window-fit';
-import type { LivenessEngine } from '../../workers/liveness/engine/index';
+import { foldEngines } from './evaluation';
+import { lostContext, windowScorer } from './explore-window-fit';
 
 /** The variants judged: the G runs' 14. */
 const JUDGED = [
@@ -61,18 +58,6 @@ const captures = Array.from({ length: CAPTURES }, (_, k) => frameCapture('fusion
 /** Bump when what the scorer stores changes. */
 const GEOMETRY_VERSION = 'window-fraction-1';
 
-/** The engine's answer plus each model's window fraction (explore-window-fit.ts's scorer). */
-const withWindows = (engine: LivenessEngine) => {
-  const score = engineScore(engine);
-  return async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
-    const entry = await score(bytes, format);
-    if (!entry.features || !entry.face) return entry;
-    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
-    entry.alt = { window: Object.fromEntries(engine.spoofSpecs.map((spec) => [spec.name, windowFraction(spec, face, img)])) };
-    return entry;
-  };
-};
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const valued = new Set(['--cache', '--fold-models', '--without']);
@@ -86,7 +71,7 @@ async function main(): Promise<void> {
   const without = option('--without')?.split(',') ?? [];
   const models = engines[0]!.spoofSpecs.map((s) => s.name).filter((m) => !without.includes(m));
   const judged = VARIANTS.filter((v) => JUDGED.includes(v.name));
-  const scorers = new Map(engines.map((e) => [e, withWindows(e)]));
+  const scorers = new Map(engines.map((e) => [e, windowScorer(e)]));
   const cacheFile = option('--cache') ?? 'var/explore-fusion-captures.json';
   const t0 = Date.now();
   const { scored, fresh } = await scoreAll(dirs, [...judged, ...captures], cacheFile, key, (bytes, format, row) => scorers.get(engineFor(row))!(bytes, format));

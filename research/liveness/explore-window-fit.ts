@@ -56,7 +56,8 @@
 // (evaluation.ts scoredFace), so r_k may differ from the engine's own by a pixel's worth. The out-of-source fits
 // are eval-robustness.ts's, given the variants to fit on and the extra terms.
 import type { Box, RgbImage } from '../../workers/liveness/engine/image';
-import { contextCrop, silentFaceCrop, type SpoofModelSpec } from '../../workers/liveness/engine/spoof';
+import { spoofWindow, type SpoofModelSpec } from '../../workers/liveness/engine/spoof';
+import type { LivenessEngine } from '../../workers/liveness/engine/index';
 import { engineCacheKey, scoredFace } from './evaluation';
 import {
   AS_TAKEN,
@@ -81,8 +82,19 @@ const GEOMETRY_VERSION = 'window-fraction-1';
 
 /** r_k: the side of the window model `spec` actually reads for `face`, over the side it wants (spoof.ts's crops). */
 export function windowFraction(spec: SpoofModelSpec, face: Box, img: RgbImage): number {
-  const win = spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
-  return Math.min(1, win.h / (face.h * spec.scale));
+  return Math.min(1, spoofWindow(spec, img, face).h / (face.h * spec.scale));
+}
+
+/** The engine's answer (engineScore) with each spoof model's window fraction in `alt.window`. */
+export function windowScorer(engine: LivenessEngine): (bytes: Buffer, format: 'jpeg' | 'png') => Promise<Entry> {
+  const score = engineScore(engine);
+  return async (bytes, format) => {
+    const entry = await score(bytes, format);
+    if (!entry.features || !entry.face) return entry;
+    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
+    entry.alt = { window: Object.fromEntries(engine.spoofSpecs.map((spec) => [spec.name, windowFraction(spec, face, img)])) };
+    return entry;
+  };
 }
 
 const fractions = (s: ScoredVariant) => s.entry.alt!.window!;
@@ -120,14 +132,7 @@ const droppedWhenCut = (models: string[]): ExtraTerms => ({
 
 async function main(): Promise<void> {
   const { dirs, cacheFile, t, engine, models } = await experimentSetup(process.argv.slice(2), 'var/explore-window-fit.json');
-  const shipped = engineScore(engine);
-  const score = async (bytes: Buffer, format: 'jpeg' | 'png'): Promise<Entry> => {
-    const entry = await shipped(bytes, format);
-    if (!entry.features || !entry.face) return entry;
-    const { img, face } = await scoredFace(bytes, format, entry.face, entry.features.orientation.turns);
-    entry.alt = { window: Object.fromEntries(engine.spoofSpecs.map((spec) => [spec.name, windowFraction(spec, face, img)])) };
-    return entry;
-  };
+  const score = windowScorer(engine);
   const t0 = Date.now();
   const { scored, fresh } = await scoreAll(dirs, FRAMING, cacheFile, engineCacheKey(engine, VARIANTS_VERSION, GEOMETRY_VERSION), score);
   console.log(`window-fit experiment: ${scored.length} frame variants (${fresh} scored now) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);

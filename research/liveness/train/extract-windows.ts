@@ -48,7 +48,7 @@ async function main(): Promise<void> {
       const format = /\.png$/i.test(row.file) ? 'png' : 'jpeg';
       const { data, info } = await sharp(bytes).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
       const src: Source = { id: `${row.dataset}|${row.file}`, bytes, format, raw: data, width: info.width, height: info.height };
-      const variants = [asTaken, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${row.dataset}|${row.file}|${k}`)))];
+      const variants = [asTaken, ...Array.from({ length: draws }, (_, k) => randomCapture(seedOf(`${src.id}|${k}`)))];
       for (const [k, v] of variants.entries()) {
         const made = await v.make(src);
         const base = { dataset: row.dataset, file: row.file, kind: row.kind, group: row.group, label: row.label, type: row.type, draw: k, variant: v.name };

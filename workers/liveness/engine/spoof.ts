@@ -79,6 +79,12 @@ export function paddedCrop(face: Box, crop: 'square' | 'silent-face', scale: num
   return { x: face.x + face.w / 2 - w / 2, y: face.y + face.h / 2 - h / 2, w, h };
 }
 
+/** The window of the image a spoof model reads for a face (working-image pixels), by its spec's crop and window. */
+export function spoofWindow(spec: Pick<SpoofModelSpec, 'crop' | 'scale' | 'window'>, img: RgbImage, face: Box): Box {
+  if (spec.window !== 'shifted') return paddedCrop(face, spec.crop, spec.scale);
+  return spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
+}
+
 function softmax(v: ArrayLike<number>): number[] {
   const m = Math.max(...Array.from(v));
   const e = Array.from(v, (x) => Math.exp(x - m));
@@ -193,13 +199,6 @@ export class SpoofModel {
     this.buf = new Float32Array(3 * spec.inputSize * spec.inputSize);
   }
 
-  /** The window of the image this model reads for a face (working-image pixels). */
-  window(img: RgbImage, face: Box): Box {
-    const { spec } = this;
-    if (spec.window !== 'shifted') return paddedCrop(face, spec.crop, spec.scale);
-    return spec.crop === 'silent-face' ? silentFaceCrop(face, img.width, img.height, spec.scale) : contextCrop(face, img.width, img.height, spec.scale);
-  }
-
   /**
    * Fake logit of one pass over the face's window: logit(1 - P(live)). `capture` receives a copy of the input
    * tensor (the training stack's windows are the very tensors the engine feeds; research/liveness/train/).
@@ -210,7 +209,7 @@ export class SpoofModel {
     const silent = spec.crop === 'silent-face';
     sampleToTensor(
       img,
-      this.window(img, face),
+      spoofWindow(spec, img, face),
       {
         width: S,
         height: S,
