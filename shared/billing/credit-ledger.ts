@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from './plans';
 import { monthOf, nextMonthStart, type Clock } from './month';
-import { encodeOutboxEvent, outboxKey, undrainedCalls, undrainedKey, type UndrainedCall } from './usage-outbox';
+import { encodeOutboxEvent, orphansKey, outboxKey, undrainedCalls, undrainedKey, type UndrainedCall } from './usage-outbox';
 import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
 import { luaScript } from '../redis-script';
@@ -70,7 +70,8 @@ const RETAIN_AFTER_MONTH_MS = 40 * 24 * 3600 * 1000;
 const RESERVE = luaScript('credits-reserve-1');
 const SETTLE = luaScript('credits-settle-5');
 const RELEASE = luaScript('credits-release-1');
-const SEED = luaScript('credits-seed-1');
+const SEED = luaScript('credits-seed-2');
+const ORPHANS = luaScript('credits-orphans-2');
 
 /** The customer's credits hash of a month, in its partition. */
 export function creditsKey(prefix: string, customerId: string, month: string): string {
@@ -130,7 +131,7 @@ export class CreditLedger {
       if (call.overage) overage++;
       daily.set(call.day, (daily.get(call.day) ?? 0) + 1);
     }
-    await this.seedCounts(customerId, month, used, overage, daily);
+    await this.seedCounts(customerId, month, used, overage, daily, doc?.rev ?? 0);
   }
 
   /** Creates the month's hash from these billed calls; a no-op when it exists (another process got there first). */
@@ -142,15 +143,39 @@ export class CreditLedger {
       daily.set(day, (daily.get(day) ?? 0) + 1);
       if (e.overage) overage++;
     }
-    await this.seedCounts(customerId, month, calls.length, overage, daily);
+    await this.seedCounts(customerId, month, calls.length, overage, daily, 0);
   }
 
-  private async seedCounts(customerId: string, month: string, used: number, overage: number, daily: Map<string, number>): Promise<void> {
+  /** `rev`: the revision of the usage counter document the counts come from (0: none). */
+  private async seedCounts(customerId: string, month: string, used: number, overage: number, daily: Map<string, number>, rev: number): Promise<void> {
+    const dailyArgs = [...daily].filter(([, n]) => n > 0).flatMap(([d, n]) => [d, String(n)]);
+    await SEED.run(
+      this.redis,
+      [this.key(customerId, month), orphansKey(partitionPrefix(this.prefix, customerId), customerId, month)],
+      [String(used), String(overage), String(this.hashTtlMs(month)), String(rev), ...dailyArgs],
+    );
+  }
+
+  /**
+   * Calls a drainer counted in the usage counter document (now at revision `rev`) after Redis lost their outbox
+   * entries, and with them the undrained index the month's hash is rebuilt from: the hash gets each call once, now if
+   * it was built from an older revision, or when it is next built (credits-orphans-2.lua). Returns how many it added now.
+   */
+  async addOrphanedCalls(customerId: string, month: string, rev: number, calls: UndrainedCall[]): Promise<number> {
+    if (calls.length === 0) return 0;
+    const args = calls.flatMap((c) => [c.requestId, `${c.overage ? 1 : 0}:${c.day}`]);
+    return (await ORPHANS.run(
+      this.redis,
+      [this.key(customerId, month), orphansKey(partitionPrefix(this.prefix, customerId), customerId, month)],
+      [String(rev), String(this.hashTtlMs(month)), ...args],
+    )) as number;
+  }
+
+  /** How long a month's hash (and what rebuilds it) is kept: to its month's end and RETAIN_AFTER_MONTH_MS more, a day at least. */
+  private hashTtlMs(month: string): number {
     const [y, m] = month.split('-').map(Number) as [number, number];
     // Relative TTL: Redis keeps real time, our clock may be a test's.
-    const ttlMs = Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
-    const dailyArgs = [...daily].filter(([, n]) => n > 0).flatMap(([d, n]) => [d, String(n)]);
-    await SEED.run(this.redis, [this.key(customerId, month)], [String(used), String(overage), String(ttlMs), ...dailyArgs]);
+    return Math.max(24 * 3600 * 1000, nextMonthStart(new Date(Date.UTC(y, m - 1, 1))).getTime() + RETAIN_AFTER_MONTH_MS - this.clock().getTime());
   }
 
   /** Takes one credit for `requestId`, atomically refusing past the limit when the hard cap is on. */

@@ -54,7 +54,20 @@ class CounterLeaseBusyError extends Error {
  * any of those was delivered more than once (another consumer may have counted it: the document's applied lists
  * are read first). Asked under the owner's lease, so no other consumer counts the held ones before this write.
  */
-export type Holding = (requestIds: string[]) => Promise<{ held: Set<string>; redelivered: boolean }>;
+export type Holding = (requestIds: string[]) => Promise<{ held: Set<string>; redelivered: boolean; orphaned?: Set<string> }>;
+
+/**
+ * Events counted after Redis lost their outbox entries (`orphaned` by the holding check), by month document, with
+ * the document's revision once it held them: the drainer has the credit ledger add them to the month's hash
+ * (credit-ledger.ts, addOrphanedCalls) before the owner's lease is released.
+ */
+export interface OrphanedCount {
+  service: UsageService;
+  owner: string;
+  month: string;
+  rev: number;
+  events: CountedEvent[];
+}
 
 /** One counted event, as the counters see it. */
 export interface CountedEvent {
@@ -203,9 +216,18 @@ export class UsageCounters {
    * the first time ('>') cannot be in any counter, and skip that read (except one in PRUNE_EVERY first writes of
    * a document by this instance, which reads it to drop applied lists of consumers gone for APPLIED_KEEP_MS). Owners are written
    * `parallel` at a time. Throws when a write fails: nothing is then acknowledged, and the retry skips what
-   * was written. `holding` (the drainer's): only the entries the consumer still holds are counted.
+   * was written. `holding` (the drainer's): only the entries the consumer still holds are counted; those it says
+   * Redis lost (`orphaned`) go to `onOrphaned` once counted, with the revision of the write that counted them (one
+   * that skips them as counted before reports none: their revision is not known).
    */
-  async apply(consumer: string, entries: OutboxEntry[], replayable: boolean, parallel = 4, holding?: Holding): Promise<void> {
+  async apply(
+    consumer: string,
+    entries: OutboxEntry[],
+    replayable: boolean,
+    parallel = 4,
+    holding?: Holding,
+    onOrphaned?: (counted: OrphanedCount) => Promise<void>,
+  ): Promise<void> {
     const byOwner = new Map<string, CountedEvent[]>();
     for (const entry of entries) {
       const e = countedEventOf(entry);
@@ -219,31 +241,55 @@ export class UsageCounters {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(parallel, groups.length) }, async () => {
-        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!, replayable, holding);
+        while (next < groups.length) await this.applyOwner(consumer, groups[next++]!, replayable, holding, onOrphaned);
       }),
     );
   }
 
-  private async applyOwner(consumer: string, events: CountedEvent[], replayable: boolean, holding?: Holding): Promise<void> {
+  private async applyOwner(
+    consumer: string,
+    events: CountedEvent[],
+    replayable: boolean,
+    holding?: Holding,
+    onOrphaned?: (counted: OrphanedCount) => Promise<void>,
+  ): Promise<void> {
     const { service, owner } = events[0]!;
     const byMonth = new Map<string, CountedEvent[]>();
     for (const e of events) byMonth.set(e.month, [...(byMonth.get(e.month) ?? []), e]);
     await this.withLease(`${service}:${owner}`, async () => {
       let replay = replayable;
       let held: Set<string> | null = null;
+      let orphaned = new Set<string>();
       if (holding) {
         const h = await holding(events.map((e) => e.requestId));
         held = h.held;
         replay ||= h.redelivered;
+        orphaned = h.orphaned ?? orphaned;
       }
       for (const [month, monthEvents] of byMonth) {
         const mine = held ? monthEvents.filter((e) => held.has(e.requestId)) : monthEvents;
-        if (mine.length > 0) await this.applyMonth(consumer, service, owner, month, mine, replay);
+        if (mine.length === 0) continue;
+        const withRev = mine.some((e) => orphaned.has(e.requestId));
+        const { rev, fresh } = await this.applyMonth(consumer, service, owner, month, mine, replay, withRev);
+        const lost = fresh.filter((e) => orphaned.has(e.requestId));
+        if (lost.length > 0) await onOrphaned?.({ service, owner, month, rev: rev!, events: lost });
       }
     });
   }
 
-  private async applyMonth(consumer: string, service: UsageService, owner: string, month: string, events: CountedEvent[], replayable: boolean): Promise<void> {
+  /**
+   * Counts the events the document does not hold yet (`fresh`, returned). `withRev`: also returns the document's
+   * revision after the update (else undefined, and the update is a plain one).
+   */
+  private async applyMonth(
+    consumer: string,
+    service: UsageService,
+    owner: string,
+    month: string,
+    events: CountedEvent[],
+    replayable: boolean,
+    withRev = false,
+  ): Promise<{ rev: number | undefined; fresh: CountedEvent[] }> {
     const _id = counterId(service, owner, month);
     const now = Date.now();
     let fresh = events;
@@ -262,38 +308,48 @@ export class UsageCounters {
         .map(([name]) => `applied.${name}`);
     }
     // This consumer's record: every id of this write (skipped or new), so a crash before the XACK is covered.
-    await this.write(
+    const rev = await this.write(
       { _id, service, owner, month },
       incrementsOf(fresh),
       lastUsesOf(fresh),
       { [`applied.${consumer}`]: { ids: events.map((e) => e.requestId), at: now } },
       expired,
+      withRev,
     );
+    return { rev, fresh };
   }
 
-  /** One upserting update of a month document; fields a new document lacks start at zero / empty. */
+  /**
+   * One upserting update of a month document; fields a new document lacks start at zero / empty. `withRev`: as a
+   * findOneAndUpdate, returning the revision it left (else undefined).
+   */
   private async write(
     meta: { _id: string; service: UsageService; owner: string; month: string },
     inc: Record<string, number>,
     last: Record<string, Date>,
     set: Record<string, unknown>,
     unset: string[] = [],
-  ): Promise<void> {
+    withRev = false,
+  ): Promise<number | undefined> {
     const touched = [...Object.keys(inc), ...Object.keys(last), ...Object.keys(set)];
     const untouched = (field: string) => !touched.some((p) => p === field || p.startsWith(`${field}.`));
     const zero: Record<string, unknown> = { service: meta.service, owner: meta.owner, month: meta.month };
     for (const [field, value] of Object.entries(EMPTY_COUNTER)) if (untouched(field)) zero[field] = value;
-    await this.models.UsageCounter.collection.updateOne(
-      { _id: meta._id } as never,
-      {
-        $inc: { ...inc, rev: 1 },
-        $setOnInsert: zero,
-        ...(Object.keys(last).length > 0 ? { $max: last } : {}),
-        ...(Object.keys(set).length > 0 ? { $set: set } : {}),
-        ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((f) => [f, ''])) } : {}),
-      },
-      { upsert: true },
-    );
+    const update = {
+      $inc: { ...inc, rev: 1 },
+      $setOnInsert: zero,
+      ...(Object.keys(last).length > 0 ? { $max: last } : {}),
+      ...(Object.keys(set).length > 0 ? { $set: set } : {}),
+      ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((f) => [f, ''])) } : {}),
+    };
+    const collection = this.models.UsageCounter.collection;
+    if (!withRev) {
+      await collection.updateOne({ _id: meta._id } as never, update, { upsert: true });
+      return undefined;
+    }
+    // No projection: FerretDB 1.24's findAndModify does not take one (the document is one month's counters).
+    const after = await collection.findOneAndUpdate({ _id: meta._id } as never, update, { upsert: true, returnDocument: 'after' });
+    return Number((after as { rev?: unknown } | null)?.rev ?? 0);
   }
 
   /**

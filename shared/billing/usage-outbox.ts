@@ -18,6 +18,26 @@ export function outboxKey(prefix: string): string {
   return `${prefix}:outbox:usage`;
 }
 
+/**
+ * The stream's epoch: a random id set (if missing) whenever a drainer creates the stream's group. A Redis that comes
+ * back empty loses it with the stream, and the next group it creates gets a new one; a Redis restored from its
+ * persistence keeps both. A drainer tags each entry it reads with the epoch it saw, so an entry missing from its
+ * pending ones later is told apart: taken over by another drainer (same epoch), or lost with Redis's data (the
+ * epoch changed or is gone), when the drainer, which still holds the event, counts it itself.
+ */
+export function outboxEpochKey(prefix: string): string {
+  return `${prefix}:outbox:epoch`;
+}
+
+/**
+ * A customer's billed calls of a month that a drainer counted after Redis lost their outbox entries: request id ->
+ * 'rev:overage:DD', `rev` being the usage counter document's revision once it held the call. A credit hash built
+ * from an older revision of the document lacks those calls, and adds them (credits-seed-2.lua, credits-orphans-2.lua).
+ */
+export function orphansKey(prefix: string, customerId: string, month: string): string {
+  return `${prefix}:outbox:orphans:${customerId}:${month}`;
+}
+
 /** Every outbox stream of a deployment: each partition's, then the one of the layout before partitions. */
 export function outboxStreams(prefix: string): string[] {
   return [...allPartitionPrefixes(prefix).map(outboxKey), outboxKey(prefix)];

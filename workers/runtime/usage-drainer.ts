@@ -11,12 +11,17 @@
 // BLOCK, polling again after blockMs when all were empty); a
 // batch gathers entries of every stream and each is acknowledged in its own. The stream of the layout before
 // partitions is read too while it exists (checked at start), so an upgrade loses no event.
+// A Redis that restarts empty while a batch is held takes the batch's entries and group with it: the drainer tells
+// that from a takeover by the stream's epoch (usage-outbox.ts outboxEpochKey), counts the events it holds, and has
+// the credit ledger add the billed ones to the month's hash (credit-ledger.ts addOrphanedCalls).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Models } from '../../shared/db/models';
 import type { Logger } from '../../shared/logger';
-import { OUTBOX_GROUP, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
-import { UsageCounters, type Holding } from '../../shared/billing/usage-counters';
+import { OUTBOX_GROUP, outboxEpochKey, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
+import { UsageCounters, type Holding, type OrphanedCount } from '../../shared/billing/usage-counters';
+import { CreditLedger } from '../../shared/billing/credit-ledger';
+import { systemClock } from '../../shared/billing/month';
 import type { FaultHook } from './fault-hook';
 import { allPartitionPrefixes } from '../../shared/redis-partitions';
 import { isCluster } from '../../shared/redis';
@@ -66,8 +71,11 @@ const BATCH_SIZE = 500;
 
 const DUPLICATE_KEY = 11000;
 
-/** An outbox entry and the stream it came from (its partition's `home` prefix). */
-type StreamEntry = OutboxEntry & { home: string };
+/**
+ * An outbox entry, the stream it came from (its partition's `home` prefix) and that stream's epoch when it was read
+ * (usage-outbox.ts outboxEpochKey; null: none, Redis was losing its data then).
+ */
+type StreamEntry = OutboxEntry & { home: string; epoch: string | null };
 const RETRY_AFTER_FAILURE_MS = 1000;
 
 export class UsageDrainer {
@@ -77,6 +85,8 @@ export class UsageDrainer {
   /** On a cluster the streams are read one command each, without BLOCK. */
   private readonly onCluster: boolean;
   private readonly counters: UsageCounters;
+  /** Adds the calls counted after Redis lost their entries to the month's credit hash. */
+  private readonly credits: CreditLedger;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
@@ -91,6 +101,7 @@ export class UsageDrainer {
     this.homes = allPartitionPrefixes(o.prefix);
     this.onCluster = isCluster(o.redis);
     this.counters = new UsageCounters(o.redis, o.prefix, o.models);
+    this.credits = new CreditLedger(o.redis, o.prefix, o.models, systemClock);
   }
 
   async start(): Promise<void> {
@@ -100,7 +111,7 @@ export class UsageDrainer {
     this.loop = this.run();
   }
 
-  /** Creates the stream and group if missing (first start, or a Redis that came back empty). */
+  /** Creates the stream, its group and its epoch if missing (first start, or a Redis that came back empty). */
   private async ensureGroup(): Promise<void> {
     for (const home of this.homes) {
       try {
@@ -108,7 +119,16 @@ export class UsageDrainer {
       } catch (err) {
         if (!/BUSYGROUP/.test((err as Error).message)) throw err;
       }
+      await this.o.redis.set(outboxEpochKey(home), randomUUID(), 'NX');
     }
+  }
+
+  /** The entries with their streams' epochs, read once the entries are (one read per stream that gave any). */
+  private async withEpochs(entries: Array<OutboxEntry & { home: string }>): Promise<StreamEntry[]> {
+    const homes = [...new Set(entries.map((e) => e.home))];
+    const epochs = await Promise.all(homes.map((home) => this.o.redis.get(outboxEpochKey(home))));
+    const of = new Map(homes.map((home, i) => [home, epochs[i]!]));
+    return entries.map((e) => ({ ...e, epoch: of.get(e.home) ?? null }));
   }
 
   /** Stops reading; first writes what is already in the outbox (a last non-blocking pass), so a clean stop leaves nothing. */
@@ -165,12 +185,18 @@ export class UsageDrainer {
     const windowMs = this.o.batchWindowMs ?? USAGE_BATCH_WINDOW_MS;
     const maxWaitMs = this.o.batchMaxWaitMs ?? USAGE_BATCH_MAX_WAIT_MS;
     if (entries.length >= size || windowMs <= 0 || !this.running) return entries;
-    if ((await this.arrivalsPerS()) < (this.o.batchMinRatePerS ?? USAGE_BATCH_MIN_RATE_PER_S)) return entries;
+    // A Redis that lost the streams meanwhile (restarted empty) fails these reads: the entries held are written now.
+    const rate = await this.arrivalsPerS().catch(() => 0);
+    if (rate < (this.o.batchMinRatePerS ?? USAGE_BATCH_MIN_RATE_PER_S)) return entries;
     const started = Date.now();
     let batch = entries;
     for (;;) {
       await this.pause(windowMs);
-      const more = await this.read('>', false, size - batch.length);
+      const more = await this.read('>', false, size - batch.length).catch((err: Error) => {
+        if (/NOGROUP/.test(err.message)) return null;
+        throw err;
+      });
+      if (more === null) return batch;
       batch = batch.concat(more);
       const quiet = more.length === 0;
       if (quiet || batch.length >= size || !this.running || Date.now() - started + windowMs > maxWaitMs) return batch;
@@ -232,7 +258,8 @@ export class UsageDrainer {
       }),
     );
     if (from === '0') this.retryOwn = false;
-    return replies.flat();
+    const entries = replies.flat();
+    return entries.length === 0 ? [] : await this.withEpochs(entries);
   }
 
   /** Takes over entries another consumer read but never acknowledged (it died, or its write failed long ago). */
@@ -256,7 +283,7 @@ export class UsageDrainer {
         this.o.batchSize ?? BATCH_SIZE,
       )) as [string, Array<[string, string[] | null]>, string[]?];
       cursor = reply[0];
-      const claimed = parseOutboxEntries(reply[1]).map((e) => ({ ...e, home }));
+      const claimed = await this.withEpochs(parseOutboxEntries(reply[1]).map((e) => ({ ...e, home })));
       if (claimed.length > 0) {
         this.o.log.info({ entries: claimed.length }, 'usage outbox: took over entries of a consumer that stopped');
         await this.write(claimed, true);
@@ -375,48 +402,73 @@ export class UsageDrainer {
    * consumer, and whether any was delivered more than once. A drainer cut off from Redis longer than the claim idle
    * time comes back holding entries that another drainer took over (XAUTOCLAIM), wrote, counted and perhaps
    * acknowledged: counting them as new ones ('>') would count them twice. The others go to `lost` (by entryId).
+   * Unless Redis lost them: a stream with no group, or whose epoch is not the one an entry was read under, came back
+   * empty since (restarted without persistence). Nobody else can count those entries; this drainer, which holds
+   * their events, counts them (`orphaned`; as replays, so an id a document already holds is skipped).
    */
   private holding(entries: StreamEntry[], lost: Set<string>): Holding {
     return async (requestIds) => {
       const wanted = new Set(requestIds);
       const asked = entries.filter((e) => wanted.has(e.requestId));
       const deliveries = new Map<string, number>();
+      /** Per stream: its epoch now, or null when it has no group (Redis lost it). */
+      const epochs = new Map<string, string | null>();
       await Promise.all(
         [...byHome(asked)].map(async ([home, inStream]) => {
           const ids = inStream.map((e) => e.streamId).sort(byStreamId);
-          const reply = (await this.o.redis.call(
-            'XPENDING',
-            outboxKey(home),
-            OUTBOX_GROUP,
-            ids[0]!,
-            ids[ids.length - 1]!,
-            ids.length + 1000,
-            this.consumer,
-          )) as Array<[string, string, number, number]>;
-          for (const [id, , , n] of reply) deliveries.set(`${home}|${id}`, Number(n));
+          const [epoch, reply] = await Promise.all([
+            this.o.redis.get(outboxEpochKey(home)),
+            (
+              this.o.redis.call('XPENDING', outboxKey(home), OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer) as Promise<
+                Array<[string, string, number, number]>
+              >
+            ).catch((err: Error) => {
+              if (/NOGROUP/.test(err.message)) return null;
+              throw err;
+            }),
+          ]);
+          epochs.set(home, reply === null ? null : epoch);
+          for (const [id, , , n] of reply ?? []) deliveries.set(`${home}|${id}`, Number(n));
         }),
       );
       const held = new Set<string>();
+      const orphaned = new Set<string>();
       let redelivered = false;
       for (const e of asked) {
         const n = deliveries.get(entryId(e));
-        if (n === undefined) {
-          lost.add(entryId(e));
+        if (n !== undefined) {
+          held.add(e.requestId);
+          if (n > 1) redelivered = true;
           continue;
         }
-        held.add(e.requestId);
-        if (n > 1) redelivered = true;
+        const epoch = epochs.get(e.home);
+        if (epoch === null || epoch !== e.epoch) {
+          held.add(e.requestId);
+          orphaned.add(e.requestId);
+          redelivered = true;
+          continue;
+        }
+        lost.add(entryId(e));
       }
       if (lost.size > 0) this.o.log.info({ entries: lost.size }, 'usage outbox: entries taken over by another drainer meanwhile; left to it');
-      return { held, redelivered };
+      if (orphaned.size > 0)
+        this.o.log.warn({ entries: orphaned.size }, 'usage outbox: Redis lost these entries (restarted empty); counting them from the batch');
+      return { held, redelivered, orphaned };
     };
+  }
+
+  /** Adds billed calls counted after Redis lost their entries to their month's credit hash (credit-ledger.ts). */
+  private async creditOrphans(c: OrphanedCount): Promise<void> {
+    if (c.service !== 'liveness') return;
+    const calls = c.events.filter((e) => e.billable).map((e) => ({ requestId: e.requestId, overage: e.overage, day: e.at.toISOString().slice(8, 10) }));
+    await this.credits.addOrphanedCalls(c.owner, c.month, c.rev, calls);
   }
 
   /** `replayable`: the entries were delivered before (taken over, or re-read): the counters check for replays. */
   private async countWithRetry(entries: StreamEntry[], replayable: boolean, holding: Holding): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.counters.apply(this.consumer, entries, replayable || attempt > 0, 4, holding);
+        await this.counters.apply(this.consumer, entries, replayable || attempt > 0, 4, holding, (c) => this.creditOrphans(c));
         return;
       } catch (err) {
         this.retryOwn = true;

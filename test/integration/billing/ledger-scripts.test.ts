@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createRedis, closeRedis, waitUntilReady } from '../../../shared/redis';
 import { CreditLedger, creditsKey, STALE_RESERVATION_MS } from '../../../shared/billing/credit-ledger';
-import { OUTBOX_GROUP, outboxKey, outboxStreams, usageDocOf } from '../../../shared/billing/usage-outbox';
-import { PARTITIONS } from '../../../shared/redis-partitions';
+import { orphansKey, OUTBOX_GROUP, outboxKey, outboxStreams, usageDocOf } from '../../../shared/billing/usage-outbox';
+import { partitionPrefix, PARTITIONS } from '../../../shared/redis-partitions';
 import { queueKeys } from '../../../shared/queues/keys';
 import type { PlanView } from '../../../shared/billing/plans';
 import type { Models } from '../../../shared/db/models';
@@ -136,6 +136,24 @@ describe('credit ledger and idempotency scripts against Redis alone', () => {
     const doc = usageDocOf((await pendingOutboxEntries(redis, prefix))[0]!);
     expect(doc).to.include({ month: '2026-01', hour: '2026-01-31T23' });
     expect((doc.at as Date).toISOString()).to.equal('2026-01-31T23:59:59.900Z');
+  });
+
+  // A drainer that counted calls after Redis lost their outbox entries records them (usage-drainer-redis-loss.test.ts
+  // drives the whole path); each reaches the month hash once, whichever of the hash's rebuild and the record is first.
+  it('adds a call counted after Redis lost its entry to a hash built before, and a hash built after takes it from the record, once', async () => {
+    const lostCall = (requestId: string, overage = false) => ({ requestId, overage, day: '15' });
+    // The hash exists (built from revision 0 of the document): the record adds the call now, once.
+    const c = await customer();
+    expect(await ledger.addOrphanedCalls(c.id, '2026-01', 4, [lostCall('r-1', true)])).to.equal(1);
+    expect(await ledger.addOrphanedCalls(c.id, '2026-01', 5, [lostCall('r-1', true)])).to.equal(0);
+    expect(await hash(c.id)).to.deep.include({ calls: '1', used: '1', overage: '1', 'd:15': '1' });
+    // No hash yet: the record waits, and the rebuild from an older revision adds it.
+    const d = { id: randomUUID(), plan: free };
+    expect(await ledger.addOrphanedCalls(d.id, '2026-01', 4, [lostCall('r-2'), lostCall('r-3')])).to.equal(0);
+    await ledger.seedFrom(d.id, '2026-01', [{ at: now, overage: false }]);
+    expect(await hash(d.id)).to.deep.include({ used: '3', overage: '0', 'd:15': '3', rev: '0' });
+    // The records live as long as the hash would.
+    expect(await redis.pttl(orphansKey(partitionPrefix(prefix, d.id), d.id, '2026-01'))).to.be.greaterThan(24 * 3600 * 1000);
   });
 
   describe('Idempotency-Key entries', () => {

@@ -139,7 +139,12 @@ describe('Faults: Redis and MongoDB restart under a trickle of liveness requests
     await trickle;
     const ok = samples.filter((s) => s.status === 200).length;
     // usageEvents() counts once the outbox is drained: events of calls served while MongoDB was down included.
-    expect(await ledger.usageEvents(account.customerId)).to.equal(ok);
+    const events = await ledger.usageEvents(account.customerId).catch((err: Error) => {
+      // What the worker warned of says why (its drainer's log lines).
+      const warnings = procs[1]!.logs.filter((l) => /"level":(40|50)/.test(l) && !/ECONNREFUSED/.test(l)).slice(-10);
+      throw new Error(`${err.message}; the worker's last warnings:\n${warnings.map((l) => l.slice(0, 600)).join('\n')}`);
+    });
+    expect(events).to.equal(ok);
     const credits = await ledger.credits(account.customerId);
     expect(credits.pending).to.deep.equal([]);
     expect(credits.used).to.equal(ok);
