@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { Models } from '../db/models';
 import type { PlanView } from './plans';
-import { monthOf, nextMonthStart, type Clock } from './month';
+import { dayOf, monthOf, nextMonthStart, type Clock } from './month';
 import { encodeOutboxEvent, orphansKey, outboxKey, undrainedCalls, undrainedKey, type UndrainedCall } from './usage-outbox';
 import { appliedIds, UsageCounters } from './usage-counters';
 import { SingleFlight } from '../single-flight';
@@ -139,7 +139,7 @@ export class CreditLedger {
     const daily = new Map<string, number>();
     let overage = 0;
     for (const e of calls) {
-      const day = e.at.toISOString().slice(8, 10);
+      const day = dayOf(e.at);
       daily.set(day, (daily.get(day) ?? 0) + 1);
       if (e.overage) overage++;
     }
@@ -222,7 +222,7 @@ export class CreditLedger {
       r.requestId,
       String(r.limit),
       r.hardCap ? '1' : '0',
-      reservedAt.toISOString().slice(8, 10),
+      dayOf(reservedAt),
       r.resultJson,
       String(r.workerMs),
       String(r.resultTtlMs),

@@ -21,6 +21,11 @@ export function monthAfter(month: string): string {
   return monthOf(new Date(Date.UTC(y, m, 1)));
 }
 
+/** 'DD', the UTC day of the month of `at` (the credits' and counters' daily fields). */
+export function dayOf(at: Date): string {
+  return at.toISOString().slice(8, 10);
+}
+
 /** 'YYYY-MM-DDTHH' of the UTC hour containing `at` (metering granularity). */
 export function hourOf(at: Date): string {
   return at.toISOString().slice(0, 13);

@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import type { Models, UsageCounterDoc } from '../db/models';
 import { usageDocOf, type OutboxEntry } from './usage-outbox';
 import { luaScript } from '../redis-script';
+import { dayOf } from './month';
 
 export type UsageService = 'liveness' | 'emotion';
 
@@ -143,7 +144,7 @@ function incrementsOf(events: CountedEvent[]): Record<string, number> {
     add('used', e.billable ? 1 : 0);
     add('overage', e.overage ? 1 : 0);
     add('audioSeconds', e.audioSeconds);
-    add(`daily.${e.at.toISOString().slice(8, 10)}`, 1);
+    add(`daily.${dayOf(e.at)}`, 1);
     if (e.keyId && FIELD_NAME.test(e.keyId)) add(`keys.${e.keyId}`, 1);
   }
   return inc;

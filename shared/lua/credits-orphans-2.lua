@@ -13,10 +13,7 @@ local seededRev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '-1')
 local added = 0
 for i = 3, #ARGV, 2 do
   local record = ARGV[1] .. ':' .. ARGV[i + 1]
-  if redis.call('HSETNX', KEYS[2], ARGV[i], record) == 1 and exists then
-    addOrphanedCall(KEYS[1], seededRev, record)
-    if tonumber(ARGV[1]) > seededRev then added = added + 1 end
-  end
+  if redis.call('HSETNX', KEYS[2], ARGV[i], record) == 1 and exists then added = added + addOrphanedCall(KEYS[1], seededRev, record) end
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return added

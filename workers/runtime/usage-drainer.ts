@@ -21,7 +21,7 @@ import type { Logger } from '../../shared/logger';
 import { OUTBOX_GROUP, outboxEpochKey, outboxKey, parseOutboxEntries, undrainedKey, usageDocOf, type OutboxEntry } from '../../shared/billing/usage-outbox';
 import { UsageCounters, type Holding, type OrphanedCount } from '../../shared/billing/usage-counters';
 import { CreditLedger } from '../../shared/billing/credit-ledger';
-import { systemClock } from '../../shared/billing/month';
+import { dayOf, systemClock } from '../../shared/billing/month';
 import type { FaultHook } from './fault-hook';
 import { allPartitionPrefixes } from '../../shared/redis-partitions';
 import { isCluster } from '../../shared/redis';
@@ -70,6 +70,16 @@ const RATE_SPAN_MS = 1000;
 const BATCH_SIZE = 500;
 
 const DUPLICATE_KEY = 11000;
+
+/** The command's reply, or null when its stream has no consumer group (a Redis that came back empty). */
+async function unlessNoGroup<T>(reply: Promise<T>): Promise<T | null> {
+  try {
+    return await reply;
+  } catch (err) {
+    if (/NOGROUP/.test((err as Error).message)) return null;
+    throw err;
+  }
+}
 
 /**
  * An outbox entry, the stream it came from (its partition's `home` prefix) and that stream's epoch when it was read
@@ -192,10 +202,7 @@ export class UsageDrainer {
     let batch = entries;
     for (;;) {
       await this.pause(windowMs);
-      const more = await this.read('>', false, size - batch.length).catch((err: Error) => {
-        if (/NOGROUP/.test(err.message)) return null;
-        throw err;
-      });
+      const more = await unlessNoGroup(this.read('>', false, size - batch.length));
       if (more === null) return batch;
       batch = batch.concat(more);
       const quiet = more.length === 0;
@@ -416,16 +423,10 @@ export class UsageDrainer {
       await Promise.all(
         [...byHome(asked)].map(async ([home, inStream]) => {
           const ids = inStream.map((e) => e.streamId).sort(byStreamId);
+          const pending = this.o.redis.call('XPENDING', outboxKey(home), OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer);
           const [epoch, reply] = await Promise.all([
             this.o.redis.get(outboxEpochKey(home)),
-            (
-              this.o.redis.call('XPENDING', outboxKey(home), OUTBOX_GROUP, ids[0]!, ids[ids.length - 1]!, ids.length + 1000, this.consumer) as Promise<
-                Array<[string, string, number, number]>
-              >
-            ).catch((err: Error) => {
-              if (/NOGROUP/.test(err.message)) return null;
-              throw err;
-            }),
+            unlessNoGroup(pending as Promise<Array<[string, string, number, number]>>),
           ]);
           epochs.set(home, reply === null ? null : epoch);
           for (const [id, , , n] of reply ?? []) deliveries.set(`${home}|${id}`, Number(n));
@@ -460,7 +461,7 @@ export class UsageDrainer {
   /** Adds billed calls counted after Redis lost their entries to their month's credit hash (credit-ledger.ts). */
   private async creditOrphans(c: OrphanedCount): Promise<void> {
     if (c.service !== 'liveness') return;
-    const calls = c.events.filter((e) => e.billable).map((e) => ({ requestId: e.requestId, overage: e.overage, day: e.at.toISOString().slice(8, 10) }));
+    const calls = c.events.filter((e) => e.billable).map((e) => ({ requestId: e.requestId, overage: e.overage, day: dayOf(e.at) }));
     await this.credits.addOrphanedCalls(c.owner, c.month, c.rev, calls);
   }
 

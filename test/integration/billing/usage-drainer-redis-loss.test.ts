@@ -108,6 +108,15 @@ describe('usage drainer: Redis loses its data while a batch is being written', f
     expect(await counted(customerId)).to.equal(2);
   }
 
+  /** The drainer goes on: one more call is drained and counted, and events, counters and credits all say `n`. */
+  async function nextCallDrained(customerId: string, n: number): Promise<void> {
+    await call(customerId);
+    expect(await settledCount(() => counted(customerId), n)).to.equal(n);
+    await outboxDrained(redis, prefix, 10_000);
+    expect(await events(customerId)).to.equal(n);
+    expect(await creditsUsed(customerId)).to.equal(n);
+  }
+
   it('counts the batch it holds once when the month hash was rebuilt before it counted, and the hash agrees', async () => {
     await startDrainer();
     const customerId = randomUUID();
@@ -118,12 +127,7 @@ describe('usage drainer: Redis loses its data while a batch is being written', f
     await redis.del(leaseKey(customerId));
     expect(await settledCount(() => counted(customerId), 4)).to.equal(4);
     expect(await creditsUsed(customerId)).to.equal(4);
-    // The drainer goes on: a later call is drained and counted too.
-    await call(customerId);
-    expect(await settledCount(() => counted(customerId), 5)).to.equal(5);
-    await outboxDrained(redis, prefix, 10_000);
-    expect(await events(customerId)).to.equal(5);
-    expect(await creditsUsed(customerId)).to.equal(5);
+    await nextCallDrained(customerId, 5);
   });
 
   it('counts it once when the hash is rebuilt after it counted, even after another drainer recreated the group', async () => {
@@ -138,11 +142,7 @@ describe('usage drainer: Redis loses its data while a batch is being written', f
     expect(await settledCount(() => counted(customerId), 3)).to.equal(3);
     // Rebuilt from the document, which now holds the third call: the drainer's record of it adds nothing again.
     expect((await ledger.snapshot(customerId, plan)).used).to.equal(3);
-    await call(customerId);
-    expect(await settledCount(() => counted(customerId), 4)).to.equal(4);
-    await outboxDrained(redis, prefix, 10_000);
-    expect(await events(customerId)).to.equal(4);
-    expect(await creditsUsed(customerId)).to.equal(4);
+    await nextCallDrained(customerId, 4);
   });
 
   it('writes and counts the batch it was still gathering (a batch window) when the stream vanished', async () => {
